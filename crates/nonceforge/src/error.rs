@@ -1,0 +1,149 @@
+//! The one error type of the core crate.
+//!
+//! Every variant says which value was wrong and which rule it broke, so that a
+//! message can be shown to a user as it is.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in nonceforge's core.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The process-wide generator was used before [`crate::init`] was called.
+    #[error("nonceforge: the global generator is not initialised: call nonceforge::init(...) first")]
+    Uninitialised,
+    /// The process-wide generator was initialised twice.
+    #[error("nonceforge: the global generator is already initialised")]
+    AlreadyInitialised,
+    /// The generator was disabled (for example because its machine-id lease was lost).
+    #[error("nonceforge: the generator is disabled: no nonce was issued")]
+    Disabled,
+    /// A machine id outside 0..=511.
+    #[error("machine_id {value} is out of range: it must be in 0..=511 (9 bits)")]
+    MachineIdOutOfRange {
+        /// The rejected value.
+        value: u64,
+    },
+    /// The environment variable that should carry the machine id is not set.
+    #[error("machine id: environment variable {name} is not set (or not valid UTF-8)")]
+    MachineIdEnvMissing {
+        /// The variable's name.
+        name: String,
+    },
+    /// The environment variable does not end in a number.
+    #[error("machine id: environment variable {name}={value:?} does not end in a decimal number (e.g. \"web-3\")")]
+    MachineIdEnvNoNumber {
+        /// The variable's name.
+        name: String,
+        /// Its value.
+        value: String,
+    },
+    /// This host is not in the host list.
+    #[error("machine id: host {host:?} is not in the host list ({count} entries)")]
+    HostNotListed {
+        /// This host's name.
+        host: String,
+        /// How many hosts the list has.
+        count: usize,
+    },
+    /// The host list names a host twice.
+    #[error("machine id: host {host:?} appears twice in the host list (positions {first} and {second})")]
+    HostListedTwice {
+        /// The duplicated name.
+        host: String,
+        /// Its first position.
+        first: usize,
+        /// Its second position.
+        second: usize,
+    },
+    /// A host list entry is empty.
+    #[error("machine id: host list entry {position} is empty")]
+    HostListEmptyEntry {
+        /// The position of the empty entry.
+        position: usize,
+    },
+    /// The base key for encrypted nonces is too short.
+    #[error("key is {len} bytes: the base key for encrypted nonces must be at least 32 bytes")]
+    KeyTooShort {
+        /// The length given.
+        len: usize,
+    },
+    /// Encrypted nonces were asked for, but the generator has no key.
+    #[error("encrypted nonces need a base key: build the generator with .key(...) (at least 32 bytes)")]
+    NoKey,
+    /// A nonce size other than 64, 96 or 128 bits.
+    #[error("bits {value} is not a nonce size: it must be 64, 96 or 128")]
+    InvalidSize {
+        /// The rejected value.
+        value: u64,
+    },
+    /// A cipher that cannot encrypt nonces of this size.
+    #[error("cipher {cipher} cannot encrypt {bits}-bit nonces: {rule}")]
+    CipherNotForSize {
+        /// The cipher's name.
+        cipher: &'static str,
+        /// The nonce size.
+        bits: u32,
+        /// Which ciphers fit.
+        rule: &'static str,
+    },
+    /// A caller's buffer whose length is not a whole number of nonces.
+    #[error("{argument}: length {len} is not a multiple of the {width}-byte nonce size")]
+    BufferLength {
+        /// The argument's name.
+        argument: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The nonce width in bytes.
+        width: usize,
+    },
+    /// A nonce of the wrong width was given to decrypt or inspect.
+    #[error("{argument}: a {bits}-bit nonce is {expected} bytes, got {len}")]
+    NonceLength {
+        /// The argument's name.
+        argument: &'static str,
+        /// The nonce size in bits.
+        bits: u32,
+        /// The expected length in bytes.
+        expected: usize,
+        /// The length given.
+        len: usize,
+    },
+    /// The clock reads a time before the generator's epoch.
+    #[error("the clock reads {now_unix_ms} ms since 1970, before the epoch {epoch_unix_ms}: timestamps cannot be negative")]
+    ClockBeforeEpoch {
+        /// The clock's reading.
+        now_unix_ms: u64,
+        /// The epoch.
+        epoch_unix_ms: u64,
+    },
+    /// The 42-bit millisecond timestamp has run out (139 years after the epoch).
+    #[error("the 42-bit timestamp range ends at {end_unix_ms} ms since 1970 (epoch {epoch_unix_ms} + 2^42 ms): no nonce can be issued past it; pick a later epoch")]
+    EpochExhausted {
+        /// The epoch.
+        epoch_unix_ms: u64,
+        /// The first millisecond that cannot be represented.
+        end_unix_ms: u64,
+    },
+    /// The clock is behind a timestamp an earlier instance may have issued up to.
+    #[error("the clock reads {now_unix_ms} ms since 1970, {behind_ms} ms behind the floor {floor_unix_ms} set by not_before(): waiting more than max_wait ({max_wait_ms} ms) was refused")]
+    ClockBehind {
+        /// The clock's reading.
+        now_unix_ms: u64,
+        /// The floor.
+        floor_unix_ms: u64,
+        /// How far behind.
+        behind_ms: u64,
+        /// The most the generator would wait.
+        max_wait_ms: u64,
+    },
+    /// A counter space that cannot be exhausted in practice was exhausted.
+    #[error("the {bits}-bit counter space of this generator is exhausted: build a new generator")]
+    CounterExhausted {
+        /// The nonce size.
+        bits: u32,
+    },
+}
+
+/// A `Result` with nonceforge's [`Error`].
+pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -1,0 +1,596 @@
+//! Nonce generators: counter, sortable and encrypted nonces of 64, 96 and 128 bits.
+//!
+//! One [`NonceGenerator`] is one member of a cluster: its machine id is unique among
+//! the live generators, and every nonce it issues is unique among its own. The
+//! layouts are drawn in [`layout`].
+//!
+//! | kind | unique | ordered | predictable | reads the clock per nonce |
+//! |---|---|---|---|---|
+//! | counter | yes | no | yes | 64: about once a millisecond; 96/128: no |
+//! | sortable | yes | strictly increasing per generator, carries the creation ms | yes | yes (TSC-gated) |
+//! | encrypted | yes | no | no (a block cipher over a counter nonce) | as counter |
+//!
+//! # Rules about time
+//!
+//! * The wall clock is read once, when the generator is built. After that the
+//!   generator measures time on the monotonic clock, so a wall clock stepped
+//!   backwards cannot make it repeat itself.
+//! * No nonce ever carries a timestamp later than the generator's clock at the
+//!   moment it is issued. Counter nonces that would run ahead (64 bits: more than
+//!   8192 a millisecond since start) wait, sleeping, until the clock catches up;
+//!   idle time is banked, so a burst after a quiet spell runs at full speed.
+//! * **Restarts.** Building a generator waits until the wall clock has entered a
+//!   new millisecond (at most 1 ms). Since no earlier generator issued a timestamp
+//!   past its own clock, a generator that stopped before this one was built on
+//!   the same machine id cannot share a timestamp with it — as long as the wall
+//!   clock did not step backwards across the restart. Where it may have (a
+//!   restart onto another host with a slower clock), persist
+//!   [`NonceGenerator::issued_up_to_unix_ms`] and pass it back through
+//!   [`NonceGeneratorBuilder::not_before`]: the new generator waits until its
+//!   clock is past that floor, or fails with [`Error::ClockBehind`] when that would
+//!   take longer than [`NonceGeneratorBuilder::max_wait`].
+//! * The 42-bit timestamp ends 2^42 ms (139 years) after the epoch: past it every
+//!   call fails with [`Error::EpochExhausted`]; a generator built within a year of
+//!   the end logs a warning and reports it through
+//!   [`NonceGenerator::epoch_ends_in`].
+
+mod counter;
+mod local;
+mod sortable;
+
+pub mod layout;
+
+pub use local::LocalNonces;
+
+use crate::cipher::{Cipher64, Cipher128, NonceCiphers};
+use crate::clock::{Clock, SystemClock, Ticker};
+use crate::error::{Error, Result};
+use crate::machine::MachineId;
+use crossbeam_utils::CachePadded;
+use layout::{Bits, DEFAULT_EPOCH_UNIX_MS, NonceParts, TIMESTAMP_END};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+use zeroize::Zeroizing;
+
+/// A year, for the end-of-epoch warning.
+const YEAR_MS: u64 = 365 * 24 * 3600 * 1000 + 6 * 3600 * 1000;
+
+/// The kind of a nonce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NonceKind {
+    /// Unique and predictable; the fastest.
+    Counter,
+    /// Unique, strictly increasing per generator, carrying its creation millisecond.
+    Sortable,
+    /// Unique and unpredictable: a counter nonce through a block cipher.
+    Encrypted,
+}
+
+impl NonceKind {
+    /// The kind's name (`counter`, `sortable`, `encrypted`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            NonceKind::Counter => "counter",
+            NonceKind::Sortable => "sortable",
+            NonceKind::Encrypted => "encrypted",
+        }
+    }
+}
+
+/// A nonce of any size, for code that picks the size at run time.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Nonce {
+    bits: Bits,
+    value: u128,
+}
+
+impl Nonce {
+    /// A nonce of `bits` from its big-endian integer value (higher bits are dropped).
+    pub const fn from_value(bits: Bits, value: u128) -> Self {
+        let value = match bits {
+            Bits::B128 => value,
+            _ => value & ((1u128 << bits.bits()) - 1),
+        };
+        Nonce { bits, value }
+    }
+    /// Its size.
+    pub const fn bits(&self) -> Bits {
+        self.bits
+    }
+    /// Its value as an unsigned big-endian integer.
+    pub const fn to_u128(&self) -> u128 {
+        self.value
+    }
+    /// Its bytes, big-endian (8, 12 or 16 of them).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.value.to_be_bytes()[16 - self.bits.bytes()..].to_vec()
+    }
+    /// Writes its bytes into `out`, which must be exactly as long as the nonce.
+    pub fn write_to(&self, out: &mut [u8]) -> Result<()> {
+        if out.len() != self.bits.bytes() {
+            return Err(Error::NonceLength {
+                argument: "out",
+                bits: self.bits.bits(),
+                expected: self.bits.bytes(),
+                len: out.len(),
+            });
+        }
+        out.copy_from_slice(&self.value.to_be_bytes()[16 - self.bits.bytes()..]);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Nonce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Nonce{}({self})", self.bits.bits())
+    }
+}
+
+/// Lower-case hex, zero-padded to the full width.
+impl std::fmt::Display for Nonce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:0w$x}", self.value, w = self.bits.bytes() * 2)
+    }
+}
+
+/// Builds a [`NonceGenerator`]; see [`NonceGenerator::builder`].
+#[derive(Debug)]
+pub struct NonceGeneratorBuilder<C: Clock = SystemClock> {
+    machine_id: MachineId,
+    epoch_unix_ms: u64,
+    key: Option<Zeroizing<Vec<u8>>>,
+    cipher64: Cipher64,
+    cipher128: Cipher128,
+    not_before_unix_ms: u64,
+    max_wait: Duration,
+    clock: C,
+}
+
+impl NonceGeneratorBuilder<SystemClock> {
+    fn new(machine_id: MachineId) -> Self {
+        NonceGeneratorBuilder {
+            machine_id,
+            epoch_unix_ms: DEFAULT_EPOCH_UNIX_MS,
+            key: None,
+            cipher64: Cipher64::default(),
+            cipher128: Cipher128::default(),
+            not_before_unix_ms: 0,
+            max_wait: Duration::from_secs(1),
+            clock: SystemClock::new(),
+        }
+    }
+}
+
+impl<C: Clock> NonceGeneratorBuilder<C> {
+    /// The epoch, in milliseconds since 1970 (default 2025-01-01T00:00:00Z).
+    /// Every member of a cluster must use the same epoch.
+    pub fn epoch_unix_ms(mut self, epoch_unix_ms: u64) -> Self {
+        self.epoch_unix_ms = epoch_unix_ms;
+        self
+    }
+
+    /// The base key for encrypted nonces, at least 32 bytes (checked by
+    /// [`build`](Self::build)). It is copied, used to derive one key per cipher and
+    /// size with HKDF-SHA256, and wiped. Every member of a cluster must use the
+    /// same base key, or encrypted nonces are unique per member only.
+    pub fn key(mut self, base_key: &[u8]) -> Self {
+        self.key = Some(Zeroizing::new(base_key.to_vec()));
+        self
+    }
+
+    /// The cipher for 64-bit encrypted nonces (default Speck64/128).
+    pub fn cipher64(mut self, cipher: Cipher64) -> Self {
+        self.cipher64 = cipher;
+        self
+    }
+
+    /// The cipher for 128-bit encrypted nonces (default AES-256).
+    pub fn cipher128(mut self, cipher: Cipher128) -> Self {
+        self.cipher128 = cipher;
+        self
+    }
+
+    /// A floor: the highest Unix millisecond that an earlier holder of this machine
+    /// id may have issued (its [`NonceGenerator::issued_up_to_unix_ms`]). The new
+    /// generator starts strictly after it.
+    pub fn not_before(mut self, unix_ms: u64) -> Self {
+        self.not_before_unix_ms = unix_ms;
+        self
+    }
+
+    /// The longest [`build`](Self::build) will wait for the clock to pass the
+    /// floor set by [`not_before`](Self::not_before) (default 1 s).
+    pub fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.max_wait = max_wait;
+        self
+    }
+
+    /// Another time source (a [`crate::ManualClock`] in tests).
+    pub fn clock<D: Clock>(self, clock: D) -> NonceGeneratorBuilder<D> {
+        NonceGeneratorBuilder {
+            machine_id: self.machine_id,
+            epoch_unix_ms: self.epoch_unix_ms,
+            key: self.key,
+            cipher64: self.cipher64,
+            cipher128: self.cipher128,
+            not_before_unix_ms: self.not_before_unix_ms,
+            max_wait: self.max_wait,
+            clock,
+        }
+    }
+
+    /// Checks the settings, waits for a fresh millisecond (and past the floor),
+    /// and returns the generator.
+    pub fn build(self) -> Result<NonceGenerator<C>> {
+        let ciphers = match &self.key {
+            Some(k) => Some(NonceCiphers::new(k, self.cipher64, self.cipher128)?),
+            None => None,
+        };
+        let clock = self.clock;
+        let ticker = Ticker::new(&clock);
+        let epoch = self.epoch_unix_ms;
+        let end_unix_ms = epoch.saturating_add(TIMESTAMP_END);
+        let start = ticker.now_ms(&clock);
+        // Start strictly after the wall millisecond in which we were built, and
+        // strictly after the floor.
+        let floor = start.max(self.not_before_unix_ms);
+        if floor > start && floor - start > self.max_wait.as_millis() as u64 {
+            return Err(Error::ClockBehind {
+                now_unix_ms: start,
+                floor_unix_ms: floor,
+                behind_ms: floor - start,
+                max_wait_ms: self.max_wait.as_millis() as u64,
+            });
+        }
+        ticker.wait_for(&clock, floor + 1);
+        let now = ticker.now_ms(&clock);
+        if now < epoch {
+            return Err(Error::ClockBeforeEpoch {
+                now_unix_ms: now,
+                epoch_unix_ms: epoch,
+            });
+        }
+        if now >= end_unix_ms {
+            return Err(Error::EpochExhausted {
+                epoch_unix_ms: epoch,
+                end_unix_ms,
+            });
+        }
+        let init_ts = now - epoch;
+        if end_unix_ms - now <= YEAR_MS {
+            log::warn!(
+                "nonceforge: the 42-bit timestamp range of epoch {epoch} ends in {} days (at {end_unix_ms} ms since 1970): pick a later epoch",
+                (end_unix_ms - now) / (24 * 3600 * 1000)
+            );
+        }
+        let shared = Shared {
+            verified_ts: CachePadded::new(AtomicU64::new(init_ts)),
+            counters: Default::default(),
+            sortables: Bits::ALL.map(|b| {
+                CachePadded::new(AtomicU64::new(init_ts << sortable::state_counter_bits(b)))
+            }),
+            enabled: AtomicBool::new(true),
+            machine_id: self.machine_id,
+            epoch_unix_ms: epoch,
+            init_ts,
+            ticker,
+            clock,
+            ciphers,
+        };
+        Ok(NonceGenerator {
+            shared: Arc::new(shared),
+        })
+    }
+}
+
+/// The state every handle on one generator shares.
+#[derive(Debug)]
+pub(crate) struct Shared<C: Clock> {
+    /// The highest timestamp (ms since the epoch) known to have begun.
+    verified_ts: CachePadded<AtomicU64>,
+    /// Counter ticks per size; each is written by every counter call of that size.
+    counters: [CachePadded<AtomicU64>; 3],
+    /// Sortable state per size: `timestamp << k | counter`.
+    sortables: [CachePadded<AtomicU64>; 3],
+    enabled: AtomicBool,
+    machine_id: MachineId,
+    epoch_unix_ms: u64,
+    /// The start time, in ms since the epoch.
+    init_ts: u64,
+    ticker: Ticker,
+    clock: C,
+    ciphers: Option<NonceCiphers>,
+}
+
+/// A generator of counter, sortable and encrypted nonces.
+///
+/// Cheap to clone: clones are handles on one generator and share its state.
+/// `Send + Sync`, lock-free, and allocation-free per nonce. For the highest rate
+/// from a hot loop, take a per-thread [`LocalNonces`] with [`local`](Self::local).
+///
+/// ```
+/// use nonceforge::{MachineId, NonceGenerator};
+/// let generator = NonceGenerator::builder(MachineId::new(3)?).key(&[0x42; 32]).build()?;
+/// let a: [u8; 12] = generator.counter_96()?;
+/// let b: [u8; 16] = generator.sortable_128()?;
+/// let c: [u8; 8] = generator.encrypted_64()?;
+/// assert_eq!(generator.inspect(&a)?.machine_id, 3);
+/// assert_eq!(generator.inspect(&generator.decrypt_64(&c)?)?.machine_id, 3);
+/// # let _ = b;
+/// # Ok::<(), nonceforge::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NonceGenerator<C: Clock = SystemClock> {
+    shared: Arc<Shared<C>>,
+}
+
+impl<C: Clock> Clone for NonceGenerator<C> {
+    fn clone(&self) -> Self {
+        NonceGenerator {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl NonceGenerator<SystemClock> {
+    /// Starts building a generator for `machine_id`.
+    pub fn builder(machine_id: MachineId) -> NonceGeneratorBuilder<SystemClock> {
+        NonceGeneratorBuilder::new(machine_id)
+    }
+}
+
+macro_rules! sized_methods {
+    ($bits:expr, $n:literal, $counter:ident, $sortable:ident, $encrypted:ident,
+     $fill_counter:ident, $fill_encrypted:ident, $decrypt:ident, $enc:ident, $dec:ident, $enc_many:ident) => {
+        #[doc = concat!("A ", stringify!($n), "-byte counter nonce.")]
+        #[inline]
+        pub fn $counter(&self) -> Result<[u8; $n]> {
+            self.shared.counter($bits).map(layout::to_bytes::<$n>)
+        }
+
+        #[doc = concat!("A ", stringify!($n), "-byte sortable nonce.")]
+        #[inline]
+        pub fn $sortable(&self) -> Result<[u8; $n]> {
+            self.shared.sortable($bits).map(layout::to_bytes::<$n>)
+        }
+
+        #[doc = concat!("A ", stringify!($n), "-byte encrypted nonce.")]
+        #[inline]
+        pub fn $encrypted(&self) -> Result<[u8; $n]> {
+            let ciphers = self.shared.ciphers()?;
+            let mut block = layout::to_bytes::<$n>(self.shared.counter($bits)?);
+            ciphers.$enc(&mut block);
+            Ok(block)
+        }
+
+        #[doc = concat!("Fills `out` with ", stringify!($n), "-byte counter nonces, reserved with one atomic operation.")]
+        pub fn $fill_counter(&self, out: &mut [[u8; $n]]) -> Result<()> {
+            self.shared.fill_counter($bits, out)
+        }
+
+        #[doc = concat!("Fills `out` with ", stringify!($n), "-byte encrypted nonces, reserved with one atomic operation.")]
+        pub fn $fill_encrypted(&self, out: &mut [[u8; $n]]) -> Result<()> {
+            let ciphers = self.shared.ciphers()?;
+            self.shared.fill_counter($bits, out)?;
+            ciphers.$enc_many(out);
+            Ok(())
+        }
+
+        #[doc = concat!("Decrypts a ", stringify!($n), "-byte encrypted nonce back to the counter nonce it was made from.")]
+        pub fn $decrypt(&self, nonce: &[u8; $n]) -> Result<[u8; $n]> {
+            let mut block = *nonce;
+            self.shared.ciphers()?.$dec(&mut block);
+            Ok(block)
+        }
+    };
+}
+
+impl<C: Clock> NonceGenerator<C> {
+    sized_methods!(Bits::B64, 8, counter_64, sortable_64, encrypted_64, fill_counter_64,
+        fill_encrypted_64, decrypt_64, encrypt64, decrypt64, encrypt64_many);
+    sized_methods!(Bits::B96, 12, counter_96, sortable_96, encrypted_96, fill_counter_96,
+        fill_encrypted_96, decrypt_96, encrypt96, decrypt96, encrypt96_many);
+    sized_methods!(Bits::B128, 16, counter_128, sortable_128, encrypted_128, fill_counter_128,
+        fill_encrypted_128, decrypt_128, encrypt128, decrypt128, encrypt128_many);
+
+    /// A nonce of a kind and size chosen at run time.
+    pub fn generate(&self, kind: NonceKind, bits: Bits) -> Result<Nonce> {
+        let value = match kind {
+            NonceKind::Counter => self.shared.counter(bits)?,
+            NonceKind::Sortable => self.shared.sortable(bits)?,
+            NonceKind::Encrypted => {
+                let ciphers = self.shared.ciphers()?;
+                let plain = self.shared.counter(bits)?;
+                encrypt_value(ciphers, bits, plain)
+            }
+        };
+        Ok(Nonce { bits, value })
+    }
+
+    /// Fills `out` (a whole number of `bits`-sized nonces, big-endian) with nonces
+    /// of a kind and size chosen at run time. On error `out` is left untouched.
+    pub fn fill(&self, kind: NonceKind, bits: Bits, out: &mut [u8]) -> Result<()> {
+        let width = bits.bytes();
+        if out.len() % width != 0 {
+            return Err(Error::BufferLength {
+                argument: "out",
+                len: out.len(),
+                width,
+            });
+        }
+        if kind == NonceKind::Encrypted {
+            self.shared.ciphers()?;
+        }
+        match (kind, bits) {
+            (NonceKind::Sortable, _) => {
+                // Check before writing, so nothing is half-written on error.
+                self.shared.check_enabled()?;
+                for chunk in out.chunks_exact_mut(width) {
+                    let v = self.shared.sortable(bits)?;
+                    chunk.copy_from_slice(&v.to_be_bytes()[16 - width..]);
+                }
+                Ok(())
+            }
+            (NonceKind::Counter, Bits::B64) => self.fill_counter_64(out.as_chunks_mut().0),
+            (NonceKind::Counter, Bits::B96) => self.fill_counter_96(out.as_chunks_mut().0),
+            (NonceKind::Counter, Bits::B128) => self.fill_counter_128(out.as_chunks_mut().0),
+            (NonceKind::Encrypted, Bits::B64) => self.fill_encrypted_64(out.as_chunks_mut().0),
+            (NonceKind::Encrypted, Bits::B96) => self.fill_encrypted_96(out.as_chunks_mut().0),
+            (NonceKind::Encrypted, Bits::B128) => self.fill_encrypted_128(out.as_chunks_mut().0),
+        }
+    }
+
+    /// Decrypts an encrypted nonce of any size (8, 12 or 16 bytes).
+    pub fn decrypt(&self, nonce: &[u8]) -> Result<Nonce> {
+        let (bits, value) = layout::value_from_bytes("nonce", nonce)?;
+        let ciphers = self.shared.ciphers()?;
+        let value = match bits {
+            Bits::B64 => {
+                let mut b = layout::to_bytes::<8>(value);
+                ciphers.decrypt64(&mut b);
+                u64::from_be_bytes(b) as u128
+            }
+            Bits::B96 => {
+                let mut b = layout::to_bytes::<12>(value);
+                ciphers.decrypt96(&mut b);
+                layout::value_from_bytes("nonce", &b)?.1
+            }
+            Bits::B128 => {
+                let mut b = value.to_be_bytes();
+                ciphers.decrypt128(&mut b);
+                u128::from_be_bytes(b)
+            }
+        };
+        Ok(Nonce { bits, value })
+    }
+
+    /// The (timestamp, machine id, counter) of a plain nonce (8, 12 or 16 bytes).
+    /// For an encrypted nonce, [`decrypt`](Self::decrypt) it first.
+    pub fn inspect(&self, nonce: &[u8]) -> Result<NonceParts> {
+        layout::inspect(nonce, self.shared.epoch_unix_ms)
+    }
+
+    /// A per-thread handle that reserves counters in blocks: no shared cache line
+    /// is written per nonce, so threads scale.
+    pub fn local(&self) -> LocalNonces<C> {
+        LocalNonces::new(self.clone())
+    }
+
+    /// This generator's machine id.
+    pub fn machine_id(&self) -> MachineId {
+        self.shared.machine_id
+    }
+
+    /// This generator's epoch, in ms since 1970.
+    pub fn epoch_unix_ms(&self) -> u64 {
+        self.shared.epoch_unix_ms
+    }
+
+    /// The millisecond (since 1970) the generator started in.
+    pub fn started_unix_ms(&self) -> u64 {
+        self.shared.init_ts + self.shared.epoch_unix_ms
+    }
+
+    /// An upper bound, in ms since 1970, on every timestamp this generator has
+    /// issued so far (its clock now). Persist it and hand it to the next holder of
+    /// this machine id through [`NonceGeneratorBuilder::not_before`].
+    pub fn issued_up_to_unix_ms(&self) -> u64 {
+        self.shared.ticker.now_ms(&self.shared.clock)
+    }
+
+    /// How long until the 42-bit timestamp range ends, if that is within a year.
+    pub fn epoch_ends_in(&self) -> Option<Duration> {
+        let end = self.shared.epoch_unix_ms.saturating_add(TIMESTAMP_END);
+        let left = end.saturating_sub(self.issued_up_to_unix_ms());
+        (left <= YEAR_MS).then(|| Duration::from_millis(left))
+    }
+
+    /// Stops issuing: every call returns [`Error::Disabled`] until [`enable`](Self::enable).
+    pub fn disable(&self) {
+        self.shared.enabled.store(false, Ordering::SeqCst);
+    }
+
+    /// Resumes issuing after [`disable`](Self::disable).
+    pub fn enable(&self) {
+        self.shared.enabled.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the generator issues nonces.
+    pub fn is_enabled(&self) -> bool {
+        self.shared.enabled.load(Ordering::Relaxed)
+    }
+
+    /// Whether the generator has a base key (encrypted nonces work).
+    pub fn has_key(&self) -> bool {
+        self.shared.ciphers.is_some()
+    }
+
+    pub(crate) fn shared(&self) -> &Shared<C> {
+        &self.shared
+    }
+}
+
+fn encrypt_value(ciphers: &NonceCiphers, bits: Bits, plain: u128) -> u128 {
+    match bits {
+        Bits::B64 => {
+            let mut b = layout::to_bytes::<8>(plain);
+            ciphers.encrypt64(&mut b);
+            u64::from_be_bytes(b) as u128
+        }
+        Bits::B96 => {
+            let mut b = layout::to_bytes::<12>(plain);
+            ciphers.encrypt96(&mut b);
+            let mut w = [0u8; 16];
+            w[4..].copy_from_slice(&b);
+            u128::from_be_bytes(w)
+        }
+        Bits::B128 => {
+            let mut b = plain.to_be_bytes();
+            ciphers.encrypt128(&mut b);
+            u128::from_be_bytes(b)
+        }
+    }
+}
+
+impl<C: Clock> Shared<C> {
+    #[inline(always)]
+    pub(crate) fn check_enabled(&self) -> Result<()> {
+        if self.enabled.load(Ordering::Relaxed) {
+            Ok(())
+        } else {
+            Err(Error::Disabled)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn ciphers(&self) -> Result<&NonceCiphers> {
+        self.ciphers.as_ref().ok_or(Error::NoKey)
+    }
+
+    /// The clock now, in ms since the epoch; fails past the end of the range.
+    #[inline]
+    pub(crate) fn now_ts(&self) -> Result<u64> {
+        let now = self.ticker.now_ms(&self.clock);
+        // `now` is never below the start (monotonic), so this cannot underflow.
+        let ts = now - self.epoch_unix_ms;
+        if ts >= TIMESTAMP_END {
+            return Err(self.exhausted());
+        }
+        Ok(ts)
+    }
+
+    #[cold]
+    pub(crate) fn exhausted(&self) -> Error {
+        Error::EpochExhausted {
+            epoch_unix_ms: self.epoch_unix_ms,
+            end_unix_ms: self.epoch_unix_ms.saturating_add(TIMESTAMP_END),
+        }
+    }
+
+    /// Blocks until millisecond `ts` (since the epoch) has begun.
+    pub(crate) fn wait_until_ts(&self, ts: u64) {
+        self.ticker
+            .wait_for(&self.clock, ts + self.epoch_unix_ms);
+    }
+}
