@@ -1,0 +1,399 @@
+//! `nonceforge bench`: every kind of nonce, side by side with the baselines
+//! (the OS random source, the `uuid` crate), measured in the same run.
+//!
+//! Each row runs for `--seconds` on each thread count in `--threads`; threads
+//! share one generator and each takes its own per-thread handle. The 64-bit
+//! counter family is capped by its layout at 8192 a millisecond, so its rows are
+//! measured as bursts on banked idle time (sleep 50 ms, then spend 40 ms of
+//! bank), the way a real service meets it; `counter_sustained` shows the cap.
+
+use crate::CliError;
+use clap::Args;
+use nonceforge::{LocalNonces, MachineId, NonceGenerator};
+use serde::Serialize;
+use std::hint::black_box;
+use std::io::{IsTerminal, Write};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Print one JSON object a line instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Thread counts to measure, comma-separated (each 1..=256).
+    #[arg(long, default_value = "1,2", value_parser = parse_threads)]
+    threads: ThreadList,
+    /// Seconds per row and thread count (0.05..=600).
+    #[arg(long, default_value_t = 0.5, value_parser = parse_seconds)]
+    seconds: f64,
+    /// Only rows whose "name/bits" contains this text (baselines are always measured).
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct ThreadList(Vec<usize>);
+
+fn parse_threads(s: &str) -> Result<ThreadList, String> {
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let n: usize = part.trim().parse().map_err(|_| {
+            format!("{part:?} is not a thread count: give numbers in 1..=256, comma-separated")
+        })?;
+        if !(1..=256).contains(&n) {
+            return Err(format!("thread count {n} is out of range: it must be in 1..=256"));
+        }
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    Ok(ThreadList(v))
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(0.05..=600.0).contains(&v) {
+        return Err(format!("{v} seconds is out of range: it must be in 0.05..=600"));
+    }
+    Ok(v)
+}
+
+/// One line of the results.
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    name: &'static str,
+    bits: u32,
+    threads: usize,
+    ops_per_sec: f64,
+    /// Time per operation on one thread.
+    ns_per_op: f64,
+    /// This row's rate over `os_random` of the same width and thread count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vs_os_random: Option<f64>,
+    /// Cores busy while measuring (user + system time over wall time).
+    cpu: f64,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    note: &'static str,
+}
+
+/// How a row is measured.
+#[derive(Clone, Copy)]
+enum Method {
+    /// Run for the whole duration.
+    Timed,
+    /// Bursts on banked idle time (64-bit counter family).
+    Burst,
+}
+
+type Op = fn(&mut Worker) -> u64;
+
+/// What one thread owns while measuring.
+struct Worker {
+    generator: NonceGenerator,
+    local: LocalNonces,
+    buf8: Vec<[u8; 8]>,
+    buf12: Vec<[u8; 12]>,
+    buf16: Vec<[u8; 16]>,
+}
+
+/// A 1 MiB buffer (fits this machine's 2 MiB L2).
+const BATCH_BYTES: usize = 1 << 20;
+
+impl Worker {
+    fn new(generator: &NonceGenerator) -> Self {
+        Worker {
+            generator: generator.clone(),
+            local: generator.local(),
+            buf8: vec![[0; 8]; BATCH_BYTES / 8],
+            buf12: vec![[0; 12]; BATCH_BYTES / 12],
+            buf16: vec![[0; 16]; BATCH_BYTES / 16],
+        }
+    }
+}
+
+/// Calls per timing check for single-nonce rows.
+const CHUNK: u64 = 4096;
+
+macro_rules! single {
+    ($e:expr) => {{
+        for _ in 0..CHUNK {
+            black_box($e.expect("generation failed while measuring"));
+        }
+        CHUNK
+    }};
+}
+
+macro_rules! batch {
+    ($w:ident, $method:ident, $buf:ident, $n:expr) => {{
+        let n = $n.min($w.$buf.len());
+        $w.generator
+            .$method(&mut $w.$buf[..n])
+            .expect("generation failed while measuring");
+        black_box(&$w.$buf);
+        n as u64
+    }};
+}
+
+struct Spec {
+    name: &'static str,
+    bits: u32,
+    method: Method,
+    note: &'static str,
+    op: Op,
+}
+
+fn specs() -> Vec<Spec> {
+    use Method::*;
+    let s = |name, bits, method, note, op: Op| Spec {
+        name,
+        bits,
+        method,
+        note,
+        op,
+    };
+    vec![
+        s("os_random", 64, Timed, "getrandom, 8 bytes", |_| {
+            single!(getrandom::u64().map_err(|e| e.to_string()))
+        }),
+        s("os_random", 96, Timed, "getrandom, 12 bytes", |_| {
+            single!({
+                let mut b = [0u8; 12];
+                getrandom::fill(&mut b).map(|_| b)
+            })
+        }),
+        s("os_random", 128, Timed, "getrandom, 16 bytes", |_| {
+            single!({
+                let mut b = [0u8; 16];
+                getrandom::fill(&mut b).map(|_| b)
+            })
+        }),
+        s("uuid_v4", 128, Timed, "uuid crate", |_| {
+            single!(Ok::<_, ()>(uuid::Uuid::new_v4()))
+        }),
+        s("uuid_v7", 128, Timed, "uuid crate", |_| {
+            single!(Ok::<_, ()>(uuid::Uuid::now_v7()))
+        }),
+        s("counter", 64, Burst, "burst on banked idle time", |w| {
+            single!(w.local.counter_64())
+        }),
+        s("counter", 96, Timed, "", |w| single!(w.local.counter_96())),
+        s("counter", 128, Timed, "", |w| single!(w.local.counter_128())),
+        s("counter_sustained", 64, Timed, "layout cap 8192/ms", |w| {
+            single!(w.local.counter_64())
+        }),
+        s("counter_shared", 64, Burst, "shared atomic; burst", |w| {
+            single!(w.generator.counter_64())
+        }),
+        s("counter_shared", 96, Timed, "shared atomic", |w| {
+            single!(w.generator.counter_96())
+        }),
+        s("counter_shared", 128, Timed, "shared atomic", |w| {
+            single!(w.generator.counter_128())
+        }),
+        s("sortable", 64, Timed, "layout cap 8192/ms", |w| {
+            single!(w.generator.sortable_64())
+        }),
+        s("sortable", 96, Timed, "", |w| single!(w.generator.sortable_96())),
+        s("sortable", 128, Timed, "", |w| single!(w.generator.sortable_128())),
+        s("encrypted", 64, Burst, "Speck64/128; burst", |w| {
+            single!(w.local.encrypted_64())
+        }),
+        s("encrypted", 96, Timed, "Speck96/144", |w| {
+            single!(w.local.encrypted_96())
+        }),
+        s("encrypted", 128, Timed, "AES-256", |w| {
+            single!(w.local.encrypted_128())
+        }),
+        s("counter_batch", 64, Burst, "1 MiB buffer; burst", |w| {
+            batch!(w, fill_counter_64, buf8, 16384)
+        }),
+        s("counter_batch", 96, Timed, "1 MiB buffer", |w| {
+            batch!(w, fill_counter_96, buf12, usize::MAX)
+        }),
+        s("counter_batch", 128, Timed, "1 MiB buffer", |w| {
+            batch!(w, fill_counter_128, buf16, usize::MAX)
+        }),
+        s("encrypted_batch", 64, Burst, "Speck64/128; burst", |w| {
+            batch!(w, fill_encrypted_64, buf8, 16384)
+        }),
+        s("encrypted_batch", 96, Timed, "Speck96/144", |w| {
+            batch!(w, fill_encrypted_96, buf12, usize::MAX)
+        }),
+        s("encrypted_batch", 128, Timed, "AES-256 (VAES)", |w| {
+            batch!(w, fill_encrypted_128, buf16, usize::MAX)
+        }),
+    ]
+}
+
+pub fn run(args: BenchArgs) -> Result<(), CliError> {
+    let progress = std::io::stderr().is_terminal();
+    let mut rows = Vec::new();
+    for spec in specs() {
+        let label = format!("{}/{}", spec.name, spec.bits);
+        let wanted = spec.name == "os_random"
+            || args.filter.as_ref().is_none_or(|f| label.contains(f.as_str()));
+        if !wanted {
+            continue;
+        }
+        for &threads in &args.threads.0 {
+            if progress {
+                eprint!("\rmeasuring {label:<24} threads={threads:<3}");
+            }
+            rows.push(measure(&spec, threads, args.seconds)?);
+        }
+    }
+    if progress {
+        eprint!("\r{:60}\r", "");
+    }
+    for i in 0..rows.len() {
+        let base = rows
+            .iter()
+            .find(|r| r.name == "os_random" && r.bits == rows[i].bits && r.threads == rows[i].threads)
+            .map(|r| r.ops_per_sec);
+        if rows[i].name != "os_random" {
+            rows[i].vs_os_random = base.map(|b| rows[i].ops_per_sec / b);
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        for r in &rows {
+            serde_json::to_writer(&mut out, r).map_err(std::io::Error::other)?;
+            writeln!(out)?;
+        }
+    } else {
+        print_table(&mut out, &rows)?;
+    }
+    Ok(())
+}
+
+fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:<18} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  note",
+        "name", "bits", "threads", "ops/s", "ns/op", "×os_random", "cpu"
+    )?;
+    for r in rows {
+        let ratio = r.vs_os_random.map_or("-".to_owned(), |x| format!("{x:.1}×"));
+        writeln!(
+            out,
+            "{:<18} {:>4} {:>7} {:>12} {:>9.2} {:>11} {:>5.2}  {}",
+            r.name,
+            r.bits,
+            r.threads,
+            human(r.ops_per_sec),
+            r.ns_per_op,
+            ratio,
+            r.cpu,
+            r.note
+        )?;
+    }
+    Ok(())
+}
+
+fn human(x: f64) -> String {
+    if x >= 1e9 {
+        format!("{:.2} G", x / 1e9)
+    } else if x >= 1e6 {
+        format!("{:.2} M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.2} k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn thread_cpu() -> Duration {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a whole rusage into the pointer we pass, which
+    // points at a zeroed, properly aligned rusage that lives through the call.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, u.as_mut_ptr()) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    // SAFETY: zero-initialised above, and filled in by a successful getrusage.
+    let u = unsafe { u.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
+    let generator = NonceGenerator::builder(MachineId::new(1)?)
+        .key(&[0x5a; 32])
+        .build()?;
+    let barrier = Barrier::new(threads);
+    let per_thread: Vec<(u64, Duration, Duration)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (generator, barrier) = (&generator, &barrier);
+                s.spawn(move || {
+                    let mut w = Worker::new(generator);
+                    match spec.method {
+                        Method::Timed => run_timed(&mut w, spec.op, barrier, seconds),
+                        Method::Burst => run_bursts(&mut w, spec.op, barrier, seconds, threads),
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("bench thread")).collect()
+    });
+    let ops: u64 = per_thread.iter().map(|p| p.0).sum();
+    let wall = per_thread.iter().map(|p| p.1).max().unwrap_or_default();
+    let cpu: Duration = per_thread.iter().map(|p| p.2).sum();
+    let ops_per_sec = ops as f64 / wall.as_secs_f64();
+    Ok(Row {
+        name: spec.name,
+        bits: spec.bits,
+        threads,
+        ops_per_sec,
+        ns_per_op: 1e9 * threads as f64 / ops_per_sec,
+        vs_os_random: None,
+        cpu: cpu.as_secs_f64() / wall.as_secs_f64(),
+        note: spec.note,
+    })
+}
+
+/// Runs `op` until `seconds` have passed; returns (ops, wall, cpu).
+fn run_timed(w: &mut Worker, op: Op, barrier: &Barrier, seconds: f64) -> (u64, Duration, Duration) {
+    let limit = Duration::from_secs_f64(seconds);
+    op(w); // warm up: first block reservation, page faults
+    barrier.wait();
+    let (cpu0, start) = (thread_cpu(), Instant::now());
+    let mut ops = 0;
+    while start.elapsed() < limit {
+        ops += op(w);
+    }
+    (ops, start.elapsed(), thread_cpu() - cpu0)
+}
+
+/// Bank, then spend: sleep 50 ms (banking 409,600 64-bit ticks), then make
+/// 40 ms worth of nonces (split across threads) as fast as possible. Only the
+/// bursts are timed.
+fn run_bursts(
+    w: &mut Worker,
+    op: Op,
+    barrier: &Barrier,
+    seconds: f64,
+    threads: usize,
+) -> (u64, Duration, Duration) {
+    let rounds = ((seconds / 0.05) as usize).max(3);
+    let quota = 40 * 8192 / threads as u64;
+    let (mut ops, mut busy, mut cpu) = (0, Duration::ZERO, Duration::ZERO);
+    for _ in 0..rounds {
+        barrier.wait();
+        std::thread::sleep(Duration::from_millis(50));
+        barrier.wait();
+        let (cpu0, start) = (thread_cpu(), Instant::now());
+        let mut done = 0;
+        while done < quota {
+            done += op(w);
+        }
+        busy += start.elapsed();
+        cpu += thread_cpu() - cpu0;
+        ops += done;
+    }
+    (ops, busy, cpu)
+}

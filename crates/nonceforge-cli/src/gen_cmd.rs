@@ -1,0 +1,188 @@
+//! `nonceforge gen`: nonces, one a line, fast enough to pipe millions.
+
+use crate::{CliError, key};
+use base64::Engine;
+use clap::{Args, ValueEnum};
+use nonceforge::{Bits, Cipher64, Cipher128, MachineId, NonceGenerator, NonceKind};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Kind {
+    /// Unique and predictable; the fastest.
+    Counter,
+    /// Strictly increasing, carrying the millisecond it was made in.
+    Sortable,
+    /// Unique and unpredictable (needs a key: --key-file or $NONCEFORGE_KEY).
+    Encrypted,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Lower-case hex, zero-padded to the full width.
+    Hex,
+    /// Base64url without padding.
+    Base64url,
+    /// The unsigned big-endian integer, in decimal.
+    Int,
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// Which kind of nonce.
+    kind: Kind,
+    /// Size in bits: 64, 96 or 128.
+    #[arg(long, default_value_t = 128, value_parser = parse_bits)]
+    bits: u32,
+    /// How many nonces to print.
+    #[arg(short = 'n', long = "count", default_value_t = 1)]
+    count: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Hex)]
+    format: Format,
+    /// This machine's id, 0..=511 (unique among the live generators of a cluster).
+    #[arg(long, conflicts_with_all = ["machine_id_env", "hosts"], value_parser = parse_machine_id)]
+    machine_id: Option<u16>,
+    /// Take the machine id from the number at the end of this environment variable
+    /// (e.g. POD_NAME=nonces-3).
+    #[arg(long, value_name = "VAR", conflicts_with = "hosts")]
+    machine_id_env: Option<String>,
+    /// Take the machine id from this host's position in a comma-separated host list.
+    #[arg(long, value_name = "HOST,HOST,...")]
+    hosts: Option<String>,
+    /// This host's name in --hosts (default: the OS host name).
+    #[arg(long, requires = "hosts")]
+    host: Option<String>,
+    /// Epoch in milliseconds since 1970 (default 2025-01-01T00:00:00Z).
+    #[arg(long, value_name = "UNIX_MS")]
+    epoch: Option<u64>,
+    /// File holding the base key (hex or base64, at least 32 bytes) for encrypted
+    /// nonces. Default: the environment variable NONCEFORGE_KEY.
+    #[arg(long, value_name = "PATH")]
+    key_file: Option<PathBuf>,
+    /// Cipher for 64-bit encrypted nonces: speck64-128, blowfish or 3des.
+    #[arg(long, default_value = "speck64-128", value_parser = parse_cipher64)]
+    cipher64: Cipher64,
+    /// Cipher for 128-bit encrypted nonces: aes256 or speck128-256.
+    #[arg(long, default_value = "aes256", value_parser = parse_cipher128)]
+    cipher128: Cipher128,
+}
+
+fn parse_bits(s: &str) -> Result<u32, String> {
+    let v: u64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number: use 64, 96 or 128"))?;
+    Bits::new(v).map(|b| b.bits()).map_err(|e| e.to_string())
+}
+
+fn parse_machine_id(s: &str) -> Result<u16, String> {
+    let v: u64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number in 0..=511"))?;
+    MachineId::new(v).map(MachineId::get).map_err(|e| e.to_string())
+}
+
+fn parse_cipher64(s: &str) -> Result<Cipher64, String> {
+    s.parse().map_err(|e: nonceforge::Error| e.to_string())
+}
+
+fn parse_cipher128(s: &str) -> Result<Cipher128, String> {
+    s.parse().map_err(|e: nonceforge::Error| e.to_string())
+}
+
+fn machine_id(args: &GenArgs) -> Result<MachineId, CliError> {
+    if let Some(var) = &args.machine_id_env {
+        return Ok(MachineId::from_env(var)?);
+    }
+    if let Some(list) = &args.hosts {
+        let hosts: Vec<&str> = list.split(',').collect();
+        let host = match &args.host {
+            Some(h) => h.clone(),
+            None => MachineId::this_host().ok_or_else(|| {
+                CliError::Usage("--hosts: cannot tell this host's name; pass --host".into())
+            })?,
+        };
+        return Ok(MachineId::from_host_list(&hosts, &host)?);
+    }
+    Ok(MachineId::new(args.machine_id.unwrap_or(0) as u64)?)
+}
+
+/// Nonces made per batch (one atomic reservation each).
+const BATCH: usize = 4096;
+
+pub fn run(args: GenArgs) -> Result<(), CliError> {
+    let bits = Bits::new(args.bits as u64)?;
+    let kind = match args.kind {
+        Kind::Counter => NonceKind::Counter,
+        Kind::Sortable => NonceKind::Sortable,
+        Kind::Encrypted => NonceKind::Encrypted,
+    };
+    let mut builder = NonceGenerator::builder(machine_id(&args)?)
+        .cipher64(args.cipher64)
+        .cipher128(args.cipher128);
+    if let Some(epoch) = args.epoch {
+        builder = builder.epoch_unix_ms(epoch);
+    }
+    let key = key::load(args.key_file.as_deref())?;
+    match (&key, kind) {
+        (Some(k), _) => builder = builder.key(k),
+        (None, NonceKind::Encrypted) => {
+            return Err(CliError::Usage(format!(
+                "encrypted nonces need a base key of at least 32 bytes: pass --key-file PATH or set {} (hex or base64)",
+                key::KEY_ENV
+            )));
+        }
+        (None, _) => {}
+    }
+    let generator = builder.build()?;
+    if let Some(left) = generator.epoch_ends_in() {
+        eprintln!(
+            "nonceforge: warning: the 42-bit timestamp range ends in {} days: pick a later --epoch",
+            left.as_secs() / 86_400
+        );
+    }
+
+    let width = bits.bytes();
+    let mut raw = vec![0u8; BATCH * width];
+    let mut text = Vec::with_capacity(BATCH * (width * 2 + 2).max(41));
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut left = args.count;
+    while left > 0 {
+        let n = left.min(BATCH as u64) as usize;
+        let raw = &mut raw[..n * width];
+        generator.fill(kind, bits, raw)?;
+        text.clear();
+        for nonce in raw.chunks_exact(width) {
+            format_into(&mut text, nonce, args.format);
+        }
+        out.write_all(&text)?;
+        left -= n as u64;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn format_into(text: &mut Vec<u8>, nonce: &[u8], format: Format) {
+    match format {
+        Format::Hex => {
+            let at = text.len();
+            text.resize(at + nonce.len() * 2, 0);
+            hex::encode_to_slice(nonce, &mut text[at..]).expect("the slice is twice the input");
+        }
+        Format::Base64url => {
+            let at = text.len();
+            text.resize(at + nonce.len().div_ceil(3) * 4, 0);
+            let n = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode_slice(nonce, &mut text[at..])
+                .expect("4 bytes for every 3 is room enough");
+            text.truncate(at + n);
+        }
+        Format::Int => {
+            let mut w = [0u8; 16];
+            w[16 - nonce.len()..].copy_from_slice(nonce);
+            write!(text, "{}", u128::from_be_bytes(w)).expect("writing to a Vec cannot fail");
+        }
+    }
+    text.push(b'\n');
+}

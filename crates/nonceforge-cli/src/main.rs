@@ -1,0 +1,100 @@
+//! `nonceforge`: make nonces from the command line, and measure them.
+
+mod bench;
+mod gen_cmd;
+mod key;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Values that must never repeat: nonces unique across a cluster.
+#[derive(Debug, Parser)]
+#[command(name = "nonceforge", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print nonces, one a line.
+    ///
+    /// Examples:
+    ///   nonceforge gen counter --bits 96 -n 3
+    ///   nonceforge gen sortable --bits 64 --format int --machine-id 12
+    ///   NONCEFORGE_KEY=$(head -c32 /dev/urandom | xxd -p -c64) nonceforge gen encrypted --bits 128
+    #[command(verbatim_doc_comment)]
+    Gen(gen_cmd::GenArgs),
+    /// Measure every kind of nonce, with the OS random source and the uuid crate
+    /// measured in the same run as baselines.
+    ///
+    /// Examples:
+    ///   nonceforge bench
+    ///   nonceforge bench --json --threads 1,2 --seconds 2 --filter counter
+    #[command(verbatim_doc_comment)]
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(args) => gen_cmd::run(args),
+        Command::Bench(args) => bench::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.is_broken_pipe() {
+                // `nonceforge gen ... | head` is normal use, not an error.
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("nonceforge: error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// An error from a subcommand, with the exit status it maps to.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input from the user (exit status 2, as clap uses).
+    Usage(String),
+    /// An error from the library.
+    Nonce(nonceforge::Error),
+    /// Writing the output failed.
+    Io(std::io::Error),
+}
+
+impl CliError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::Nonce(_) | CliError::Io(_) => 1,
+        }
+    }
+    fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Usage(m) => f.write_str(m),
+            CliError::Nonce(e) => e.fmt(f),
+            CliError::Io(e) => write!(f, "writing output: {e}"),
+        }
+    }
+}
+
+impl From<nonceforge::Error> for CliError {
+    fn from(e: nonceforge::Error) -> Self {
+        CliError::Nonce(e)
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
