@@ -330,6 +330,23 @@ mod tests {
         assert_eq!(seen.len(), 6, "every cipher has a vector: {seen:?}");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn decrypt_inverts_encrypt(key: [u8; 32], b8: [u8; 8], b12: [u8; 12], b16: [u8; 16], c64 in 0usize..3, c128 in 0usize..2) {
+            let c64 = [Cipher64::Speck64_128, Cipher64::Blowfish, Cipher64::TripleDes][c64];
+            let c128 = [Cipher128::Aes256, Cipher128::Speck128_256][c128];
+            let c = NonceCiphers::new(&key, c64, c128).unwrap();
+            let (mut x, mut y, mut z) = (b8, b12, b16);
+            c.encrypt64(&mut x);
+            c.encrypt96(&mut y);
+            c.encrypt128(&mut z);
+            c.decrypt64(&mut x);
+            c.decrypt96(&mut y);
+            c.decrypt128(&mut z);
+            proptest::prop_assert_eq!((x, y, z), (b8, b12, b16));
+        }
+    }
+
     #[test]
     fn sizes_and_ciphers_get_distinct_keys() {
         let a = derive::<16>(b"k", "speck64-128", 64);

@@ -1,0 +1,276 @@
+//! Every time-dependent rule, on a manual clock: throttling, banking, clocks
+//! stepping backwards, restarts, the end of the 42-bit range.
+
+use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, TIMESTAMP_END};
+use nonceforge::{Error, MachineId, ManualClock, NonceGenerator, NonceKind, Bits};
+use std::time::Duration;
+
+const T0: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+fn build(clock: &ManualClock) -> NonceGenerator<ManualClock> {
+    NonceGenerator::builder(MachineId::new(9).unwrap())
+        .key(&[1; 32])
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+fn ts_of(g: &NonceGenerator<ManualClock>, nonce: &[u8]) -> u64 {
+    g.inspect(nonce).unwrap().unix_ms
+}
+
+#[test]
+fn build_starts_in_the_next_millisecond() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    assert_eq!(g.started_unix_ms(), T0 + 1);
+    assert_eq!(clock.slept(), Duration::from_millis(1));
+}
+
+#[test]
+fn counter64_throttles_at_8192_per_ms_by_sleeping() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let sleeps0 = clock.sleeps();
+    let mut per_ms = std::collections::BTreeMap::<u64, u32>::new();
+    for _ in 0..8192 * 5 {
+        let n = g.counter_64().unwrap();
+        let ts = ts_of(&g, &n);
+        assert!(ts <= clock.wall_unix_ms(), "a timestamp never passes the clock");
+        *per_ms.entry(ts).or_default() += 1;
+    }
+    assert_eq!(per_ms.len(), 5);
+    assert!(per_ms.values().all(|&c| c == 8192));
+    // 4 carries past the clock, each met with one sleep to the next millisecond
+    // (not a spin of many short ones).
+    assert_eq!(clock.sleeps() - sleeps0, 4);
+    assert_eq!(clock.wall_unix_ms(), T0 + 5);
+}
+
+#[test]
+fn idle_time_is_banked() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    clock.advance(Duration::from_millis(100));
+    let sleeps0 = clock.sleeps();
+    let mut local = g.local();
+    let mut last = 0;
+    for _ in 0..100 * 8192 {
+        last = ts_of(&g, &local.counter_64().unwrap());
+    }
+    assert_eq!(clock.sleeps(), sleeps0, "a burst on banked time never waits");
+    assert!(last <= clock.wall_unix_ms());
+    // The bank is spent: the next block has to wait.
+    for _ in 0..2 * 8192 {
+        local.counter_64().unwrap();
+    }
+    assert!(clock.sleeps() > sleeps0);
+}
+
+#[test]
+fn sortable64_reaches_8192_per_ms_then_sleeps() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let sleeps0 = clock.sleeps();
+    let mut prev = [0u8; 8];
+    for i in 0..8192 * 3 {
+        let n = g.sortable_64().unwrap();
+        assert!(n > prev, "strictly increasing at #{i}");
+        prev = n;
+        let p = g.inspect(&n).unwrap();
+        assert_eq!(p.unix_ms, clock.wall_unix_ms(), "carries the current millisecond");
+        assert_eq!(p.counter, i % 8192);
+    }
+    assert_eq!(clock.sleeps() - sleeps0, 2);
+}
+
+#[test]
+fn sortable_counter_restarts_each_millisecond() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let a = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    let b = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    clock.advance(Duration::from_millis(7));
+    let c = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    assert_eq!((a.counter, b.counter, c.counter), (0, 1, 0));
+    assert_eq!(c.unix_ms, a.unix_ms + 7);
+}
+
+#[test]
+fn wall_clock_stepping_back_after_build_changes_nothing() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let before = g.sortable_128().unwrap();
+    clock.set_wall_unix_ms(T0 - 3_600_000); // NTP steps the clock back an hour
+    clock.advance(Duration::from_millis(2));
+    let after = g.sortable_128().unwrap();
+    assert!(after > before);
+    assert_eq!(ts_of(&g, &after), T0 + 1 + 2, "time follows the monotonic clock");
+    // 64-bit counters do not stall either.
+    for _ in 0..3 * 8192 {
+        g.counter_64().unwrap();
+    }
+}
+
+#[test]
+fn restart_within_the_same_millisecond_cannot_collide() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let a = build(&clock);
+    let from_a: Vec<[u8; 16]> = (0..1000).map(|_| a.counter_128().unwrap()).collect();
+    let s_a: Vec<[u8; 8]> = (0..1000).map(|_| a.sortable_64().unwrap()).collect();
+    let up_to = a.issued_up_to_unix_ms();
+    drop(a);
+    // The process restarts at once: the clock has not moved.
+    let b = build(&clock);
+    assert!(b.started_unix_ms() > up_to);
+    for n in (0..1000).map(|_| b.counter_128().unwrap()) {
+        assert!(!from_a.contains(&n));
+    }
+    for n in (0..1000).map(|_| b.sortable_64().unwrap()) {
+        assert!(!s_a.contains(&n));
+    }
+}
+
+#[test]
+fn restart_after_the_wall_clock_stepped_back_needs_the_floor() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let a = build(&clock);
+    clock.advance(Duration::from_millis(500));
+    let first_a = a.counter_128().unwrap();
+    let floor = a.issued_up_to_unix_ms();
+    drop(a);
+
+    // Restart onto a host whose clock reads what the first host's did at its
+    // start. Without the floor the new generator starts in the past, and repeats:
+    // the limit of what a process can know alone.
+    clock.set_wall_unix_ms(T0);
+    let careless = build(&clock);
+    assert!(careless.started_unix_ms() < floor);
+    assert_eq!(careless.counter_128().unwrap(), first_a, "a repeat, shown");
+
+    // With the floor, and patience enough, the generator waits until past it.
+    clock.set_wall_unix_ms(T0 - 5_000);
+    let slept = clock.slept();
+    let b = NonceGenerator::builder(MachineId::new(9).unwrap())
+        .not_before(floor)
+        .max_wait(Duration::from_secs(10))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    assert!(b.started_unix_ms() > floor);
+    assert!(clock.slept() - slept >= Duration::from_millis(5_000));
+
+    // With less patience, it refuses, and says why.
+    clock.set_wall_unix_ms(T0 - 5_000);
+    let e = NonceGenerator::builder(MachineId::new(9).unwrap())
+        .not_before(floor + 5_000)
+        .max_wait(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, Error::ClockBehind { .. }), "{e}");
+    assert!(e.to_string().contains("max_wait"), "{e}");
+}
+
+#[test]
+fn end_of_the_42_bit_range() {
+    let end = DEFAULT_EPOCH_UNIX_MS + TIMESTAMP_END;
+    // Far from the end: no warning.
+    let g = build(&ManualClock::at_unix_ms(T0));
+    assert_eq!(g.epoch_ends_in(), None);
+
+    // Within a year: a warning.
+    let clock = ManualClock::at_unix_ms(end - 200 * 86_400_000);
+    let g = build(&clock);
+    let left = g.epoch_ends_in().expect("within a year of the end");
+    assert!(left < Duration::from_secs(200 * 86_400));
+
+    // At the last millisecond: what fits is issued, then a clear error.
+    let clock = ManualClock::at_unix_ms(end - 3);
+    let g = build(&clock); // starts at end - 2
+    let mut ok = 0;
+    let err = loop {
+        match g.sortable_64() {
+            Ok(_) => ok += 1,
+            Err(e) => break e,
+        }
+        assert!(ok <= 2 * 8192, "must stop at the end of the range");
+    };
+    assert_eq!(ok, 2 * 8192, "the last two milliseconds are used in full");
+    assert!(matches!(err, Error::EpochExhausted { .. }), "{err}");
+    assert!(err.to_string().contains("2^42"));
+    let mut ok64 = 0;
+    while g.counter_64().is_ok() {
+        ok64 += 1;
+        assert!(ok64 <= 2 * 8192);
+    }
+    assert_eq!(ok64, 2 * 8192);
+    // The clock is at the last millisecond: sortable nonces still fit there,
+    // counter nonces carry the start time.
+    assert!(g.sortable_128().is_ok() && g.counter_96().is_ok());
+    clock.advance(Duration::from_millis(1));
+    assert!(matches!(g.sortable_128(), Err(Error::EpochExhausted { .. })));
+
+    // Past the end, or before the epoch: building fails.
+    let e = NonceGenerator::builder(MachineId::new(1).unwrap())
+        .clock(ManualClock::at_unix_ms(end))
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, Error::EpochExhausted { .. }), "{e}");
+    let e = NonceGenerator::builder(MachineId::new(1).unwrap())
+        .clock(ManualClock::at_unix_ms(DEFAULT_EPOCH_UNIX_MS - 10))
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, Error::ClockBeforeEpoch { .. }), "{e}");
+}
+
+#[test]
+fn disabled_generator_issues_nothing() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let mut local = g.local();
+    local.counter_96().unwrap();
+    g.disable();
+    assert!(!g.is_enabled());
+    assert_eq!(g.counter_64(), Err(Error::Disabled));
+    assert_eq!(g.sortable_96(), Err(Error::Disabled));
+    assert_eq!(g.encrypted_128(), Err(Error::Disabled));
+    assert_eq!(local.counter_96(), Err(Error::Disabled), "even inside a reserved block");
+    assert_eq!(local.encrypted_64(), Err(Error::Disabled));
+    let mut buf = [0xAAu8; 32];
+    for kind in [NonceKind::Counter, NonceKind::Sortable, NonceKind::Encrypted] {
+        assert_eq!(g.fill(kind, Bits::B128, &mut buf), Err(Error::Disabled));
+        assert_eq!(buf, [0xAA; 32], "nothing half-written");
+    }
+    g.enable();
+    assert!(g.counter_64().is_ok() && local.counter_96().is_ok());
+}
+
+#[test]
+fn bad_input_is_refused_with_a_typed_error() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let no_key = NonceGenerator::builder(MachineId::new(1).unwrap())
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    assert_eq!(no_key.encrypted_64(), Err(Error::NoKey));
+    assert_eq!(no_key.local().encrypted_96(), Err(Error::NoKey));
+    assert_eq!(no_key.decrypt(&[0; 16]), Err(Error::NoKey));
+    let e = NonceGenerator::builder(MachineId::new(1).unwrap())
+        .key(&[0; 31])
+        .clock(clock.clone())
+        .build()
+        .unwrap_err();
+    assert_eq!(e, Error::KeyTooShort { len: 31 });
+    assert!(e.to_string().contains("31") && e.to_string().contains("32"));
+
+    let g = build(&clock);
+    let mut buf = [0x55u8; 20];
+    let e = g.fill(NonceKind::Counter, Bits::B96, &mut buf).unwrap_err();
+    assert_eq!(e, Error::BufferLength { argument: "out", len: 20, width: 12 });
+    assert_eq!(buf, [0x55; 20]);
+    assert!(matches!(g.decrypt(&[0; 5]), Err(Error::NonceLength { len: 5, .. })));
+    assert!(matches!(g.inspect(&[0; 17]), Err(Error::NonceLength { len: 17, .. })));
+    let mut empty: [u8; 0] = [];
+    assert!(g.fill(NonceKind::Encrypted, Bits::B64, &mut empty).is_ok());
+}
