@@ -42,7 +42,9 @@ fn parse_threads(s: &str) -> Result<ThreadList, String> {
             format!("{part:?} is not a thread count: give numbers in 1..=256, comma-separated")
         })?;
         if !(1..=256).contains(&n) {
-            return Err(format!("thread count {n} is out of range: it must be in 1..=256"));
+            return Err(format!(
+                "thread count {n} is out of range: it must be in 1..=256"
+            ));
         }
         if !v.contains(&n) {
             v.push(n);
@@ -56,7 +58,9 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
     if !(0.05..=600.0).contains(&v) {
-        return Err(format!("{v} seconds is out of range: it must be in 0.05..=600"));
+        return Err(format!(
+            "{v} seconds is out of range: it must be in 0.05..=600"
+        ));
     }
     Ok(v)
 }
@@ -180,7 +184,9 @@ fn specs() -> Vec<Spec> {
             single!(w.local.counter_64())
         }),
         s("counter", 96, Timed, "", |w| single!(w.local.counter_96())),
-        s("counter", 128, Timed, "", |w| single!(w.local.counter_128())),
+        s("counter", 128, Timed, "", |w| {
+            single!(w.local.counter_128())
+        }),
         s("counter_sustained", 64, Timed, "layout cap 8192/ms", |w| {
             single!(w.local.counter_64())
         }),
@@ -196,8 +202,12 @@ fn specs() -> Vec<Spec> {
         s("sortable", 64, Timed, "layout cap 8192/ms", |w| {
             single!(w.generator.sortable_64())
         }),
-        s("sortable", 96, Timed, "", |w| single!(w.generator.sortable_96())),
-        s("sortable", 128, Timed, "", |w| single!(w.generator.sortable_128())),
+        s("sortable", 96, Timed, "", |w| {
+            single!(w.generator.sortable_96())
+        }),
+        s("sortable", 128, Timed, "", |w| {
+            single!(w.generator.sortable_128())
+        }),
         s("encrypted", 64, Burst, "Speck64/128; burst", |w| {
             single!(w.local.encrypted_64())
         }),
@@ -234,7 +244,10 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     for spec in specs() {
         let label = format!("{}/{}", spec.name, spec.bits);
         let wanted = spec.name == "os_random"
-            || args.filter.as_ref().is_none_or(|f| label.contains(f.as_str()));
+            || args
+                .filter
+                .as_ref()
+                .is_none_or(|f| label.contains(f.as_str()));
         if !wanted {
             continue;
         }
@@ -251,7 +264,9 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     for i in 0..rows.len() {
         let base = rows
             .iter()
-            .find(|r| r.name == "os_random" && r.bits == rows[i].bits && r.threads == rows[i].threads)
+            .find(|r| {
+                r.name == "os_random" && r.bits == rows[i].bits && r.threads == rows[i].threads
+            })
             .map(|r| r.ops_per_sec);
         if rows[i].name != "os_random" {
             rows[i].vs_os_random = base.map(|b| rows[i].ops_per_sec / b);
@@ -277,7 +292,9 @@ fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
         "name", "bits", "threads", "ops/s", "ns/op", "×os_random", "cpu"
     )?;
     for r in rows {
-        let ratio = r.vs_os_random.map_or("-".to_owned(), |x| format!("{x:.1}×"));
+        let ratio = r
+            .vs_os_random
+            .map_or("-".to_owned(), |x| format!("{x:.1}×"));
         writeln!(
             out,
             "{:<18} {:>4} {:>7} {:>12} {:>9.2} {:>11} {:>5.2}  {}",
@@ -338,7 +355,10 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("bench thread")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("bench thread"))
+            .collect()
     });
     let ops: u64 = per_thread.iter().map(|p| p.0).sum();
     let wall = per_thread.iter().map(|p| p.1).max().unwrap_or_default();

@@ -79,7 +79,9 @@ fn parse_machine_id(s: &str) -> Result<u16, String> {
     let v: u64 = s
         .parse()
         .map_err(|_| format!("{s:?} is not a number in 0..=511"))?;
-    MachineId::new(v).map(MachineId::get).map_err(|e| e.to_string())
+    MachineId::new(v)
+        .map(MachineId::get)
+        .map_err(|e| e.to_string())
 }
 
 fn parse_cipher64(s: &str) -> Result<Cipher64, String> {

@@ -13,7 +13,10 @@ pub fn load(file: Option<&std::path::Path>) -> Result<Option<Zeroizing<Vec<u8>>>
     let (text, source) = match file {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| {
-                CliError::Usage(format!("--key-file {}: cannot read it: {e}", path.display()))
+                CliError::Usage(format!(
+                    "--key-file {}: cannot read it: {e}",
+                    path.display()
+                ))
             })?;
             let text = Zeroizing::new(String::from_utf8(bytes).map_err(|_| {
                 CliError::Usage(format!(
@@ -43,7 +46,7 @@ pub fn load(file: Option<&std::path::Path>) -> Result<Option<Zeroizing<Vec<u8>>>
 }
 
 fn decode(text: &str) -> Option<Zeroizing<Vec<u8>>> {
-    if text.len() % 2 == 0 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return hex::decode(text).ok().map(Zeroizing::new);
     }
     for engine in [

@@ -26,14 +26,30 @@ fn gen_every_kind_size_and_format() {
     for kind in ["counter", "sortable", "encrypted"] {
         for bits in ["64", "96", "128"] {
             let o = nonceforge(
-                &["gen", kind, "--bits", bits, "-n", "1000", "--machine-id", "5"],
+                &[
+                    "gen",
+                    kind,
+                    "--bits",
+                    bits,
+                    "-n",
+                    "1000",
+                    "--machine-id",
+                    "5",
+                ],
                 &[("NONCEFORGE_KEY", KEY)],
             );
-            assert!(o.status.success(), "{kind} {bits}: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(
+                o.status.success(),
+                "{kind} {bits}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             let l = lines(&o);
             assert_eq!(l.len(), 1000);
             let width = bits.parse::<usize>().unwrap() / 4;
-            assert!(l.iter().all(|x| x.len() == width && x.bytes().all(|b| b.is_ascii_hexdigit())));
+            assert!(
+                l.iter()
+                    .all(|x| x.len() == width && x.bytes().all(|b| b.is_ascii_hexdigit()))
+            );
             let mut d = l.clone();
             d.sort();
             d.dedup();
@@ -43,12 +59,34 @@ fn gen_every_kind_size_and_format() {
             }
         }
     }
-    let o = nonceforge(&["gen", "counter", "--bits", "64", "-n", "3", "--format", "base64url"], &[]);
+    let o = nonceforge(
+        &[
+            "gen",
+            "counter",
+            "--bits",
+            "64",
+            "-n",
+            "3",
+            "--format",
+            "base64url",
+        ],
+        &[],
+    );
     assert_eq!(lines(&o).len(), 3);
     assert!(lines(&o).iter().all(|x| x.len() == 11));
-    let o = nonceforge(&["gen", "sortable", "--bits", "64", "-n", "3", "--format", "int"], &[]);
+    let o = nonceforge(
+        &[
+            "gen", "sortable", "--bits", "64", "-n", "3", "--format", "int",
+        ],
+        &[],
+    );
     assert!(lines(&o).iter().all(|x| x.parse::<u64>().is_ok()));
-    let o = nonceforge(&["gen", "counter", "--bits", "128", "-n", "1", "--format", "int"], &[]);
+    let o = nonceforge(
+        &[
+            "gen", "counter", "--bits", "128", "-n", "1", "--format", "int",
+        ],
+        &[],
+    );
     assert!(lines(&o)[0].parse::<u128>().is_ok());
     let o = nonceforge(&["gen", "counter", "-n", "0"], &[]);
     assert!(o.status.success() && o.stdout.is_empty());
@@ -56,18 +94,29 @@ fn gen_every_kind_size_and_format() {
 
 #[test]
 fn machine_id_sources() {
-    let o = nonceforge(&["gen", "counter", "--bits", "64", "--machine-id-env", "POD"], &[("POD", "web-300")]);
+    let o = nonceforge(
+        &["gen", "counter", "--bits", "64", "--machine-id-env", "POD"],
+        &[("POD", "web-300")],
+    );
     assert!(o.status.success());
     let v = u64::from_str_radix(&lines(&o)[0], 16).unwrap();
     assert_eq!((v >> 13) & 0x1ff, 300);
-    let o = nonceforge(&["gen", "counter", "--bits", "64", "--hosts", "a,b,c", "--host", "c"], &[]);
+    let o = nonceforge(
+        &[
+            "gen", "counter", "--bits", "64", "--hosts", "a,b,c", "--host", "c",
+        ],
+        &[],
+    );
     let v = u64::from_str_radix(&lines(&o)[0], 16).unwrap();
     assert_eq!((v >> 13) & 0x1ff, 2);
 }
 
+/// Arguments, environment, and a text the error message must contain.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn bad_input_exits_non_zero_with_a_message() {
-    let cases: &[(&[&str], &[(&str, &str)], &str)] = &[
+    let cases: &[Case] = &[
         (&["gen", "counter", "--bits", "65"], &[], "64, 96 or 128"),
         (&["gen", "counter", "--bits", "x"], &[], "not a number"),
         (&["gen", "counter", "--machine-id", "512"], &[], "0..=511"),
@@ -75,15 +124,51 @@ fn bad_input_exits_non_zero_with_a_message() {
         (&["gen", "counter", "-n", "-1"], &[], "-1"),
         (&["gen", "nonsense"], &[], "nonsense"),
         (&["gen", "encrypted"], &[], "NONCEFORGE_KEY"),
-        (&["gen", "encrypted"], &[("NONCEFORGE_KEY", "abcd")], "at least 32"),
-        (&["gen", "encrypted"], &[("NONCEFORGE_KEY", "not hex!")], "hex or base64"),
-        (&["gen", "encrypted", "--key-file", "/nonexistent/key"], &[], "cannot read"),
-        (&["gen", "counter", "--machine-id-env", "NO_SUCH_VAR_X"], &[], "NO_SUCH_VAR_X"),
-        (&["gen", "counter", "--machine-id-env", "POD"], &[("POD", "web")], "decimal number"),
-        (&["gen", "counter", "--hosts", "a,b", "--host", "z"], &[], "not in the host list"),
-        (&["gen", "counter", "--hosts", "a,,b", "--host", "a"], &[], "empty"),
-        (&["gen", "counter", "--cipher64", "rot13"], &[], "speck64-128"),
-        (&["gen", "counter", "--epoch", "99999999999999"], &[], "before the epoch"),
+        (
+            &["gen", "encrypted"],
+            &[("NONCEFORGE_KEY", "abcd")],
+            "at least 32",
+        ),
+        (
+            &["gen", "encrypted"],
+            &[("NONCEFORGE_KEY", "not hex!")],
+            "hex or base64",
+        ),
+        (
+            &["gen", "encrypted", "--key-file", "/nonexistent/key"],
+            &[],
+            "cannot read",
+        ),
+        (
+            &["gen", "counter", "--machine-id-env", "NO_SUCH_VAR_X"],
+            &[],
+            "NO_SUCH_VAR_X",
+        ),
+        (
+            &["gen", "counter", "--machine-id-env", "POD"],
+            &[("POD", "web")],
+            "decimal number",
+        ),
+        (
+            &["gen", "counter", "--hosts", "a,b", "--host", "z"],
+            &[],
+            "not in the host list",
+        ),
+        (
+            &["gen", "counter", "--hosts", "a,,b", "--host", "a"],
+            &[],
+            "empty",
+        ),
+        (
+            &["gen", "counter", "--cipher64", "rot13"],
+            &[],
+            "speck64-128",
+        ),
+        (
+            &["gen", "counter", "--epoch", "99999999999999"],
+            &[],
+            "before the epoch",
+        ),
         (&["bench", "--threads", "0"], &[], "1..=256"),
         (&["bench", "--threads", "1,x"], &[], "thread count"),
         (&["bench", "--seconds", "0"], &[], "0.05..=600"),
@@ -93,7 +178,10 @@ fn bad_input_exits_non_zero_with_a_message() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} must fail");
         assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
-        assert!(err.contains(needle), "{args:?}: {err:?} should mention {needle:?}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: {err:?} should mention {needle:?}"
+        );
     }
 }
 
@@ -101,28 +189,67 @@ fn bad_input_exits_non_zero_with_a_message() {
 fn key_is_never_printed() {
     let o = nonceforge(&["gen", "encrypted", "-n", "5"], &[("NONCEFORGE_KEY", KEY)]);
     assert!(o.status.success());
-    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(!all.contains(KEY) && !all.contains(&KEY[..16]));
     let path = std::env::temp_dir().join(format!("nf-key-{}", std::process::id()));
     std::fs::write(&path, format!("{KEY}\n")).unwrap();
-    let o = nonceforge(&["gen", "encrypted", "--key-file", path.to_str().unwrap()], &[]);
+    let o = nonceforge(
+        &["gen", "encrypted", "--key-file", path.to_str().unwrap()],
+        &[],
+    );
     std::fs::remove_file(&path).ok();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
 fn bench_json_schema() {
-    let o = nonceforge(&["bench", "--json", "--threads", "1", "--seconds", "0.05", "--filter", "counter/128"], &[]);
+    let o = nonceforge(
+        &[
+            "bench",
+            "--json",
+            "--threads",
+            "1",
+            "--seconds",
+            "0.05",
+            "--filter",
+            "counter/128",
+        ],
+        &[],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rows: Vec<serde_json::Value> = lines(&o).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = lines(&o)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"counter") && names.contains(&"os_random"), "{names:?}");
+    assert!(
+        names.contains(&"counter") && names.contains(&"os_random"),
+        "{names:?}"
+    );
     for r in &rows {
         assert!(r["bits"].as_u64().is_some() && r["threads"].as_u64() == Some(1));
         assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0);
         assert!(r["ns_per_op"].as_f64().unwrap() > 0.0);
     }
-    let o = nonceforge(&["bench", "--threads", "1", "--seconds", "0.05", "--filter", "sortable/96"], &[]);
+    let o = nonceforge(
+        &[
+            "bench",
+            "--threads",
+            "1",
+            "--seconds",
+            "0.05",
+            "--filter",
+            "sortable/96",
+        ],
+        &[],
+    );
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("ops/s") && table.contains("sortable"), "{table}");
+    assert!(
+        table.contains("ops/s") && table.contains("sortable"),
+        "{table}"
+    );
 }

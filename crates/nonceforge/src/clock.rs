@@ -180,7 +180,9 @@ impl ManualClock {
 
     /// Sets the wall clock alone (forwards or backwards); monotonic time stays.
     pub fn set_wall_unix_ms(&self, unix_ms: u64) {
-        self.inner.wall_ns.store(unix_ms * 1_000_000, Ordering::SeqCst);
+        self.inner
+            .wall_ns
+            .store(unix_ms * 1_000_000, Ordering::SeqCst);
     }
 
     /// The wall clock in milliseconds since 1970.
@@ -261,7 +263,8 @@ impl Ticker {
         {
             let left = self.deadline_left(clock, wall_ns);
             if left > 0 {
-                self.deadline.fetch_max(t.saturating_add(left), Ordering::Release);
+                self.deadline
+                    .fetch_max(t.saturating_add(left), Ordering::Release);
             }
         }
         ms.max(prev)
@@ -303,7 +306,11 @@ mod tests {
         assert_eq!(c.wall_unix_ms(), 1_005);
         assert_eq!(c.monotonic_ns() - m, 5_000_000);
         c.set_wall_unix_ms(10);
-        assert_eq!(c.monotonic_ns() - m, 5_000_000, "a wall step leaves monotonic time");
+        assert_eq!(
+            c.monotonic_ns() - m,
+            5_000_000,
+            "a wall step leaves monotonic time"
+        );
         c.sleep(Duration::from_micros(1500));
         assert_eq!(c.slept(), Duration::from_micros(1500));
         assert_eq!(c.sleeps(), 1);

@@ -10,7 +10,9 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum Error {
     /// The process-wide generator was used before [`crate::init`] was called.
-    #[error("nonceforge: the global generator is not initialised: call nonceforge::init(...) first")]
+    #[error(
+        "nonceforge: the global generator is not initialised: call nonceforge::init(...) first"
+    )]
     Uninitialised,
     /// The process-wide generator was initialised twice.
     #[error("nonceforge: the global generator is already initialised")]
@@ -31,7 +33,9 @@ pub enum Error {
         name: String,
     },
     /// The environment variable does not end in a number.
-    #[error("machine id: environment variable {name}={value:?} does not end in a decimal number (e.g. \"web-3\")")]
+    #[error(
+        "machine id: environment variable {name}={value:?} does not end in a decimal number (e.g. \"web-3\")"
+    )]
     MachineIdEnvNoNumber {
         /// The variable's name.
         name: String,
@@ -47,7 +51,9 @@ pub enum Error {
         count: usize,
     },
     /// The host list names a host twice.
-    #[error("machine id: host {host:?} appears twice in the host list (positions {first} and {second})")]
+    #[error(
+        "machine id: host {host:?} appears twice in the host list (positions {first} and {second})"
+    )]
     HostListedTwice {
         /// The duplicated name.
         host: String,
@@ -69,7 +75,9 @@ pub enum Error {
         len: usize,
     },
     /// Encrypted nonces were asked for, but the generator has no key.
-    #[error("encrypted nonces need a base key: build the generator with .key(...) (at least 32 bytes)")]
+    #[error(
+        "encrypted nonces need a base key: build the generator with .key(...) (at least 32 bytes)"
+    )]
     NoKey,
     /// A nonce size other than 64, 96 or 128 bits.
     #[error("bits {value} is not a nonce size: it must be 64, 96 or 128")]
@@ -110,7 +118,9 @@ pub enum Error {
         len: usize,
     },
     /// The clock reads a time before the generator's epoch.
-    #[error("the clock reads {now_unix_ms} ms since 1970, before the epoch {epoch_unix_ms}: timestamps cannot be negative")]
+    #[error(
+        "the clock reads {now_unix_ms} ms since 1970, before the epoch {epoch_unix_ms}: timestamps cannot be negative"
+    )]
     ClockBeforeEpoch {
         /// The clock's reading.
         now_unix_ms: u64,
@@ -118,7 +128,9 @@ pub enum Error {
         epoch_unix_ms: u64,
     },
     /// The 42-bit millisecond timestamp has run out (139 years after the epoch).
-    #[error("the 42-bit timestamp range ends at {end_unix_ms} ms since 1970 (epoch {epoch_unix_ms} + 2^42 ms): no nonce can be issued past it; pick a later epoch")]
+    #[error(
+        "the 42-bit timestamp range ends at {end_unix_ms} ms since 1970 (epoch {epoch_unix_ms} + 2^42 ms): no nonce can be issued past it; pick a later epoch"
+    )]
     EpochExhausted {
         /// The epoch.
         epoch_unix_ms: u64,
@@ -126,7 +138,9 @@ pub enum Error {
         end_unix_ms: u64,
     },
     /// The clock is behind a timestamp an earlier instance may have issued up to.
-    #[error("the clock reads {now_unix_ms} ms since 1970, {behind_ms} ms behind the floor {floor_unix_ms} set by not_before(): waiting more than max_wait ({max_wait_ms} ms) was refused")]
+    #[error(
+        "the clock reads {now_unix_ms} ms since 1970, {behind_ms} ms behind the floor {floor_unix_ms} set by not_before(): waiting more than max_wait ({max_wait_ms} ms) was refused"
+    )]
     ClockBehind {
         /// The clock's reading.
         now_unix_ms: u64,

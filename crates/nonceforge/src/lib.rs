@@ -84,9 +84,7 @@ static GLOBAL: OnceLock<NonceGenerator> = OnceLock::new();
 /// # Ok::<(), nonceforge::Error>(())
 /// ```
 pub fn init(generator: NonceGenerator) -> Result<()> {
-    GLOBAL
-        .set(generator)
-        .map_err(|_| Error::AlreadyInitialised)
+    GLOBAL.set(generator).map_err(|_| Error::AlreadyInitialised)
 }
 
 /// The process-wide generator; [`Error::Uninitialised`] before [`init`].

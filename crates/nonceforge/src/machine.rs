@@ -154,11 +154,22 @@ mod tests {
     #[test]
     fn trailing_number() {
         assert_eq!(MachineId::from_trailing_number("P", "3").unwrap().get(), 3);
-        assert_eq!(MachineId::from_trailing_number("P", "a-b-007").unwrap().get(), 7);
-        assert_eq!(MachineId::from_trailing_number("P", "x9y10").unwrap().get(), 10);
+        assert_eq!(
+            MachineId::from_trailing_number("P", "a-b-007")
+                .unwrap()
+                .get(),
+            7
+        );
+        assert_eq!(
+            MachineId::from_trailing_number("P", "x9y10").unwrap().get(),
+            10
+        );
         for bad in ["", "web", "web-", "7-web"] {
             let e = MachineId::from_trailing_number("POD_NAME", bad).unwrap_err();
-            assert!(matches!(e, Error::MachineIdEnvNoNumber { .. }), "{bad}: {e}");
+            assert!(
+                matches!(e, Error::MachineIdEnvNoNumber { .. }),
+                "{bad}: {e}"
+            );
             assert!(e.to_string().contains("POD_NAME"));
         }
         assert!(matches!(
@@ -171,7 +182,10 @@ mod tests {
     fn env_var() {
         // SAFETY: test-local variable names, no other thread reads them.
         unsafe { std::env::set_var("NONCEFORGE_TEST_POD", "nonces-17") };
-        assert_eq!(MachineId::from_env("NONCEFORGE_TEST_POD").unwrap().get(), 17);
+        assert_eq!(
+            MachineId::from_env("NONCEFORGE_TEST_POD").unwrap().get(),
+            17
+        );
         assert!(matches!(
             MachineId::from_env("NONCEFORGE_TEST_UNSET_VARIABLE"),
             Err(Error::MachineIdEnvMissing { .. })
@@ -193,7 +207,10 @@ mod tests {
             .collect();
         assert_eq!(before, after);
         assert_eq!(before, vec![0, 1, 2]);
-        assert_eq!(MachineId::from_host_list(&grown, "aardvark").unwrap().get(), 3);
+        assert_eq!(
+            MachineId::from_host_list(&grown, "aardvark").unwrap().get(),
+            3
+        );
     }
 
     #[test]

@@ -11,9 +11,18 @@ fn uninitialised_then_initialised_once() {
             .to_string()
             .contains("nonceforge::init")
     );
-    let g = NonceGenerator::builder(MachineId::new(2).unwrap()).build().unwrap();
+    let g = NonceGenerator::builder(MachineId::new(2).unwrap())
+        .build()
+        .unwrap();
     nonceforge::init(g.clone()).unwrap();
     assert_eq!(nonceforge::init(g), Err(Error::AlreadyInitialised));
     let n = nonceforge::global().unwrap().counter_96().unwrap();
-    assert_eq!(nonceforge::global().unwrap().inspect(&n).unwrap().machine_id, 2);
+    assert_eq!(
+        nonceforge::global()
+            .unwrap()
+            .inspect(&n)
+            .unwrap()
+            .machine_id,
+        2
+    );
 }

@@ -2,7 +2,7 @@
 //! stepping backwards, restarts, the end of the 42-bit range.
 
 use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, TIMESTAMP_END};
-use nonceforge::{Error, MachineId, ManualClock, NonceGenerator, NonceKind, Bits};
+use nonceforge::{Bits, Error, MachineId, ManualClock, NonceGenerator, NonceKind};
 use std::time::Duration;
 
 const T0: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -36,7 +36,10 @@ fn counter64_throttles_at_8192_per_ms_by_sleeping() {
     for _ in 0..8192 * 5 {
         let n = g.counter_64().unwrap();
         let ts = ts_of(&g, &n);
-        assert!(ts <= clock.wall_unix_ms(), "a timestamp never passes the clock");
+        assert!(
+            ts <= clock.wall_unix_ms(),
+            "a timestamp never passes the clock"
+        );
         *per_ms.entry(ts).or_default() += 1;
     }
     assert_eq!(per_ms.len(), 5);
@@ -58,7 +61,11 @@ fn idle_time_is_banked() {
     for _ in 0..100 * 8192 {
         last = ts_of(&g, &local.counter_64().unwrap());
     }
-    assert_eq!(clock.sleeps(), sleeps0, "a burst on banked time never waits");
+    assert_eq!(
+        clock.sleeps(),
+        sleeps0,
+        "a burst on banked time never waits"
+    );
     assert!(last <= clock.wall_unix_ms());
     // The bank is spent: the next block has to wait.
     for _ in 0..2 * 8192 {
@@ -78,7 +85,11 @@ fn sortable64_reaches_8192_per_ms_then_sleeps() {
         assert!(n > prev, "strictly increasing at #{i}");
         prev = n;
         let p = g.inspect(&n).unwrap();
-        assert_eq!(p.unix_ms, clock.wall_unix_ms(), "carries the current millisecond");
+        assert_eq!(
+            p.unix_ms,
+            clock.wall_unix_ms(),
+            "carries the current millisecond"
+        );
         assert_eq!(p.counter, i % 8192);
     }
     assert_eq!(clock.sleeps() - sleeps0, 2);
@@ -105,7 +116,11 @@ fn wall_clock_stepping_back_after_build_changes_nothing() {
     clock.advance(Duration::from_millis(2));
     let after = g.sortable_128().unwrap();
     assert!(after > before);
-    assert_eq!(ts_of(&g, &after), T0 + 1 + 2, "time follows the monotonic clock");
+    assert_eq!(
+        ts_of(&g, &after),
+        T0 + 1 + 2,
+        "time follows the monotonic clock"
+    );
     // 64-bit counters do not stall either.
     for _ in 0..3 * 8192 {
         g.counter_64().unwrap();
@@ -209,7 +224,10 @@ fn end_of_the_42_bit_range() {
     // counter nonces carry the start time.
     assert!(g.sortable_128().is_ok() && g.counter_96().is_ok());
     clock.advance(Duration::from_millis(1));
-    assert!(matches!(g.sortable_128(), Err(Error::EpochExhausted { .. })));
+    assert!(matches!(
+        g.sortable_128(),
+        Err(Error::EpochExhausted { .. })
+    ));
 
     // Past the end, or before the epoch: building fails.
     let e = NonceGenerator::builder(MachineId::new(1).unwrap())
@@ -235,10 +253,18 @@ fn disabled_generator_issues_nothing() {
     assert_eq!(g.counter_64(), Err(Error::Disabled));
     assert_eq!(g.sortable_96(), Err(Error::Disabled));
     assert_eq!(g.encrypted_128(), Err(Error::Disabled));
-    assert_eq!(local.counter_96(), Err(Error::Disabled), "even inside a reserved block");
+    assert_eq!(
+        local.counter_96(),
+        Err(Error::Disabled),
+        "even inside a reserved block"
+    );
     assert_eq!(local.encrypted_64(), Err(Error::Disabled));
     let mut buf = [0xAAu8; 32];
-    for kind in [NonceKind::Counter, NonceKind::Sortable, NonceKind::Encrypted] {
+    for kind in [
+        NonceKind::Counter,
+        NonceKind::Sortable,
+        NonceKind::Encrypted,
+    ] {
         assert_eq!(g.fill(kind, Bits::B128, &mut buf), Err(Error::Disabled));
         assert_eq!(buf, [0xAA; 32], "nothing half-written");
     }
@@ -267,10 +293,23 @@ fn bad_input_is_refused_with_a_typed_error() {
     let g = build(&clock);
     let mut buf = [0x55u8; 20];
     let e = g.fill(NonceKind::Counter, Bits::B96, &mut buf).unwrap_err();
-    assert_eq!(e, Error::BufferLength { argument: "out", len: 20, width: 12 });
+    assert_eq!(
+        e,
+        Error::BufferLength {
+            argument: "out",
+            len: 20,
+            width: 12
+        }
+    );
     assert_eq!(buf, [0x55; 20]);
-    assert!(matches!(g.decrypt(&[0; 5]), Err(Error::NonceLength { len: 5, .. })));
-    assert!(matches!(g.inspect(&[0; 17]), Err(Error::NonceLength { len: 17, .. })));
+    assert!(matches!(
+        g.decrypt(&[0; 5]),
+        Err(Error::NonceLength { len: 5, .. })
+    ));
+    assert!(matches!(
+        g.inspect(&[0; 17]),
+        Err(Error::NonceLength { len: 17, .. })
+    ));
     let mut empty: [u8; 0] = [];
     assert!(g.fill(NonceKind::Encrypted, Bits::B64, &mut empty).is_ok());
 }

@@ -77,7 +77,11 @@ fn run(kind: NonceKind, bits: Bits) {
     if kind == NonceKind::Sortable {
         for (name, v) in [("A", &a), ("B", &b)] {
             if let Some(i) = v.windows(2).position(|w| w[0] >= w[1]) {
-                panic!("{bits}-bit sortable, thread {name}: #{i} {:x} then {:x}", v[i], v[i + 1]);
+                panic!(
+                    "{bits}-bit sortable, thread {name}: #{i} {:x} then {:x}",
+                    v[i],
+                    v[i + 1]
+                );
             }
         }
     }

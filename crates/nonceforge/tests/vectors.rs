@@ -1,7 +1,9 @@
 //! testdata/vectors/nonces.json, written by an independent implementation
 //! (testdata/vectors/make_nonces.py), read back through every path that makes nonces.
 
-use nonceforge::{Bits, Cipher64, Cipher128, MachineId, ManualClock, NonceGenerator, inspect, layout};
+use nonceforge::{
+    Bits, Cipher64, Cipher128, MachineId, ManualClock, NonceGenerator, inspect, layout,
+};
 use serde_json::Value;
 
 fn doc() -> Value {
@@ -29,7 +31,10 @@ fn layout_vectors() {
         let bytes = value.to_be_bytes()[16 - bits.bytes()..].to_vec();
         assert_eq!(hex_of(&bytes), v["hex"].as_str().unwrap(), "{v}");
         let parts = inspect(&bytes, epoch).unwrap();
-        assert_eq!((parts.timestamp_ms, parts.machine_id, parts.counter), (ts, m, c));
+        assert_eq!(
+            (parts.timestamp_ms, parts.machine_id, parts.counter),
+            (ts, m, c)
+        );
         assert_eq!(parts.unix_ms, ts + epoch);
     }
 }
@@ -54,7 +59,12 @@ fn counter_vectors_by_every_path() {
         let want: Vec<(usize, &str)> = rows
             .iter()
             .filter(|v| v["bits"].as_u64() == Some(bits.bits() as u64))
-            .map(|v| (v["index"].as_u64().unwrap() as usize, v["hex"].as_str().unwrap()))
+            .map(|v| {
+                (
+                    v["index"].as_u64().unwrap() as usize,
+                    v["hex"].as_str().unwrap(),
+                )
+            })
             .collect();
         let n = want.iter().map(|w| w.0).max().unwrap() + 1;
         let width = bits.bytes();
@@ -62,12 +72,17 @@ fn counter_vectors_by_every_path() {
         // 1. one call at a time on the generator
         let ng = generator(g, false, Cipher64::default(), Cipher128::default());
         let single: Vec<String> = (0..n)
-            .map(|_| ng.generate(nonceforge::NonceKind::Counter, bits).unwrap().to_string())
+            .map(|_| {
+                ng.generate(nonceforge::NonceKind::Counter, bits)
+                    .unwrap()
+                    .to_string()
+            })
             .collect();
         // 2. one batch
         let ng = generator(g, false, Cipher64::default(), Cipher128::default());
         let mut buf = vec![0u8; n * width];
-        ng.fill(nonceforge::NonceKind::Counter, bits, &mut buf).unwrap();
+        ng.fill(nonceforge::NonceKind::Counter, bits, &mut buf)
+            .unwrap();
         let batch: Vec<String> = buf.chunks(width).map(hex_of).collect();
         // 3. a per-thread handle
         let ng = generator(g, false, Cipher64::default(), Cipher128::default());
@@ -80,9 +95,15 @@ fn counter_vectors_by_every_path() {
             })
             .collect();
         for (i, hex) in &want {
-            assert_eq!(single[*i], *hex, "{bits}-bit counter nonce #{i}, one call at a time");
+            assert_eq!(
+                single[*i], *hex,
+                "{bits}-bit counter nonce #{i}, one call at a time"
+            );
             assert_eq!(batch[*i], *hex, "{bits}-bit counter nonce #{i}, batch");
-            assert_eq!(local[*i], *hex, "{bits}-bit counter nonce #{i}, local handle");
+            assert_eq!(
+                local[*i], *hex,
+                "{bits}-bit counter nonce #{i}, local handle"
+            );
         }
     }
 }
@@ -102,15 +123,24 @@ fn encrypted_vectors() {
         let i = v["index"].as_u64().unwrap() as usize;
         let ng = generator(g, true, c64, c128);
         let mut buf = vec![0u8; (i + 1) * bits.bytes()];
-        ng.fill(nonceforge::NonceKind::Encrypted, bits, &mut buf).unwrap();
+        ng.fill(nonceforge::NonceKind::Encrypted, bits, &mut buf)
+            .unwrap();
         let got = &buf[i * bits.bytes()..];
         assert_eq!(hex_of(got), v["hex"].as_str().unwrap(), "{name} #{i}");
         let plain = ng.decrypt(got).unwrap();
-        assert_eq!(hex_of(&plain.to_vec()), v["plain_hex"].as_str().unwrap(), "{name} #{i} decrypts");
+        assert_eq!(
+            hex_of(&plain.to_vec()),
+            v["plain_hex"].as_str().unwrap(),
+            "{name} #{i} decrypts"
+        );
         if i == 0 {
             let ng = generator(g, true, c64, c128);
             let one = ng.generate(nonceforge::NonceKind::Encrypted, bits).unwrap();
-            assert_eq!(one.to_string(), v["hex"].as_str().unwrap(), "{name}: one call");
+            assert_eq!(
+                one.to_string(),
+                v["hex"].as_str().unwrap(),
+                "{name}: one call"
+            );
         }
     }
 }

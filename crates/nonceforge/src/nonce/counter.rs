@@ -45,7 +45,11 @@ impl<C: Clock> Shared<C> {
     }
 
     /// Fills `out` with counter nonces from one reservation.
-    pub(crate) fn fill_counter<const N: usize>(&self, bits: Bits, out: &mut [[u8; N]]) -> Result<()> {
+    pub(crate) fn fill_counter<const N: usize>(
+        &self,
+        bits: Bits,
+        out: &mut [[u8; N]],
+    ) -> Result<()> {
         debug_assert_eq!(N, bits.bytes());
         if out.is_empty() {
             return self.check_enabled();
@@ -75,13 +79,15 @@ impl<C: Clock> Shared<C> {
                 while i < out.len() {
                     let t = first + i as u64;
                     let ts = self.init_ts + (t >> k);
-                    let run = ((1u64 << k) - (t & ((1 << k) - 1))).min((out.len() - i) as u64) as usize;
+                    let run =
+                        ((1u64 << k) - (t & ((1 << k) - 1))).min((out.len() - i) as u64) as usize;
                     let hi = (ts >> 10) as u32;
                     let lo_base = ((ts & 0x3ff) << 54) | (m << 45);
                     let lo_t = t & ((1 << k) - 1);
                     for (j, o) in out[i..i + run].iter_mut().enumerate() {
                         o[..4].copy_from_slice(&hi.to_be_bytes());
-                        o[4..].copy_from_slice(&(lo_base | (lo_t + j as u64)).to_be_bytes()[..N - 4]);
+                        o[4..]
+                            .copy_from_slice(&(lo_base | (lo_t + j as u64)).to_be_bytes()[..N - 4]);
                     }
                     i += run;
                 }

@@ -131,7 +131,11 @@ pub const fn decompose(bits: Bits, value: u128, epoch_unix_ms: u64) -> NoncePart
     let (ts, m, counter) = match bits {
         Bits::B64 => (value >> 22, (value >> 13) & 0x1ff, value & 0x1fff),
         Bits::B96 => (value >> 54, (value >> 45) & 0x1ff, value & ((1 << 45) - 1)),
-        Bits::B128 => (value >> 86, (value >> 77) & 0x1ff, value & (u64::MAX as u128)),
+        Bits::B128 => (
+            value >> 86,
+            (value >> 77) & 0x1ff,
+            value & (u64::MAX as u128),
+        ),
     };
     let timestamp_ms = (ts as u64) & (TIMESTAMP_END - 1);
     NonceParts {
@@ -223,7 +227,10 @@ mod tests {
     fn edges() {
         let max = compose(Bits::B64, TIMESTAMP_END - 1, 511, 8191);
         assert_eq!(max, u64::MAX as u128);
-        assert_eq!(compose(Bits::B96, TIMESTAMP_END - 1, 511, (1 << 45) - 1), (1u128 << 96) - 1);
+        assert_eq!(
+            compose(Bits::B96, TIMESTAMP_END - 1, 511, (1 << 45) - 1),
+            (1u128 << 96) - 1
+        );
         assert_eq!(compose(Bits::B128, 0, 0, u64::MAX), u64::MAX as u128);
         assert_eq!(compose(Bits::B128, 1, 0, 0), 1u128 << 86);
         assert!(inspect(&[0u8; 7], 0).is_err());

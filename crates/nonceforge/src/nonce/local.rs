@@ -105,7 +105,28 @@ impl<C: Clock> LocalNonces<C> {
         Ok(())
     }
 
-    local_sized!(Bits::B64, 8, counter_64, encrypted_64, sortable_64, encrypt64);
-    local_sized!(Bits::B96, 12, counter_96, encrypted_96, sortable_96, encrypt96);
-    local_sized!(Bits::B128, 16, counter_128, encrypted_128, sortable_128, encrypt128);
+    local_sized!(
+        Bits::B64,
+        8,
+        counter_64,
+        encrypted_64,
+        sortable_64,
+        encrypt64
+    );
+    local_sized!(
+        Bits::B96,
+        12,
+        counter_96,
+        encrypted_96,
+        sortable_96,
+        encrypt96
+    );
+    local_sized!(
+        Bits::B128,
+        16,
+        counter_128,
+        encrypted_128,
+        sortable_128,
+        encrypt128
+    );
 }

@@ -387,12 +387,45 @@ macro_rules! sized_methods {
 }
 
 impl<C: Clock> NonceGenerator<C> {
-    sized_methods!(Bits::B64, 8, counter_64, sortable_64, encrypted_64, fill_counter_64,
-        fill_encrypted_64, decrypt_64, encrypt64, decrypt64, encrypt64_many);
-    sized_methods!(Bits::B96, 12, counter_96, sortable_96, encrypted_96, fill_counter_96,
-        fill_encrypted_96, decrypt_96, encrypt96, decrypt96, encrypt96_many);
-    sized_methods!(Bits::B128, 16, counter_128, sortable_128, encrypted_128, fill_counter_128,
-        fill_encrypted_128, decrypt_128, encrypt128, decrypt128, encrypt128_many);
+    sized_methods!(
+        Bits::B64,
+        8,
+        counter_64,
+        sortable_64,
+        encrypted_64,
+        fill_counter_64,
+        fill_encrypted_64,
+        decrypt_64,
+        encrypt64,
+        decrypt64,
+        encrypt64_many
+    );
+    sized_methods!(
+        Bits::B96,
+        12,
+        counter_96,
+        sortable_96,
+        encrypted_96,
+        fill_counter_96,
+        fill_encrypted_96,
+        decrypt_96,
+        encrypt96,
+        decrypt96,
+        encrypt96_many
+    );
+    sized_methods!(
+        Bits::B128,
+        16,
+        counter_128,
+        sortable_128,
+        encrypted_128,
+        fill_counter_128,
+        fill_encrypted_128,
+        decrypt_128,
+        encrypt128,
+        decrypt128,
+        encrypt128_many
+    );
 
     /// A nonce of a kind and size chosen at run time.
     pub fn generate(&self, kind: NonceKind, bits: Bits) -> Result<Nonce> {
@@ -412,7 +445,7 @@ impl<C: Clock> NonceGenerator<C> {
     /// of a kind and size chosen at run time. On error `out` is left untouched.
     pub fn fill(&self, kind: NonceKind, bits: Bits, out: &mut [u8]) -> Result<()> {
         let width = bits.bytes();
-        if out.len() % width != 0 {
+        if !out.len().is_multiple_of(width) {
             return Err(Error::BufferLength {
                 argument: "out",
                 len: out.len(),
@@ -590,7 +623,6 @@ impl<C: Clock> Shared<C> {
 
     /// Blocks until millisecond `ts` (since the epoch) has begun.
     pub(crate) fn wait_until_ts(&self, ts: u64) {
-        self.ticker
-            .wait_for(&self.clock, ts + self.epoch_unix_ms);
+        self.ticker.wait_for(&self.clock, ts + self.epoch_unix_ms);
     }
 }

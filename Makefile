@@ -1,0 +1,63 @@
+# nonceforge — the README's two commands:
+#   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
+#   make test   every test: formatting, lints, unit, integration, doc and CLI tests
+#
+# Other targets: make setup | build | bench | bench-criterion | vectors | clean
+
+SHELL        := /bin/bash
+CARGO        ?= cargo
+BIN          := target/release/nonceforge
+# Debian packages the project needs (later faces add PostgreSQL, Redis, etcd here).
+APT_PACKAGES := build-essential pkg-config ca-certificates
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# A throwaway key for the demo's encrypted nonces: 32 bytes, never printed.
+DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
+.PHONY: all demo setup build test lint bench bench-criterion vectors clean
+
+all: demo
+
+setup:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust 1.89 or newer (rustup)"; exit 1; }
+	@$(CARGO) clippy --version >/dev/null 2>&1 || { echo "clippy missing: rustup component add clippy rustfmt"; exit 1; }
+
+build: setup
+	$(CARGO) build --release --locked -p nonceforge-cli
+
+demo: build
+	@echo "== counter nonces (64, 96, 128 bits), machine id 7"
+	@for b in 64 96 128; do $(BIN) gen counter --bits $$b -n 2 --machine-id 7; done
+	@echo "== sortable nonces, as integers"
+	@$(BIN) gen sortable --bits 64 -n 3 --format int --machine-id 7
+	@echo "== encrypted nonces (Speck64/128, Speck96/144, AES-256), base64url"
+	@export NONCEFORGE_KEY=$(DEMO_KEY); for b in 64 96 128; do $(BIN) gen encrypted --bits $$b -n 2 --format base64url --machine-id 7; done
+	@echo "== 10 million 96-bit counter nonces to /dev/null"
+	@time $(BIN) gen counter --bits 96 -n 10000000 > /dev/null
+	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
+	$(BIN) bench --threads 1,2 --seconds 0.5
+
+test: setup lint
+	$(CARGO) test --workspace --release --locked
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+bench: build
+	$(BIN) bench --threads 1,2 --seconds 1
+
+bench-criterion:
+	$(CARGO) bench -p nonceforge --bench nonces
+
+# Regenerate testdata/vectors/nonces.json with the independent Python implementation
+# (needs python3 and the `cryptography` package; not needed by the tests).
+vectors:
+	python3 testdata/vectors/make_nonces.py
+
+clean:
+	$(CARGO) clean
