@@ -77,8 +77,10 @@ struct Row {
     /// This row's rate over `os_random` of the same width and thread count.
     #[serde(skip_serializing_if = "Option::is_none")]
     vs_os_random: Option<f64>,
-    /// Cores busy while measuring (user + system time over wall time).
-    cpu: f64,
+    /// Cores busy while measuring (user + system time over wall time); not for
+    /// bursts, which are shorter than the kernel's CPU-time accounting tick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu: Option<f64>,
     #[serde(skip_serializing_if = "str::is_empty")]
     note: &'static str,
 }
@@ -295,16 +297,17 @@ fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
         let ratio = r
             .vs_os_random
             .map_or("-".to_owned(), |x| format!("{x:.1}×"));
+        let cpu = r.cpu.map_or("-".to_owned(), |c| format!("{c:.2}"));
         writeln!(
             out,
-            "{:<18} {:>4} {:>7} {:>12} {:>9.2} {:>11} {:>5.2}  {}",
+            "{:<18} {:>4} {:>7} {:>12} {:>9.2} {:>11} {:>5}  {}",
             r.name,
             r.bits,
             r.threads,
             human(r.ops_per_sec),
             r.ns_per_op,
             ratio,
-            r.cpu,
+            cpu,
             r.note
         )?;
     }
@@ -371,7 +374,7 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
         ops_per_sec,
         ns_per_op: 1e9 * threads as f64 / ops_per_sec,
         vs_os_random: None,
-        cpu: cpu.as_secs_f64() / wall.as_secs_f64(),
+        cpu: matches!(spec.method, Method::Timed).then(|| cpu.as_secs_f64() / wall.as_secs_f64()),
         note: spec.note,
     })
 }

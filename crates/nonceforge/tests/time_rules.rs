@@ -313,3 +313,46 @@ fn bad_input_is_refused_with_a_typed_error() {
     let mut empty: [u8; 0] = [];
     assert!(g.fill(NonceKind::Encrypted, Bits::B64, &mut empty).is_ok());
 }
+
+#[test]
+fn sortable_handles_increase_and_never_collide() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let (mut a, mut b) = (g.local(), g.local());
+    let pa: Vec<_> = (0..5)
+        .map(|_| g.inspect(&a.sortable_96().unwrap()).unwrap())
+        .collect();
+    let pb = g.inspect(&b.sortable_96().unwrap()).unwrap();
+    let shared = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    // Slot in the high bits of the counter field, per-millisecond counter below.
+    assert_eq!(
+        pa.iter().map(|p| p.counter & 0x1f_ffff).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    let slot = |p: &nonceforge::NonceParts| p.counter >> 21;
+    assert!(slot(&pa[0]) >= 1 && slot(&pb) >= 1 && slot(&pa[0]) != slot(&pb));
+    assert_eq!(slot(&shared), 0, "slot 0 is the shared sequence");
+    clock.advance(Duration::from_millis(3));
+    let next = g.inspect(&a.sortable_96().unwrap()).unwrap();
+    assert_eq!(next.unix_ms, pa[0].unix_ms + 3);
+    assert_eq!(
+        next.counter & 0x1f_ffff,
+        0,
+        "the counter restarts each millisecond"
+    );
+
+    // 2^21 from one handle in one millisecond: the next waits for the next one.
+    let mut c = g.local();
+    let first = c.sortable_128().unwrap();
+    let mut last = first;
+    for _ in 1..(1 << 21) {
+        let n = c.sortable_128().unwrap();
+        assert!(n > last);
+        last = n;
+    }
+    let sleeps = clock.sleeps();
+    let over = c.sortable_128().unwrap();
+    assert!(over > last);
+    assert_eq!(clock.sleeps(), sleeps + 1);
+    assert_eq!(ts_of(&g, &over), ts_of(&g, &first) + 1);
+}

@@ -18,7 +18,7 @@ fn value(bytes: &[u8]) -> u128 {
     u128::from_be_bytes(w)
 }
 
-/// Thread A: one call at a time on a per-thread handle (sortable: on the generator).
+/// Thread A: one call at a time on a per-thread handle.
 fn thread_a(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits) -> Vec<u128> {
     let mut local = g.local();
     let mut out = Vec::with_capacity(PER_THREAD);
@@ -30,7 +30,9 @@ fn thread_a(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits) -> Vec
             (NonceKind::Encrypted, Bits::B64) => value(&local.encrypted_64().unwrap()),
             (NonceKind::Encrypted, Bits::B96) => value(&local.encrypted_96().unwrap()),
             (NonceKind::Encrypted, Bits::B128) => value(&local.encrypted_128().unwrap()),
-            (NonceKind::Sortable, _) => g.generate(kind, bits).unwrap().to_u128(),
+            (NonceKind::Sortable, Bits::B64) => value(&local.sortable_64().unwrap()),
+            (NonceKind::Sortable, Bits::B96) => value(&local.sortable_96().unwrap()),
+            (NonceKind::Sortable, Bits::B128) => value(&local.sortable_128().unwrap()),
         };
         out.push(v);
     }

@@ -133,6 +133,21 @@ fn encrypted_vectors() {
             v["plain_hex"].as_str().unwrap(),
             "{name} #{i} decrypts"
         );
+        let ng = generator(g, true, c64, c128);
+        let mut local = ng.local();
+        let by_local = (0..=i)
+            .map(|_| match bits {
+                Bits::B64 => hex_of(&local.encrypted_64().unwrap()),
+                Bits::B96 => hex_of(&local.encrypted_96().unwrap()),
+                Bits::B128 => hex_of(&local.encrypted_128().unwrap()),
+            })
+            .last()
+            .unwrap();
+        assert_eq!(
+            by_local,
+            v["hex"].as_str().unwrap(),
+            "{name} #{i}: local handle"
+        );
         if i == 0 {
             let ng = generator(g, true, c64, c128);
             let one = ng.generate(nonceforge::NonceKind::Encrypted, bits).unwrap();

@@ -14,14 +14,19 @@
 //! them; their 64-bit blocks are no weaker here than Speck64's, since every
 //! block is a distinct counter value.
 
+mod speck;
+
 use crate::error::{Error, Result};
+use crate::nonce::layout::Bits;
 use aes::Aes256;
 use blowfish::Blowfish;
 use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use des::TdesEde3;
 use hkdf::Hkdf;
 use sha2::Sha256;
-use speck_cipher::{Speck64_128, Speck96_144, Speck128_256};
+pub(crate) use speck::LANES;
+use speck::{Speck64, Speck96};
+use speck_cipher::Speck128_256;
 use zeroize::Zeroizing;
 
 /// The cipher for 64-bit encrypted nonces.
@@ -125,7 +130,7 @@ fn derive<const N: usize>(base_key: &[u8], cipher: &str, bits: u32) -> Zeroizing
 // One per generator, kept inline: boxing would add a pointer chase per nonce.
 #[allow(clippy::large_enum_variant)]
 enum Impl64 {
-    Speck(Speck64_128),
+    Speck(Speck64),
     Blowfish(Box<Blowfish>),
     Tdes(TdesEde3),
 }
@@ -140,9 +145,7 @@ impl Impl64 {
     /// The cipher keyed with `key` (16 bytes; 24 for 3DES; 4..=56 for Blowfish).
     fn new(cipher: Cipher64, key: &[u8]) -> Self {
         match cipher {
-            Cipher64::Speck64_128 => {
-                Impl64::Speck(Speck64_128::new(key.try_into().expect("16 bytes")))
-            }
+            Cipher64::Speck64_128 => Impl64::Speck(Speck64::new(key.try_into().expect("16 bytes"))),
             Cipher64::Blowfish => Impl64::Blowfish(Box::new(
                 Blowfish::new_from_slice(key).expect("Blowfish takes 4..=56-byte keys"),
             )),
@@ -166,7 +169,7 @@ impl Impl128 {
 /// Round keys are wiped when this is dropped (the cipher crates' `zeroize` feature).
 pub(crate) struct NonceCiphers {
     c64: Impl64,
-    c96: Speck96_144,
+    c96: Speck96,
     c128: Impl128,
 }
 
@@ -187,37 +190,35 @@ impl NonceCiphers {
             c64,
             &derive::<24>(base_key, c64.name(), 64)[..c64.key_len()],
         );
-        let c96 = Speck96_144::new((&*derive::<18>(base_key, "speck96-144", 96)).into());
+        let c96 = Speck96::new(&derive::<18>(base_key, "speck96-144", 96));
         let c128 = Impl128::new(c128, &*derive::<32>(base_key, c128.name(), 128));
         Ok(NonceCiphers { c64, c96, c128 })
     }
 
     #[inline]
     pub(crate) fn encrypt64(&self, block: &mut [u8; 8]) {
-        let b = block.into();
         match &self.c64 {
-            Impl64::Speck(c) => c.encrypt_block(b),
-            Impl64::Blowfish(c) => c.encrypt_block(b),
-            Impl64::Tdes(c) => c.encrypt_block(b),
+            Impl64::Speck(c) => c.encrypt_block(block),
+            Impl64::Blowfish(c) => c.encrypt_block(block.into()),
+            Impl64::Tdes(c) => c.encrypt_block(block.into()),
         }
     }
 
     pub(crate) fn decrypt64(&self, block: &mut [u8; 8]) {
-        let b = block.into();
         match &self.c64 {
-            Impl64::Speck(c) => c.decrypt_block(b),
-            Impl64::Blowfish(c) => c.decrypt_block(b),
-            Impl64::Tdes(c) => c.decrypt_block(b),
+            Impl64::Speck(c) => c.decrypt_block(block),
+            Impl64::Blowfish(c) => c.decrypt_block(block.into()),
+            Impl64::Tdes(c) => c.decrypt_block(block.into()),
         }
     }
 
     #[inline]
     pub(crate) fn encrypt96(&self, block: &mut [u8; 12]) {
-        self.c96.encrypt_block(block.into());
+        self.c96.encrypt_block(block);
     }
 
     pub(crate) fn decrypt96(&self, block: &mut [u8; 12]) {
-        self.c96.decrypt_block(block.into());
+        self.c96.decrypt_block(block);
     }
 
     #[inline]
@@ -246,11 +247,50 @@ impl NonceCiphers {
     }
 
     pub(crate) fn encrypt64_many(&self, blocks: &mut [[u8; 8]]) {
-        blocks.iter_mut().for_each(|b| self.encrypt64(b));
+        match &self.c64 {
+            Impl64::Speck(c) => c.encrypt_blocks(blocks),
+            _ => blocks.iter_mut().for_each(|b| self.encrypt64(b)),
+        }
     }
 
     pub(crate) fn encrypt96_many(&self, blocks: &mut [[u8; 12]]) {
-        blocks.iter_mut().for_each(|b| self.encrypt96(b));
+        self.c96.encrypt_blocks(blocks);
+    }
+
+    /// Encrypts `LANES` nonce values of one size in place, side by side.
+    #[inline]
+    pub(crate) fn encrypt_lanes(&self, bits: Bits, values: &mut [u128; LANES]) {
+        match (bits, &self.c64) {
+            (Bits::B64, Impl64::Speck(c)) => {
+                let mut x = values.map(|v| (v >> 32) as u32);
+                let mut y = values.map(|v| v as u32);
+                c.encrypt_lanes(&mut x, &mut y);
+                for i in 0..LANES {
+                    values[i] = ((x[i] as u128) << 32) | y[i] as u128;
+                }
+            }
+            (Bits::B64, _) => {
+                for v in values.iter_mut() {
+                    let mut b = (*v as u64).to_be_bytes();
+                    self.encrypt64(&mut b);
+                    *v = u64::from_be_bytes(b) as u128;
+                }
+            }
+            (Bits::B96, _) => {
+                const M: u128 = (1 << 48) - 1;
+                let mut x = values.map(|v| ((v >> 48) & M) as u64);
+                let mut y = values.map(|v| (v & M) as u64);
+                self.c96.encrypt_lanes(&mut x, &mut y);
+                for i in 0..LANES {
+                    values[i] = ((x[i] as u128) << 48) | y[i] as u128;
+                }
+            }
+            (Bits::B128, _) => {
+                let mut blocks = values.map(u128::to_be_bytes);
+                self.encrypt128_many(&mut blocks);
+                *values = blocks.map(u128::from_be_bytes);
+            }
+        }
     }
 }
 
@@ -290,6 +330,33 @@ mod tests {
                 let mut one = [3u8; 16];
                 c.encrypt128(&mut one);
                 assert!(many.iter().all(|m| *m == one));
+                // The lane path agrees with one block at a time, for every size.
+                for bits in Bits::ALL {
+                    let mut lanes: [u128; LANES] = core::array::from_fn(|i| 1000 + i as u128);
+                    let start = lanes;
+                    c.encrypt_lanes(bits, &mut lanes);
+                    for (p, e) in start.iter().zip(&lanes) {
+                        let w = p.to_be_bytes();
+                        let got = match bits {
+                            Bits::B64 => {
+                                let mut b: [u8; 8] = w[8..].try_into().unwrap();
+                                c.encrypt64(&mut b);
+                                b.to_vec()
+                            }
+                            Bits::B96 => {
+                                let mut b: [u8; 12] = w[4..].try_into().unwrap();
+                                c.encrypt96(&mut b);
+                                b.to_vec()
+                            }
+                            Bits::B128 => {
+                                let mut b = w;
+                                c.encrypt128(&mut b);
+                                b.to_vec()
+                            }
+                        };
+                        assert_eq!(got, e.to_be_bytes()[16 - bits.bytes()..].to_vec(), "{bits}");
+                    }
+                }
             }
         }
     }
@@ -319,7 +386,7 @@ mod tests {
                     ..filler
                 },
                 "speck96-144" => NonceCiphers {
-                    c96: Speck96_144::new(key.as_slice().try_into().unwrap()),
+                    c96: Speck96::new(key.as_slice().try_into().unwrap()),
                     ..filler
                 },
                 "aes256" | "speck128-256" => NonceCiphers {

@@ -7,6 +7,7 @@
 //! scale. Ticks left in a block when the handle is dropped are never issued.
 
 use super::{NonceGenerator, layout};
+use crate::cipher::LANES;
 use crate::clock::{Clock, SystemClock};
 use crate::error::Result;
 use layout::Bits;
@@ -20,8 +21,19 @@ const fn block_len(bits: Bits) -> u64 {
     }
 }
 
-/// A per-thread handle on a [`NonceGenerator`]: counter and encrypted nonces
-/// without a shared write per nonce. `Send` but not `Sync`: one per thread.
+/// A per-thread handle on a [`NonceGenerator`]: nonces without a shared write
+/// per nonce. `Send` but not `Sync`: one per thread.
+///
+/// * Counter nonces come from blocks of ticks reserved with one atomic operation.
+/// * Encrypted nonces are made 8 at a time (the cipher runs 8 blocks side by side)
+///   and handed out one by one.
+/// * 96- and 128-bit sortable nonces are strictly increasing **per handle** and
+///   carry their millisecond; each handle owns a slot in the high bits of the
+///   counter field (slot 0 is the generator's shared sequence), so handles never
+///   collide, and nonces of different handles sort by millisecond, then by
+///   handle. For one strictly increasing sequence across threads, use
+///   [`NonceGenerator::sortable_96`] (one shared word, which threads contend for).
+///   A generator hands out 2^24 − 1 slots for 96-bit nonces (2^43 − 1 for 128).
 ///
 /// ```
 /// use nonceforge::{MachineId, NonceGenerator};
@@ -38,10 +50,22 @@ pub struct LocalNonces<C: Clock = SystemClock> {
     /// Next tick and end of block, per size.
     next: [u64; 3],
     end: [u64; 3],
+    /// Encrypted nonces made `LANES` at a time (a block cipher runs several
+    /// blocks side by side far faster than one after another), per size, and
+    /// how many of them have been handed out.
+    encrypted: [[u128; LANES]; 3],
+    handed: [usize; 3],
+    /// Sortable 96/128: this handle's slot in the counter field (0: none yet),
+    /// and its last (timestamp, counter).
+    slot: [u64; 2],
+    last: [(u64, u64); 2],
 }
 
+/// Bits of the per-millisecond counter under a handle's slot.
+const SORTABLE_COUNTER_BITS: u32 = 21;
+
 macro_rules! local_sized {
-    ($bits:expr, $n:literal, $counter:ident, $encrypted:ident, $sortable:ident, $enc:ident) => {
+    ($bits:expr, $n:literal, $counter:ident, $encrypted:ident, $sortable:ident) => {
         #[doc = concat!("A ", stringify!($n), "-byte counter nonce.")]
         #[inline]
         pub fn $counter(&mut self) -> Result<[u8; $n]> {
@@ -52,18 +76,16 @@ macro_rules! local_sized {
         #[doc = concat!("A ", stringify!($n), "-byte encrypted nonce.")]
         #[inline]
         pub fn $encrypted(&mut self) -> Result<[u8; $n]> {
-            self.generator.shared().ciphers()?;
-            let t = self.tick($bits)?;
-            let shared = self.generator.shared();
-            let mut block = layout::to_bytes::<$n>(shared.tick_value($bits, t));
-            shared.ciphers()?.$enc(&mut block);
-            Ok(block)
+            self.encrypted_value($bits).map(layout::to_bytes::<$n>)
         }
 
-        #[doc = concat!("A ", stringify!($n), "-byte sortable nonce (from the generator's shared state).")]
+        #[doc = concat!("A ", stringify!($n), "-byte sortable nonce, strictly increasing per handle.")]
+        ///
+        /// 96- and 128-bit nonces come from this handle's own state (see
+        /// [`LocalNonces`]); 64-bit ones from the generator's shared state.
         #[inline]
         pub fn $sortable(&mut self) -> Result<[u8; $n]> {
-            self.generator.$sortable()
+            self.sortable_value($bits).map(layout::to_bytes::<$n>)
         }
     };
 }
@@ -74,6 +96,10 @@ impl<C: Clock> LocalNonces<C> {
             generator,
             next: [0; 3],
             end: [0; 3],
+            encrypted: [[0; LANES]; 3],
+            handed: [LANES; 3],
+            slot: [0; 2],
+            last: [(0, 0); 2],
         }
     }
 
@@ -105,28 +131,69 @@ impl<C: Clock> LocalNonces<C> {
         Ok(())
     }
 
-    local_sized!(
-        Bits::B64,
-        8,
-        counter_64,
-        encrypted_64,
-        sortable_64,
-        encrypt64
-    );
-    local_sized!(
-        Bits::B96,
-        12,
-        counter_96,
-        encrypted_96,
-        sortable_96,
-        encrypt96
-    );
-    local_sized!(
-        Bits::B128,
-        16,
-        counter_128,
-        encrypted_128,
-        sortable_128,
-        encrypt128
-    );
+    local_sized!(Bits::B64, 8, counter_64, encrypted_64, sortable_64);
+    local_sized!(Bits::B96, 12, counter_96, encrypted_96, sortable_96);
+    local_sized!(Bits::B128, 16, counter_128, encrypted_128, sortable_128);
+
+    #[inline(always)]
+    fn encrypted_value(&mut self, bits: Bits) -> Result<u128> {
+        let i = bits as usize;
+        if self.handed[i] == LANES {
+            self.refill_encrypted(bits)?;
+        } else {
+            self.generator.shared().check_enabled()?;
+        }
+        let v = self.encrypted[i][self.handed[i]];
+        self.handed[i] += 1;
+        Ok(v)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refill_encrypted(&mut self, bits: Bits) -> Result<()> {
+        self.generator.shared().ciphers()?;
+        let mut values = [0u128; LANES];
+        for v in &mut values {
+            let t = self.tick(bits)?;
+            *v = self.generator.shared().tick_value(bits, t);
+        }
+        self.generator
+            .shared()
+            .ciphers()?
+            .encrypt_lanes(bits, &mut values);
+        self.encrypted[bits as usize] = values;
+        self.handed[bits as usize] = 0;
+        Ok(())
+    }
+
+    #[inline]
+    fn sortable_value(&mut self, bits: Bits) -> Result<u128> {
+        let shared = self.generator.shared();
+        if bits == Bits::B64 {
+            return shared.sortable(bits);
+        }
+        shared.check_enabled()?;
+        let j = bits as usize - 1;
+        if self.slot[j] == 0 {
+            self.slot[j] = shared.sortable_slot(bits, SORTABLE_COUNTER_BITS)?;
+        }
+        let now = shared.now_ts()?;
+        let (ts, counter) = &mut self.last[j];
+        if now > *ts {
+            (*ts, *counter) = (now, 0);
+        } else {
+            *counter += 1;
+            if *counter == 1 << SORTABLE_COUNTER_BITS {
+                // 2^21 in one millisecond from one handle: wait for the next.
+                if *ts + 1 >= layout::TIMESTAMP_END {
+                    *counter -= 1;
+                    return Err(shared.exhausted());
+                }
+                shared.wait_until_ts(*ts + 1);
+                (*ts, *counter) = (*ts + 1, 0);
+            }
+        }
+        let field = (self.slot[j] << SORTABLE_COUNTER_BITS) | *counter;
+        Ok(layout::compose(bits, *ts, shared.machine_id.get(), field))
+    }
 }

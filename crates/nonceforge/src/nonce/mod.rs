@@ -270,6 +270,7 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
             sortables: Bits::ALL.map(|b| {
                 CachePadded::new(AtomicU64::new(init_ts << sortable::state_counter_bits(b)))
             }),
+            sortable_slots: AtomicU64::new(1),
             enabled: AtomicBool::new(true),
             machine_id: self.machine_id,
             epoch_unix_ms: epoch,
@@ -293,8 +294,10 @@ pub(crate) struct Shared<C: Clock> {
     counters: [CachePadded<AtomicU64>; 3],
     /// Sortable state per size: `timestamp << k | counter`.
     sortables: [CachePadded<AtomicU64>; 3],
+    /// The next sortable slot for a per-thread handle (0 is the shared sequence).
+    sortable_slots: AtomicU64,
     enabled: AtomicBool,
-    machine_id: MachineId,
+    pub(crate) machine_id: MachineId,
     epoch_unix_ms: u64,
     /// The start time, in ms since the epoch.
     init_ts: u64,
@@ -619,6 +622,16 @@ impl<C: Clock> Shared<C> {
             epoch_unix_ms: self.epoch_unix_ms,
             end_unix_ms: self.epoch_unix_ms.saturating_add(TIMESTAMP_END),
         }
+    }
+
+    /// A fresh slot for a handle's sortable nonces of `bits`, whose counter field
+    /// keeps `low` bits below the slot.
+    pub(crate) fn sortable_slot(&self, bits: Bits, low: u32) -> Result<u64> {
+        let slot = self.sortable_slots.fetch_add(1, Ordering::Relaxed);
+        if slot >> (bits.counter_bits() - low) != 0 {
+            return Err(Error::CounterExhausted { bits: bits.bits() });
+        }
+        Ok(slot)
     }
 
     /// Blocks until millisecond `ts` (since the epoch) has begun.
