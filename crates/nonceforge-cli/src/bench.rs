@@ -14,6 +14,7 @@ use serde::Serialize;
 use std::hint::black_box;
 use std::io::{IsTerminal, Write};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Args)]
@@ -30,6 +31,9 @@ pub struct BenchArgs {
     /// Only rows whose "name/bits" contains this text (baselines are always measured).
     #[arg(long)]
     filter: Option<String>,
+    /// Measure every row this many times (1..=99) and report the median.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
+    runs: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -65,6 +69,15 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// The run with the median rate (the lower middle one for an even count).
+fn median(mut runs: Vec<Row>) -> Row {
+    runs.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+    let n = runs.len();
+    let mut row = runs.swap_remove((n - 1) / 2);
+    row.runs = n;
+    row
+}
+
 /// One line of the results.
 #[derive(Debug, Clone, Serialize)]
 struct Row {
@@ -83,6 +96,8 @@ struct Row {
     cpu: Option<f64>,
     #[serde(skip_serializing_if = "str::is_empty")]
     note: &'static str,
+    /// How many runs the median was taken over.
+    runs: usize,
 }
 
 /// How a row is measured.
@@ -98,6 +113,8 @@ type Op = fn(&mut Worker) -> u64;
 
 /// What one thread owns while measuring.
 struct Worker {
+    /// One atomic shared by all threads of a row (the `atomic_u64` baseline).
+    shared_atomic: &'static AtomicU64,
     generator: NonceGenerator,
     local: LocalNonces,
     buf8: Vec<[u8; 8]>,
@@ -105,12 +122,15 @@ struct Worker {
     buf16: Vec<[u8; 16]>,
 }
 
+static SHARED_ATOMIC: AtomicU64 = AtomicU64::new(0);
+
 /// A 1 MiB buffer (fits this machine's 2 MiB L2).
 const BATCH_BYTES: usize = 1 << 20;
 
 impl Worker {
     fn new(generator: &NonceGenerator) -> Self {
         Worker {
+            shared_atomic: &SHARED_ATOMIC,
             generator: generator.clone(),
             local: generator.local(),
             buf8: vec![[0; 8]; BATCH_BYTES / 8],
@@ -145,6 +165,8 @@ macro_rules! batch {
 
 struct Spec {
     name: &'static str,
+    /// Measured whatever the filter says: other rows are read against it.
+    baseline: bool,
     bits: u32,
     method: Method,
     note: &'static str,
@@ -153,8 +175,12 @@ struct Spec {
 
 fn specs() -> Vec<Spec> {
     use Method::*;
-    let s = |name, bits, method, note, op: Op| Spec {
+    let s = |name: &'static str, bits, method, note, op: Op| Spec {
         name,
+        baseline: matches!(
+            name,
+            "os_random" | "uuid_v4" | "uuid_v7" | "atomic_u64" | "snowflake"
+        ),
         bits,
         method,
         note,
@@ -179,6 +205,16 @@ fn specs() -> Vec<Spec> {
         s("uuid_v4", 128, Timed, "uuid crate", |_| {
             single!(Ok::<_, ()>(uuid::Uuid::new_v4()))
         }),
+        s("atomic_u64", 64, Timed, "shared AtomicU64 fetch_add", |w| {
+            single!(Ok::<_, ()>(w.shared_atomic.fetch_add(1, Ordering::Relaxed)))
+        }),
+        s(
+            "snowflake",
+            128,
+            Timed,
+            "snowflake crate, thread-local",
+            |_| single!(Ok::<_, ()>(snowflake::ProcessUniqueId::new())),
+        ),
         s("uuid_v7", 128, Timed, "uuid crate", |_| {
             single!(Ok::<_, ()>(uuid::Uuid::now_v7()))
         }),
@@ -256,24 +292,42 @@ fn specs() -> Vec<Spec> {
 
 pub fn run(args: BenchArgs) -> Result<(), CliError> {
     let progress = std::io::stderr().is_terminal();
-    let mut rows = Vec::new();
-    for spec in specs() {
-        let label = format!("{}/{}", spec.name, spec.bits);
-        let wanted = spec.name == "os_random"
-            || args
-                .filter
-                .as_ref()
-                .is_none_or(|f| label.contains(f.as_str()));
-        if !wanted {
-            continue;
-        }
-        for &threads in &args.threads.0 {
-            if progress {
-                eprint!("\rmeasuring {label:<24} threads={threads:<3}");
+    let chosen: Vec<Spec> = specs()
+        .into_iter()
+        .filter(|spec| {
+            let label = format!("{}/{}", spec.name, spec.bits);
+            spec.baseline
+                || args
+                    .filter
+                    .as_ref()
+                    .is_none_or(|f| label.contains(f.as_str()))
+        })
+        .collect();
+    // Each run measures every row once, so slow drifts of a shared machine
+    // touch all rows alike; the median of the runs is reported.
+    let mut samples: Vec<Vec<Row>> = Vec::new();
+    for run in 0..args.runs {
+        let mut i = 0;
+        for spec in &chosen {
+            for &threads in &args.threads.0 {
+                if progress {
+                    eprint!(
+                        "\rrun {}/{}: measuring {:<24} threads={threads:<3}",
+                        run + 1,
+                        args.runs,
+                        format!("{}/{}", spec.name, spec.bits)
+                    );
+                }
+                let row = measure(spec, threads, args.seconds)?;
+                if run == 0 {
+                    samples.push(Vec::new());
+                }
+                samples[i].push(row);
+                i += 1;
             }
-            rows.push(measure(&spec, threads, args.seconds)?);
         }
     }
+    let mut rows: Vec<Row> = samples.into_iter().map(median).collect();
     if progress {
         eprint!("\r{:60}\r", "");
     }
@@ -390,6 +444,7 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
         vs_os_random: None,
         cpu: matches!(spec.method, Method::Timed).then(|| cpu.as_secs_f64() / wall.as_secs_f64()),
         note: spec.note,
+        runs: 1,
     })
 }
 

@@ -172,6 +172,7 @@ fn bad_input_exits_non_zero_with_a_message() {
         (&["bench", "--threads", "0"], &[], "1..=256"),
         (&["bench", "--threads", "1,x"], &[], "thread count"),
         (&["bench", "--seconds", "0"], &[], "0.05..=600"),
+        (&["bench", "--runs", "0"], &[], "1..=99"),
     ];
     for (args, env, needle) in cases {
         let o = nonceforge(args, env);
