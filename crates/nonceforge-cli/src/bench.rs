@@ -20,8 +20,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Print one JSON object a line instead of a table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "markdown")]
     json: bool,
+    /// Print the table as Markdown (for bench/RESULTS.md).
+    #[arg(long)]
+    markdown: bool,
     /// Thread counts to measure, comma-separated (each 1..=256).
     #[arg(long, default_value = "1,2", value_parser = parse_threads)]
     threads: ThreadList,
@@ -349,6 +352,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
             serde_json::to_writer(&mut out, r).map_err(std::io::Error::other)?;
             writeln!(out)?;
         }
+    } else if args.markdown {
+        print_markdown(&mut out, &rows)?;
     } else {
         print_table(&mut out, &rows)?;
     }
@@ -369,6 +374,33 @@ fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
         writeln!(
             out,
             "{:<18} {:>4} {:>7} {:>12} {:>9.2} {:>11} {:>5}  {}",
+            r.name,
+            r.bits,
+            r.threads,
+            human(r.ops_per_sec),
+            r.ns_per_op,
+            ratio,
+            cpu,
+            r.note
+        )?;
+    }
+    Ok(())
+}
+
+fn print_markdown(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "| name | bits | threads | ops/s | ns/op | × os_random | cpu | note |"
+    )?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|")?;
+    for r in rows {
+        let ratio = r
+            .vs_os_random
+            .map_or("–".to_owned(), |x| format!("{x:.1}×"));
+        let cpu = r.cpu.map_or("–".to_owned(), |c| format!("{c:.2}"));
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.2} | {} | {} | {} |",
             r.name,
             r.bits,
             r.threads,
