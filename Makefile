@@ -47,6 +47,7 @@ test: setup lint
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
 
 bench: build
 	$(BIN) bench --threads 1,2 --seconds 1

@@ -85,15 +85,15 @@ pub enum Error {
         /// The rejected value.
         value: u64,
     },
-    /// A cipher that cannot encrypt nonces of this size.
-    #[error("cipher {cipher} cannot encrypt {bits}-bit nonces: {rule}")]
-    CipherNotForSize {
-        /// The cipher's name.
-        cipher: &'static str,
+    /// A cipher name that is not one of those offered for a nonce size.
+    #[error("cipher {name:?} is not offered for {bits}-bit nonces: use {expected}")]
+    UnknownCipher {
+        /// The name given.
+        name: String,
         /// The nonce size.
         bits: u32,
-        /// Which ciphers fit.
-        rule: &'static str,
+        /// The names that are offered.
+        expected: &'static str,
     },
     /// A caller's buffer whose length is not a whole number of nonces.
     #[error("{argument}: length {len} is not a multiple of the {width}-byte nonce size")]
@@ -105,17 +105,31 @@ pub enum Error {
         /// The nonce width in bytes.
         width: usize,
     },
-    /// A nonce of the wrong width was given to decrypt or inspect.
-    #[error("{argument}: a {bits}-bit nonce is {expected} bytes, got {len}")]
+    /// A nonce of a length that is no nonce size was given to decrypt or inspect.
+    #[error("{argument}: a nonce is 8, 12 or 16 bytes (64, 96 or 128 bits), got {len} bytes")]
     NonceLength {
         /// The argument's name.
         argument: &'static str,
-        /// The nonce size in bits.
-        bits: u32,
-        /// The expected length in bytes.
+        /// The length given.
+        len: usize,
+    },
+    /// An output buffer of the wrong length.
+    #[error("{argument}: must be exactly {expected} bytes, got {len}")]
+    OutputLength {
+        /// The argument's name.
+        argument: &'static str,
+        /// The length it must have.
         expected: usize,
         /// The length given.
         len: usize,
+    },
+    /// A 128-bit value whose always-zero bits are set: not a plain nonce.
+    #[error(
+        "{argument}: bits 51..64 of a plain 128-bit nonce are zero, and these are not: is it still encrypted? decrypt it first"
+    )]
+    NotPlainNonce {
+        /// The argument's name.
+        argument: &'static str,
     },
     /// The clock reads a time before the generator's epoch.
     #[error(
@@ -159,5 +173,5 @@ pub enum Error {
     },
 }
 
-/// A `Result` with nonceforge's [`Error`].
+/// A `Result` with nonceforge's [`enum@Error`].
 pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -310,6 +310,19 @@ fn bad_input_is_refused_with_a_typed_error() {
         g.inspect(&[0; 17]),
         Err(Error::NonceLength { len: 17, .. })
     ));
+    let n = g.generate(NonceKind::Counter, Bits::B96).unwrap();
+    let mut short = [0u8; 5];
+    assert_eq!(
+        n.write_to(&mut short),
+        Err(Error::OutputLength {
+            argument: "out",
+            expected: 12,
+            len: 5
+        })
+    );
+    let mut exact = [0u8; 12];
+    n.write_to(&mut exact).unwrap();
+    assert_eq!(exact.to_vec(), n.to_vec());
     let mut empty: [u8; 0] = [];
     assert!(g.fill(NonceKind::Encrypted, Bits::B64, &mut empty).is_ok());
 }

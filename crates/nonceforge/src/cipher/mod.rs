@@ -89,10 +89,10 @@ impl std::str::FromStr for Cipher64 {
             "speck64-128" | "speck" => Ok(Cipher64::Speck64_128),
             "blowfish" => Ok(Cipher64::Blowfish),
             "3des" | "tdes" => Ok(Cipher64::TripleDes),
-            _ => Err(Error::CipherNotForSize {
-                cipher: "(unknown)",
+            _ => Err(Error::UnknownCipher {
+                name: s.to_owned(),
                 bits: 64,
-                rule: "64-bit nonces take speck64-128, blowfish or 3des",
+                expected: "speck64-128, blowfish or 3des",
             }),
         }
     }
@@ -104,10 +104,10 @@ impl std::str::FromStr for Cipher128 {
         match s {
             "aes256" | "aes" => Ok(Cipher128::Aes256),
             "speck128-256" | "speck" => Ok(Cipher128::Speck128_256),
-            _ => Err(Error::CipherNotForSize {
-                cipher: "(unknown)",
+            _ => Err(Error::UnknownCipher {
+                name: s.to_owned(),
                 bits: 128,
-                rule: "128-bit nonces take aes256 or speck128-256",
+                expected: "aes256 or speck128-256",
             }),
         }
     }
@@ -297,6 +297,16 @@ impl NonceCiphers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cipher_names() {
+        assert_eq!("blowfish".parse::<Cipher64>().unwrap(), Cipher64::Blowfish);
+        assert_eq!("aes256".parse::<Cipher128>().unwrap(), Cipher128::Aes256);
+        let e = "rot13".parse::<Cipher64>().unwrap_err().to_string();
+        assert!(e.contains("\"rot13\"") && e.contains("speck64-128"), "{e}");
+        let e = "des".parse::<Cipher128>().unwrap_err().to_string();
+        assert!(e.contains("128-bit") && e.contains("aes256"), "{e}");
+    }
 
     #[test]
     fn key_must_be_32_bytes() {

@@ -5,7 +5,7 @@
 //! encrypts one block at a time through byte buffers: measured on the reference
 //! machine, 37.6 ns per 96-bit encrypted nonce (26.6 M/s), below the 30 M/s goal.
 //! A round is a chain of dependent add-rotate-xor steps, so the speed comes from
-//! running several independent blocks side by side ([`SpeckN::encrypt_lanes`]).
+//! running several independent blocks side by side ([`Speck96::encrypt_lanes`]).
 //! The crate stays as the reference the tests compare against, with the designers'
 //! published vectors.
 //!

@@ -153,12 +153,7 @@ pub fn value_from_bytes(argument: &'static str, bytes: &[u8]) -> Result<(Bits, u
         12 => Bits::B96,
         16 => Bits::B128,
         len => {
-            return Err(Error::NonceLength {
-                argument,
-                bits: 0,
-                expected: 0,
-                len,
-            });
+            return Err(Error::NonceLength { argument, len });
         }
     };
     let mut buf = [0u8; 16];
@@ -177,12 +172,7 @@ pub fn inspect(bytes: &[u8], epoch_unix_ms: u64) -> Result<NonceParts> {
     let (bits, v) = value_from_bytes("nonce", bytes)?;
     if bits == Bits::B128 && (v >> 64) & 0x1fff != 0 {
         // 13 bits that a plain 128-bit nonce always has clear.
-        return Err(Error::NonceLength {
-            argument: "nonce (bits 51..64 of a plain 128-bit nonce must be zero: is it encrypted?)",
-            bits: 128,
-            expected: 16,
-            len: 16,
-        });
+        return Err(Error::NotPlainNonce { argument: "nonce" });
     }
     Ok(decompose(bits, v, epoch_unix_ms))
 }
@@ -237,7 +227,12 @@ mod tests {
         assert!(inspect(&[0u8; 17], 0).is_err());
         let mut with_middle = [0u8; 16];
         with_middle[7] = 1;
-        assert!(inspect(&with_middle, 0).is_err());
+        assert_eq!(
+            inspect(&with_middle, 0),
+            Err(Error::NotPlainNonce { argument: "nonce" })
+        );
+        let e = inspect(&[0u8; 7], 0).unwrap_err().to_string();
+        assert!(e.contains("8, 12 or 16") && e.contains("got 7"), "{e}");
         assert_eq!(Bits::new(96).unwrap(), Bits::B96);
         assert_eq!(Bits::new(32), Err(Error::InvalidSize { value: 32 }));
     }

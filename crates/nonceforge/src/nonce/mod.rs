@@ -109,9 +109,8 @@ impl Nonce {
     /// Writes its bytes into `out`, which must be exactly as long as the nonce.
     pub fn write_to(&self, out: &mut [u8]) -> Result<()> {
         if out.len() != self.bits.bytes() {
-            return Err(Error::NonceLength {
+            return Err(Error::OutputLength {
                 argument: "out",
-                bits: self.bits.bits(),
                 expected: self.bits.bytes(),
                 len: out.len(),
             });
