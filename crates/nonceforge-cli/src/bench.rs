@@ -360,56 +360,53 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The columns of a printed row, with `none` for a figure that does not apply.
+fn cells(r: &Row, none: &str) -> [String; 8] {
+    [
+        r.name.to_owned(),
+        r.bits.to_string(),
+        r.threads.to_string(),
+        human(r.ops_per_sec),
+        format!("{:.2}", r.ns_per_op),
+        r.vs_os_random
+            .map_or(none.to_owned(), |x| format!("{x:.1}×")),
+        r.cpu.map_or(none.to_owned(), |c| format!("{c:.2}")),
+        r.note.to_owned(),
+    ]
+}
+
+const HEADER: [&str; 8] = [
+    "name",
+    "bits",
+    "threads",
+    "ops/s",
+    "ns/op",
+    "×os_random",
+    "cpu",
+    "note",
+];
+
 fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{:<18} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  note",
-        "name", "bits", "threads", "ops/s", "ns/op", "×os_random", "cpu"
-    )?;
-    for r in rows {
-        let ratio = r
-            .vs_os_random
-            .map_or("-".to_owned(), |x| format!("{x:.1}×"));
-        let cpu = r.cpu.map_or("-".to_owned(), |c| format!("{c:.2}"));
+    let line = |out: &mut dyn Write, c: &[&str; 8]| {
         writeln!(
             out,
-            "{:<18} {:>4} {:>7} {:>12} {:>9.2} {:>11} {:>5}  {}",
-            r.name,
-            r.bits,
-            r.threads,
-            human(r.ops_per_sec),
-            r.ns_per_op,
-            ratio,
-            cpu,
-            r.note
-        )?;
+            "{:<18} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  {}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+        )
+    };
+    line(out, &HEADER)?;
+    for r in rows {
+        let c = cells(r, "-");
+        line(out, &c.each_ref().map(String::as_str))?;
     }
     Ok(())
 }
 
 fn print_markdown(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "| name | bits | threads | ops/s | ns/op | × os_random | cpu | note |"
-    )?;
+    writeln!(out, "| {} |", HEADER.join(" | "))?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|")?;
     for r in rows {
-        let ratio = r
-            .vs_os_random
-            .map_or("–".to_owned(), |x| format!("{x:.1}×"));
-        let cpu = r.cpu.map_or("–".to_owned(), |c| format!("{c:.2}"));
-        writeln!(
-            out,
-            "| {} | {} | {} | {} | {:.2} | {} | {} | {} |",
-            r.name,
-            r.bits,
-            r.threads,
-            human(r.ops_per_sec),
-            r.ns_per_op,
-            ratio,
-            cpu,
-            r.note
-        )?;
+        writeln!(out, "| {} |", cells(r, "–").join(" | "))?;
     }
     Ok(())
 }

@@ -236,28 +236,24 @@ mod tests {
         /// The same answers as the `speck-cipher` crate, one block and many.
         #[test]
         fn agrees_with_the_speck_cipher_crate(k64: [u8; 16], k96: [u8; 18], b8: [[u8; 8]; 11], b12: [[u8; 12]; 11]) {
-            let (ours, theirs) = (Speck64::new(&k64), speck_cipher::Speck64_128::new(&k64.into()));
-            let mut many = b8;
-            ours.encrypt_blocks(&mut many);
-            for (b, m) in b8.iter().zip(&many) {
-                let mut t = *b;
-                theirs.encrypt_block((&mut t).into());
-                prop_assert_eq!(&t, m);
-                let mut d = *m;
-                ours.decrypt_block(&mut d);
-                prop_assert_eq!(&d, b);
+            // Ours, one block and many, against the crate's, one block at a time.
+            macro_rules! check {
+                ($ours:expr, $theirs:expr, $blocks:expr) => {
+                    let (ours, theirs, blocks) = ($ours, $theirs, $blocks);
+                    let mut many = blocks;
+                    ours.encrypt_blocks(&mut many);
+                    for (b, m) in blocks.iter().zip(&many) {
+                        let mut t = *b;
+                        theirs.encrypt_block((&mut t).into());
+                        prop_assert_eq!(&t, m);
+                        let mut d = *m;
+                        ours.decrypt_block(&mut d);
+                        prop_assert_eq!(&d, b);
+                    }
+                };
             }
-            let (ours, theirs) = (Speck96::new(&k96), speck_cipher::Speck96_144::new(&k96.into()));
-            let mut many = b12;
-            ours.encrypt_blocks(&mut many);
-            for (b, m) in b12.iter().zip(&many) {
-                let mut t = *b;
-                theirs.encrypt_block((&mut t).into());
-                prop_assert_eq!(&t, m);
-                let mut d = *m;
-                ours.decrypt_block(&mut d);
-                prop_assert_eq!(&d, b);
-            }
+            check!(Speck64::new(&k64), speck_cipher::Speck64_128::new(&k64.into()), b8);
+            check!(Speck96::new(&k96), speck_cipher::Speck96_144::new(&k96.into()), b12);
         }
     }
 }
