@@ -445,6 +445,8 @@ impl<C: Clock> NonceGenerator<C> {
 
     /// Fills `out` (a whole number of `bits`-sized nonces, big-endian) with nonces
     /// of a kind and size chosen at run time. On error `out` is left untouched.
+    /// Counter and encrypted nonces take one reservation; sortable nonces are made
+    /// one by one (into a temporary buffer, which is the only allocation here).
     pub fn fill(&self, kind: NonceKind, bits: Bits, out: &mut [u8]) -> Result<()> {
         let width = bits.bytes();
         if !out.len().is_multiple_of(width) {
@@ -459,10 +461,12 @@ impl<C: Clock> NonceGenerator<C> {
         }
         match (kind, bits) {
             (NonceKind::Sortable, _) => {
-                // Check before writing, so nothing is half-written on error.
-                self.shared.check_enabled()?;
-                for chunk in out.chunks_exact_mut(width) {
-                    let v = self.shared.sortable(bits)?;
+                // One call per nonce, any of which may fail (disabled, end of
+                // range): made aside first, so nothing is half-written.
+                let values = (0..out.len() / width)
+                    .map(|_| self.shared.sortable(bits))
+                    .collect::<Result<Vec<u128>>>()?;
+                for (chunk, v) in out.chunks_exact_mut(width).zip(values) {
                     chunk.copy_from_slice(&v.to_be_bytes()[16 - width..]);
                 }
                 Ok(())
