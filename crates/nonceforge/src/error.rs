@@ -171,6 +171,96 @@ pub enum Error {
         /// The nonce size.
         bits: u32,
     },
+    /// A key version outside 0..=15.
+    #[error("key version {version} is out of range: it must be in 0..={max} (4 bits)", max = crate::extid::MAX_KEY_VERSION)]
+    KeyVersionOutOfRange {
+        /// The version given.
+        version: u8,
+    },
+    /// A key version added twice.
+    #[error("key version {version} is already in the keyring: a version names one key forever")]
+    KeyVersionTaken {
+        /// The version given.
+        version: u8,
+    },
+    /// A key version the keyring does not hold.
+    #[error("key version {version} is not in the keyring: add its key to decode ids made under it")]
+    UnknownKeyVersion {
+        /// The version asked for.
+        version: u8,
+    },
+    /// An id type name that breaks the naming rule.
+    #[error(
+        "type {name:?}: character {position}: {rule} (1 to 63 of a-z and _, starting and ending with a letter)"
+    )]
+    InvalidTypeName {
+        /// The name given.
+        name: String,
+        /// Where it breaks the rule (0-based).
+        position: usize,
+        /// The rule.
+        rule: &'static str,
+    },
+    /// Text that is not an id in the form expected.
+    #[error("not a {form} id: character {position}: {rule}")]
+    ParseId {
+        /// The text form.
+        form: &'static str,
+        /// Where it breaks the rule (0-based, in characters).
+        position: usize,
+        /// The rule.
+        rule: &'static str,
+    },
+    /// An id whose type prefix names another type.
+    #[error("the id is of type {found:?}, not {expected:?}")]
+    WrongIdType {
+        /// The type this codec is for.
+        expected: String,
+        /// The prefix the id carries.
+        found: String,
+    },
+    /// A mode name that is not one of the external-id constructions.
+    #[error("mode {name:?} is not known: use feistel-uuid, aes128 or cycle-walk")]
+    UnknownExtIdMode {
+        /// The name given.
+        name: String,
+    },
+    /// A decoded sequence number above the highest one issued.
+    #[error(
+        "the id decodes to sequence number {seq}, above the highest issued ({max_issued}): it was never handed out"
+    )]
+    NotIssued {
+        /// The decoded sequence number.
+        seq: u64,
+        /// The highest issued.
+        max_issued: u64,
+    },
+    /// An option with a value outside its set.
+    #[error("{option} = {value}: {rule}")]
+    InvalidOption {
+        /// The option's name.
+        option: &'static str,
+        /// The value given.
+        value: u64,
+        /// The rule.
+        rule: &'static str,
+    },
+    /// A number too large for its field.
+    #[error("{argument} = {value} is too large: it must be at most {max}")]
+    ValueOutOfRange {
+        /// The argument's name.
+        argument: &'static str,
+        /// The value given.
+        value: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// An id that this codec cannot have made.
+    #[error("not an id of this codec: {rule}")]
+    MalformedExtId {
+        /// The rule it breaks.
+        rule: &'static str,
+    },
 }
 
 /// A `Result` with nonceforge's [`enum@Error`].

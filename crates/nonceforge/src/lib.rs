@@ -60,6 +60,7 @@
 pub mod cipher;
 pub mod clock;
 pub mod error;
+pub mod extid;
 pub mod machine;
 pub mod nonce;
 

@@ -1,0 +1,641 @@
+//! External ids: opaque, UUID-shaped ids made from internal sequential ids, and back.
+//!
+//! Databases want structured, increasing primary keys (B-tree locality); the
+//! outside world should see ids that leak nothing — not how many rows there are
+//! (the German-tank problem), not their order, nothing for clients to couple to.
+//! An [`ExtIdCodec`] turns an internal id — a sequence number and a random
+//! number kept beside it — into a 16-byte external id with a keyed permutation,
+//! and back, in about the time of two AES calls.
+//!
+//! ```
+//! use nonceforge::extid::{ExtIdCodec, Keyring};
+//!
+//! let ring = Keyring::new(0, &[0x42; 32])?;            // from a secret store, ≥ 32 bytes
+//! let users = ExtIdCodec::new(&ring, "user")?;        // feistel-uuid, UUIDv8
+//! let id = users.encode(42, 0x1234_5678_9abc_def)?;   // seq, and the row's random half
+//! println!("{id}");                                   // e.g. 5f0c1e2a-…-8…
+//! let back = users.decode(&id)?;
+//! assert_eq!((back.seq, back.rand), (42, 0x1234_5678_9abc_def));
+//! back.check_issued(1_000)?;                          // refuse ids never handed out
+//! # Ok::<(), nonceforge::Error>(())
+//! ```
+//!
+//! # The constructions
+//!
+//! | mode | id | input | output | cost |
+//! |---|---|---|---|---|
+//! | `feistel-uuid` (default) | a valid UUID, version 8 (or 4) | seq < 2^56 (2^60 with the key version out of band), rand < 2^62 | 122 free bits | 2 AES calls (4 with 4 rounds) |
+//! | `aes128` | any 16 bytes | seq, rand: 64 bits each | AES-128(seq ‖ rand) | 1 AES call |
+//! | `cycle-walk` | 16 bytes, first bit clear | seq < 2^63, rand: 64 bits | AES-128 walked into the half with the top bit clear | 2 AES calls on average |
+//!
+//! `aes128` and `cycle-walk` are permutations: any decoded value is *some*
+//! (seq, rand). `feistel-uuid` with **2 rounds** is not a pseudorandom
+//! permutation on its own: it is one as long as the random half is fresh and
+//! uniformly random for every id (Luby–Rackoff needs 3 rounds for adversarially
+//! chosen inputs; here the adversary never chooses the random half). Its
+//! guarantee weakens as random halves start to repeat — around 2^30 ids per
+//! key (the birthday bound of the 62-bit half, less the margin to stay far from
+//! it): rotate the key before that. **4 rounds** (`.rounds(4)`) give the full
+//! pseudorandom-permutation margin whatever the inputs, for two more AES calls.
+//!
+//! # Checks on decode, and what each buys
+//!
+//! Decoding always checks the form: a `feistel-uuid` id must carry its UUID
+//! version and variant bits, and a key version the keyring holds; a
+//! `cycle-walk` id must have its first bit clear. A permutation decodes anything
+//! to *something*, so these catch typos, not forgeries. Against forgeries (or
+//! an id of another type, which decodes to an unrelated number):
+//!
+//! * [`Decoded::check_issued`]`(max_issued)`: the decoded sequence number must
+//!   not exceed the highest one handed out. A made-up id passes with probability
+//!   (max_issued + 1) / 2^56 — one in 72 billion for a table of a million rows.
+//! * [`Decoded::rand_matches`]`(stored)`: compare, in constant time, the decoded
+//!   random half with the one stored in the row. A made-up id whose sequence
+//!   number exists passes with probability 2^-62.
+//!
+//! Keys: see [`Keyring`]. An id carries its key version in band (4 bits, in
+//! `feistel-uuid`), so ids made before a rotation still decode; for `aes128` and
+//! `cycle-walk`, and with `.key_version_in_band(false)`, the caller keeps the
+//! version out of band and decodes with [`ExtIdCodec::decode_with_key_version`].
+//!
+//! References: RFC 9562 (UUIDs); FIPS-197 (AES); Black & Rogaway 2002 (cycle
+//! walking); Luby & Rackoff 1988 (Feistel networks).
+
+mod aes128;
+mod cycle_walk;
+mod feistel;
+mod keyring;
+mod text;
+
+pub use keyring::{Keyring, MAX_KEY_VERSION, check_type_name};
+pub use text::TextForm;
+
+use crate::error::{Error, Result};
+use aes128::Aes128Key;
+use subtle::ConstantTimeEq;
+
+/// A 16-byte external id. `Display` gives the canonical UUID form.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct ExtId(pub [u8; 16]);
+
+impl std::fmt::Display for ExtId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = [0u8; 36];
+        self.write_uuid(&mut out);
+        f.write_str(std::str::from_utf8(&out).expect("ASCII"))
+    }
+}
+
+impl std::fmt::Debug for ExtId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ExtId({self})")
+    }
+}
+
+/// How internal ids become external ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ExtIdMode {
+    /// A Feistel network with AES-128 rounds whose output is a valid UUID.
+    #[default]
+    FeistelUuid,
+    /// One AES-128 block: a permutation of all 16-byte values.
+    Aes128,
+    /// AES-128 walked into the blocks whose first bit is clear.
+    CycleWalk,
+}
+
+impl ExtIdMode {
+    /// The mode's name (`feistel-uuid`, `aes128`, `cycle-walk`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ExtIdMode::FeistelUuid => "feistel-uuid",
+            ExtIdMode::Aes128 => "aes128",
+            ExtIdMode::CycleWalk => "cycle-walk",
+        }
+    }
+}
+
+impl std::str::FromStr for ExtIdMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "feistel-uuid" => Ok(ExtIdMode::FeistelUuid),
+            "aes128" => Ok(ExtIdMode::Aes128),
+            "cycle-walk" => Ok(ExtIdMode::CycleWalk),
+            _ => Err(Error::UnknownExtIdMode { name: s.to_owned() }),
+        }
+    }
+}
+
+/// An internal id recovered from an external one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Decoded {
+    /// The sequence number.
+    pub seq: u64,
+    /// The random number kept with it.
+    pub rand: u64,
+    /// The key version the id was made under.
+    pub key_version: u8,
+}
+
+impl Decoded {
+    /// Fails unless `seq <= max_issued`: an id that was never handed out.
+    pub fn check_issued(&self, max_issued: u64) -> Result<()> {
+        if self.seq > max_issued {
+            return Err(Error::NotIssued {
+                seq: self.seq,
+                max_issued,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the decoded random half equals the stored one, compared in
+    /// constant time (no timing tells a forger how many bits were right).
+    pub fn rand_matches(&self, stored: u64) -> bool {
+        self.rand.ct_eq(&stored).into()
+    }
+}
+
+/// The keys of one key version. One set per version and codec, kept inline.
+#[allow(clippy::large_enum_variant)]
+enum Keys {
+    One(Aes128Key),
+    Rounds(Vec<Aes128Key>),
+}
+
+/// Encodes and decodes the external ids of one type (a table, say).
+pub struct ExtIdCodec {
+    type_name: String,
+    mode: ExtIdMode,
+    rounds: u8,
+    uuid_version: u8,
+    in_band: bool,
+    current: u8,
+    keys: [Option<Keys>; 16],
+}
+
+impl std::fmt::Debug for ExtIdCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtIdCodec")
+            .field("type_name", &self.type_name)
+            .field("mode", &self.mode)
+            .field("rounds", &self.rounds)
+            .field("uuid_version", &self.uuid_version)
+            .field("key_version_in_band", &self.in_band)
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`ExtIdCodec`] with options; see [`ExtIdCodec::builder`].
+#[derive(Debug, Clone)]
+pub struct ExtIdCodecBuilder<'k> {
+    keyring: &'k Keyring,
+    type_name: String,
+    mode: ExtIdMode,
+    rounds: u8,
+    uuid_version: u8,
+    in_band: bool,
+}
+
+impl ExtIdCodecBuilder<'_> {
+    /// The construction (default `feistel-uuid`).
+    pub fn mode(mut self, mode: ExtIdMode) -> Self {
+        self.mode = mode;
+        self
+    }
+    /// Feistel rounds: 2 (default) or 4.
+    pub fn rounds(mut self, rounds: u8) -> Self {
+        self.rounds = rounds;
+        self
+    }
+    /// The UUID version `feistel-uuid` ids carry: 8 (default) or 4.
+    pub fn uuid_version(mut self, version: u8) -> Self {
+        self.uuid_version = version;
+        self
+    }
+    /// Whether `feistel-uuid` ids carry their key version (default true: 4 bits,
+    /// leaving 56 bits of sequence number; false: 60 bits, version out of band).
+    pub fn key_version_in_band(mut self, in_band: bool) -> Self {
+        self.in_band = in_band;
+        self
+    }
+
+    /// Checks the options and derives the keys of every version in the keyring.
+    pub fn build(self) -> Result<ExtIdCodec> {
+        check_type_name(&self.type_name)?;
+        if !matches!(self.rounds, 2 | 4) {
+            return Err(Error::InvalidOption {
+                option: "rounds",
+                value: self.rounds as u64,
+                rule: "a Feistel network here has 2 or 4 rounds",
+            });
+        }
+        if !matches!(self.uuid_version, 4 | 8) {
+            return Err(Error::InvalidOption {
+                option: "uuid_version",
+                value: self.uuid_version as u64,
+                rule: "feistel-uuid ids are UUID version 8 or 4",
+            });
+        }
+        let mut keys: [Option<Keys>; 16] = Default::default();
+        for v in self.keyring.versions() {
+            let name = self.mode.name();
+            keys[v as usize] = Some(match self.mode {
+                ExtIdMode::Aes128 | ExtIdMode::CycleWalk => Keys::One(Aes128Key::new(
+                    &*self.keyring.derive::<16>(name, &self.type_name, v)?,
+                )),
+                ExtIdMode::FeistelUuid => {
+                    let label = if self.rounds == 4 {
+                        "feistel-uuid-4"
+                    } else {
+                        name
+                    };
+                    let k = self.keyring.derive::<64>(label, &self.type_name, v)?;
+                    Keys::Rounds(
+                        k.chunks_exact(16)
+                            .take(self.rounds as usize)
+                            .map(|c| Aes128Key::new(c.try_into().expect("16 bytes")))
+                            .collect(),
+                    )
+                }
+            });
+        }
+        Ok(ExtIdCodec {
+            type_name: self.type_name,
+            mode: self.mode,
+            rounds: self.rounds,
+            uuid_version: self.uuid_version,
+            in_band: self.in_band && self.mode == ExtIdMode::FeistelUuid,
+            current: self.keyring.current(),
+            keys,
+        })
+    }
+}
+
+/// Ids per batch pass: enough to keep the pipelined AES busy, few enough to stay in L1.
+const BATCH: usize = 256;
+
+impl ExtIdCodec {
+    /// A `feistel-uuid` codec (2 rounds, UUIDv8, key version in band) for ids of
+    /// type `type_name` (1–63 of a-z and _, TypeID's prefix rule).
+    pub fn new(keyring: &Keyring, type_name: &str) -> Result<Self> {
+        Self::builder(keyring, type_name).build()
+    }
+
+    /// A codec with options.
+    pub fn builder<'k>(keyring: &'k Keyring, type_name: &str) -> ExtIdCodecBuilder<'k> {
+        ExtIdCodecBuilder {
+            keyring,
+            type_name: type_name.to_owned(),
+            mode: ExtIdMode::FeistelUuid,
+            rounds: 2,
+            uuid_version: 8,
+            in_band: true,
+        }
+    }
+
+    /// The id type this codec is for.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    /// The construction.
+    pub fn mode(&self) -> ExtIdMode {
+        self.mode
+    }
+
+    /// The largest sequence number this codec encodes.
+    pub const fn max_seq(&self) -> u64 {
+        match (self.mode, self.in_band) {
+            (ExtIdMode::FeistelUuid, true) => (1 << 56) - 1,
+            (ExtIdMode::FeistelUuid, false) => (1 << 60) - 1,
+            (ExtIdMode::CycleWalk, _) => (1 << 63) - 1,
+            (ExtIdMode::Aes128, _) => u64::MAX,
+        }
+    }
+
+    /// The largest random number this codec encodes.
+    pub const fn max_rand(&self) -> u64 {
+        match self.mode {
+            ExtIdMode::FeistelUuid => (1 << 62) - 1,
+            _ => u64::MAX,
+        }
+    }
+
+    fn l_bits(&self) -> u32 {
+        if self.in_band { 56 } else { 60 }
+    }
+
+    fn keys(&self, version: u8) -> Result<&Keys> {
+        self.keys
+            .get(version as usize)
+            .and_then(Option::as_ref)
+            .ok_or(Error::UnknownKeyVersion { version })
+    }
+
+    #[inline]
+    fn check_input(&self, seq: u64, rand: u64) -> Result<()> {
+        if seq > self.max_seq() {
+            return Err(Error::ValueOutOfRange {
+                argument: "seq",
+                value: seq,
+                max: self.max_seq(),
+            });
+        }
+        if rand > self.max_rand() {
+            return Err(Error::ValueOutOfRange {
+                argument: "rand",
+                value: rand,
+                max: self.max_rand(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The external id of (seq, rand), under the current key.
+    #[inline]
+    pub fn encode(&self, seq: u64, rand: u64) -> Result<ExtId> {
+        self.check_input(seq, rand)?;
+        let version = self.current;
+        Ok(match self.keys(version)? {
+            Keys::One(k) => {
+                let block = ((seq as u128) << 64 | rand as u128).to_be_bytes();
+                ExtId(match self.mode {
+                    ExtIdMode::CycleWalk => cycle_walk::encrypt(k, block),
+                    _ => k.encrypt(block),
+                })
+            }
+            Keys::Rounds(ks) => {
+                let (l, r) = feistel::encrypt(ks, self.l_bits(), seq, rand);
+                ExtId(feistel::place(
+                    self.with_version(l, r, version),
+                    r,
+                    self.uuid_version,
+                ))
+            }
+        })
+    }
+
+    /// The internal id of an external one; the key version comes from the id
+    /// (in band) or is the current one.
+    #[inline]
+    pub fn decode(&self, id: &ExtId) -> Result<Decoded> {
+        self.decode_inner(id, None)
+    }
+
+    /// The internal id of an external one made under key `version` (for ids
+    /// that do not carry it).
+    pub fn decode_with_key_version(&self, id: &ExtId, version: u8) -> Result<Decoded> {
+        self.decode_inner(id, Some(version))
+    }
+
+    #[inline]
+    fn decode_inner(&self, id: &ExtId, version: Option<u8>) -> Result<Decoded> {
+        match self.mode {
+            ExtIdMode::Aes128 | ExtIdMode::CycleWalk => {
+                let version = version.unwrap_or(self.current);
+                let Keys::One(k) = self.keys(version)? else {
+                    unreachable!("AES modes hold one key per version")
+                };
+                let block = if self.mode == ExtIdMode::CycleWalk {
+                    if !cycle_walk::in_domain(&id.0) {
+                        return Err(Error::MalformedExtId {
+                            rule: "a cycle-walk id has its first bit clear",
+                        });
+                    }
+                    cycle_walk::decrypt(k, id.0)
+                } else {
+                    k.decrypt(id.0)
+                };
+                let v = u128::from_be_bytes(block);
+                Ok(Decoded {
+                    seq: (v >> 64) as u64,
+                    rand: v as u64,
+                    key_version: version,
+                })
+            }
+            ExtIdMode::FeistelUuid => {
+                let (l, r, ver, var) = feistel::unplace(&id.0);
+                if ver != self.uuid_version {
+                    return Err(Error::MalformedExtId {
+                        rule: if self.uuid_version == 8 {
+                            "a feistel-uuid id is a version 8 UUID (its 13th hex digit is 8)"
+                        } else {
+                            "a feistel-uuid id is a version 4 UUID (its 13th hex digit is 4)"
+                        },
+                    });
+                }
+                if var != 0b10 {
+                    return Err(Error::MalformedExtId {
+                        rule: "a feistel-uuid id has the RFC 9562 variant (its 17th hex digit is 8, 9, a or b)",
+                    });
+                }
+                let (l, version) = if self.in_band {
+                    (l & ((1 << 56) - 1), ((l >> 56) as u8) ^ (r as u8 & 0xf))
+                } else {
+                    (l, version.unwrap_or(self.current))
+                };
+                let Keys::Rounds(ks) = self.keys(version)? else {
+                    unreachable!("feistel-uuid holds round keys")
+                };
+                let (seq, rand) = feistel::decrypt(ks, self.l_bits(), l, r);
+                Ok(Decoded {
+                    seq,
+                    rand,
+                    key_version: version,
+                })
+            }
+        }
+    }
+
+    /// L with the whitened key version on top, when it travels in band.
+    #[inline(always)]
+    fn with_version(&self, l: u64, r: u64, version: u8) -> u64 {
+        if self.in_band {
+            l | (((version ^ (r as u8 & 0xf)) as u64) << 56)
+        } else {
+            l
+        }
+    }
+
+    /// Encodes many (seq, rand) pairs into `out` (same length). Every input is
+    /// checked first: on error nothing is written.
+    pub fn encode_batch(&self, input: &[(u64, u64)], out: &mut [ExtId]) -> Result<()> {
+        if input.len() != out.len() {
+            return Err(Error::OutputLength {
+                argument: "out",
+                expected: input.len(),
+                len: out.len(),
+            });
+        }
+        for &(s, r) in input {
+            self.check_input(s, r)?;
+        }
+        let version = self.current;
+        let keys = self.keys(version)?;
+        let mut scratch = [[0u8; 16]; BATCH];
+        let (mut ls, mut rs) = ([0u64; BATCH], [0u64; BATCH]);
+        for (inp, out) in input.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            let n = inp.len();
+            match keys {
+                Keys::One(k) => {
+                    for (b, &(s, r)) in scratch.iter_mut().zip(inp) {
+                        *b = ((s as u128) << 64 | r as u128).to_be_bytes();
+                    }
+                    k.encrypt_many(&mut scratch[..n]);
+                    for ((o, b), &(s, r)) in out.iter_mut().zip(&scratch[..n]).zip(inp) {
+                        *o = ExtId(
+                            if self.mode == ExtIdMode::CycleWalk && !cycle_walk::in_domain(b) {
+                                // Half the blocks walk on: one call at a time from here.
+                                cycle_walk::encrypt(
+                                    k,
+                                    ((s as u128) << 64 | r as u128).to_be_bytes(),
+                                )
+                            } else {
+                                *b
+                            },
+                        );
+                    }
+                }
+                Keys::Rounds(ks) => {
+                    for (i, &(s, r)) in inp.iter().enumerate() {
+                        (ls[i], rs[i]) = (s, r);
+                    }
+                    feistel::encrypt_many(
+                        ks,
+                        self.l_bits(),
+                        &mut ls[..n],
+                        &mut rs[..n],
+                        &mut scratch,
+                    );
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = ExtId(feistel::place(
+                            self.with_version(ls[i], rs[i], version),
+                            rs[i],
+                            self.uuid_version,
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes many ids into `out` (same length). On error nothing is written.
+    pub fn decode_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
+        if ids.len() != out.len() {
+            return Err(Error::OutputLength {
+                argument: "out",
+                expected: ids.len(),
+                len: out.len(),
+            });
+        }
+        let mut scratch = [[0u8; 16]; BATCH];
+        if let Keys::One(k) = self.keys(self.current)? {
+            if self.mode == ExtIdMode::CycleWalk
+                && let Some(id) = ids.iter().find(|id| !cycle_walk::in_domain(&id.0))
+            {
+                self.decode(id)?; // words the error
+            }
+            for (chunk, out) in ids.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+                let blocks = &mut scratch[..chunk.len()];
+                for (b, id) in blocks.iter_mut().zip(chunk) {
+                    *b = id.0;
+                }
+                k.decrypt_many(blocks);
+                for ((o, b), id) in out.iter_mut().zip(blocks.iter()).zip(chunk) {
+                    let b = if self.mode == ExtIdMode::Aes128 || cycle_walk::in_domain(b) {
+                        *b
+                    } else {
+                        // Walk on, one call at a time.
+                        cycle_walk::decrypt(k, id.0)
+                    };
+                    let v = u128::from_be_bytes(b);
+                    *o = Decoded {
+                        seq: (v >> 64) as u64,
+                        rand: v as u64,
+                        key_version: self.current,
+                    };
+                }
+            }
+            return Ok(());
+        }
+        let (mut ls, mut rs, mut vs) = ([0u64; BATCH], [0u64; BATCH], [0u8; BATCH]);
+        let mut staged = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH) {
+            for (i, id) in chunk.iter().enumerate() {
+                let (l, r, ver, var) = feistel::unplace(&id.0);
+                if ver != self.uuid_version || var != 0b10 {
+                    // The one-id path words the error.
+                    self.decode(id)?;
+                }
+                let (l, v) = if self.in_band {
+                    (l & ((1 << 56) - 1), ((l >> 56) as u8) ^ (r as u8 & 0xf))
+                } else {
+                    (l, self.current)
+                };
+                self.keys(v)?;
+                (ls[i], rs[i], vs[i]) = (l, r, v);
+            }
+            let n = chunk.len();
+            // Runs of one key version (nearly always the whole chunk) go together.
+            let mut start = 0;
+            while start < n {
+                let v = vs[start];
+                let end = (start..n).find(|&j| vs[j] != v).unwrap_or(n);
+                let Keys::Rounds(ks) = self.keys(v)? else {
+                    unreachable!("feistel-uuid holds round keys")
+                };
+                feistel::decrypt_many(
+                    ks,
+                    self.l_bits(),
+                    &mut ls[start..end],
+                    &mut rs[start..end],
+                    &mut scratch,
+                );
+                start = end;
+            }
+            staged.extend((0..n).map(|i| Decoded {
+                seq: ls[i],
+                rand: rs[i],
+                key_version: vs[i],
+            }));
+        }
+        out.copy_from_slice(&staged);
+        Ok(())
+    }
+
+    /// The id in a text form (base32 with this codec's type as prefix when
+    /// `prefix`, and a check character when `check`).
+    pub fn format(&self, id: &ExtId, form: TextForm, prefix: bool, check: bool) -> String {
+        match form {
+            TextForm::Uuid => id.to_uuid_string(),
+            TextForm::Base64Url => id.to_base64url(),
+            TextForm::Base32 => id.to_base32(prefix.then_some(self.type_name.as_str()), check),
+        }
+    }
+
+    /// Parses an id in any text form: 36 characters is a UUID, 22 base64url,
+    /// anything else base32 (a `type_` prefix must name this codec's type; a
+    /// 27th character is a check character).
+    pub fn parse(&self, text: &str) -> Result<ExtId> {
+        match text.len() {
+            36 => ExtId::parse_uuid(text),
+            22 => ExtId::parse_base64url(text),
+            _ => {
+                let prefixed = text.contains('_');
+                let body = text.rsplit('_').next().unwrap_or(text);
+                ExtId::parse_base32(
+                    text,
+                    prefixed.then_some(self.type_name.as_str()),
+                    body.len() == 27,
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,270 @@
+use super::*;
+use proptest::prelude::*;
+
+fn ring() -> Keyring {
+    Keyring::new(0, &[0x42; 32]).unwrap()
+}
+
+fn codecs(ring: &Keyring) -> Vec<ExtIdCodec> {
+    let b = |m| ExtIdCodec::builder(ring, "user").mode(m);
+    vec![
+        b(ExtIdMode::FeistelUuid).build().unwrap(),
+        b(ExtIdMode::FeistelUuid).rounds(4).build().unwrap(),
+        b(ExtIdMode::FeistelUuid).uuid_version(4).build().unwrap(),
+        b(ExtIdMode::FeistelUuid)
+            .key_version_in_band(false)
+            .build()
+            .unwrap(),
+        b(ExtIdMode::Aes128).build().unwrap(),
+        b(ExtIdMode::CycleWalk).build().unwrap(),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn every_mode_round_trips(seq: u64, rand: u64) {
+        let ring = ring();
+        for c in codecs(&ring) {
+            let (seq, rand) = (seq & c.max_seq(), rand & c.max_rand());
+            let id = c.encode(seq, rand).unwrap();
+            let d = c.decode(&id).unwrap();
+            prop_assert_eq!((d.seq, d.rand, d.key_version), (seq, rand, 0), "{:?}", c);
+            if c.mode() == ExtIdMode::FeistelUuid {
+                let u = uuid::Uuid::from_bytes(id.0);
+                prop_assert_eq!(u.get_version_num(), c.uuid_version as usize);
+                prop_assert_eq!(u.get_variant(), uuid::Variant::RFC4122);
+            }
+            if c.mode() == ExtIdMode::CycleWalk {
+                prop_assert!(id.0[0] & 0x80 == 0);
+            }
+            for form in [TextForm::Uuid, TextForm::Base64Url, TextForm::Base32] {
+                for (prefix, check) in [(false, false), (true, false), (true, true), (false, true)] {
+                    let text = c.format(&id, form, prefix, check);
+                    prop_assert_eq!(c.parse(&text).unwrap(), id, "{}", text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batches_equal_one_at_a_time(input in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..600)) {
+        let ring = ring();
+        for c in codecs(&ring) {
+            let input: Vec<(u64, u64)> = input.iter().map(|&(s, r)| (s & c.max_seq(), r & c.max_rand())).collect();
+            let mut out = vec![ExtId::default(); input.len()];
+            c.encode_batch(&input, &mut out).unwrap();
+            for (&(s, r), id) in input.iter().zip(&out) {
+                prop_assert_eq!(c.encode(s, r).unwrap(), *id);
+            }
+            let mut back = vec![Decoded { seq: 0, rand: 0, key_version: 9 }; out.len()];
+            c.decode_batch(&out, &mut back).unwrap();
+            for (&(s, r), d) in input.iter().zip(&back) {
+                prop_assert_eq!((d.seq, d.rand), (s, r));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_version_and_variant_value_is_tried_on_decode() {
+    let ring = ring();
+    for c in codecs(&ring)
+        .into_iter()
+        .filter(|c| c.mode() == ExtIdMode::FeistelUuid)
+    {
+        let id = c.encode(7, 9).unwrap();
+        for ver in 0u8..16 {
+            for var in 0u8..4 {
+                let mut b = id.0;
+                b[6] = (b[6] & 0x0f) | (ver << 4);
+                b[8] = (b[8] & 0x3f) | (var << 6);
+                let r = c.decode(&ExtId(b));
+                if ver == c.uuid_version && var == 0b10 {
+                    assert_eq!(r.unwrap().seq, 7);
+                } else {
+                    let e = r.unwrap_err();
+                    assert!(
+                        matches!(e, Error::MalformedExtId { .. }),
+                        "ver {ver} var {var}: {e}"
+                    );
+                }
+            }
+        }
+    }
+    let cw = ExtIdCodec::builder(&ring, "user")
+        .mode(ExtIdMode::CycleWalk)
+        .build()
+        .unwrap();
+    let mut b = cw.encode(1, 2).unwrap().0;
+    b[0] |= 0x80;
+    assert!(matches!(
+        cw.decode(&ExtId(b)),
+        Err(Error::MalformedExtId { .. })
+    ));
+}
+
+#[test]
+fn input_ranges_are_enforced() {
+    let ring = ring();
+    let c = ExtIdCodec::new(&ring, "user").unwrap();
+    assert_eq!(
+        c.encode(1 << 56, 0),
+        Err(Error::ValueOutOfRange {
+            argument: "seq",
+            value: 1 << 56,
+            max: (1 << 56) - 1
+        })
+    );
+    assert!(matches!(
+        c.encode(0, 1 << 62),
+        Err(Error::ValueOutOfRange {
+            argument: "rand",
+            ..
+        })
+    ));
+    let wide = ExtIdCodec::builder(&ring, "user")
+        .key_version_in_band(false)
+        .build()
+        .unwrap();
+    assert!(wide.encode((1 << 60) - 1, 0).is_ok() && wide.encode(1 << 60, 0).is_err());
+    let cw = ExtIdCodec::builder(&ring, "user")
+        .mode(ExtIdMode::CycleWalk)
+        .build()
+        .unwrap();
+    assert!(cw.encode(u64::MAX >> 1, u64::MAX).is_ok() && cw.encode(1 << 63, 0).is_err());
+    let aes = ExtIdCodec::builder(&ring, "user")
+        .mode(ExtIdMode::Aes128)
+        .build()
+        .unwrap();
+    assert!(aes.encode(u64::MAX, u64::MAX).is_ok());
+    // A batch with one bad input writes nothing.
+    let mut out = vec![ExtId([9; 16]); 3];
+    assert!(
+        c.encode_batch(&[(1, 1), (1 << 60, 1), (2, 2)], &mut out)
+            .is_err()
+    );
+    assert!(out.iter().all(|o| *o == ExtId([9; 16])));
+    assert!(matches!(
+        c.encode_batch(&[(1, 1)], &mut out),
+        Err(Error::OutputLength { .. })
+    ));
+}
+
+#[test]
+fn options_are_checked() {
+    let ring = ring();
+    assert!(matches!(
+        ExtIdCodec::builder(&ring, "user").rounds(3).build(),
+        Err(Error::InvalidOption {
+            option: "rounds",
+            ..
+        })
+    ));
+    assert!(matches!(
+        ExtIdCodec::builder(&ring, "user").uuid_version(7).build(),
+        Err(Error::InvalidOption {
+            option: "uuid_version",
+            ..
+        })
+    ));
+    assert!(matches!(
+        ExtIdCodec::new(&ring, "User"),
+        Err(Error::InvalidTypeName { .. })
+    ));
+    assert!(matches!(
+        "feistel".parse::<ExtIdMode>(),
+        Err(Error::UnknownExtIdMode { .. })
+    ));
+}
+
+#[test]
+fn types_do_not_correlate_or_cross_decode() {
+    let ring = ring();
+    let users = ExtIdCodec::new(&ring, "user").unwrap();
+    let orders = ExtIdCodec::new(&ring, "order").unwrap();
+    let (u, o) = (
+        users.encode(1000, 77).unwrap(),
+        orders.encode(1000, 77).unwrap(),
+    );
+    assert_ne!(u, o);
+    // An order id decoded as a user id gives an unrelated number, refused by the checks.
+    let wrong = users.decode(&o).unwrap();
+    assert!(wrong.check_issued(1_000_000).is_err() || !wrong.rand_matches(77));
+    // With a prefix, the text form says the type plainly.
+    let text = orders.format(&o, TextForm::Base32, true, false);
+    assert!(matches!(users.parse(&text), Err(Error::WrongIdType { .. })));
+}
+
+#[test]
+fn key_rotation_keeps_old_ids_decodable() {
+    let mut ring = ring();
+    let old = ExtIdCodec::new(&ring, "user").unwrap();
+    let old_id = old.encode(5, 6).unwrap();
+    ring.add(1, &[0x43; 32]).unwrap();
+    ring.set_current(1).unwrap();
+    let new = ExtIdCodec::new(&ring, "user").unwrap();
+    let new_id = new.encode(5, 6).unwrap();
+    assert_ne!(old_id, new_id);
+    let (a, b) = (new.decode(&old_id).unwrap(), new.decode(&new_id).unwrap());
+    assert_eq!((a.seq, a.rand, a.key_version), (5, 6, 0));
+    assert_eq!((b.seq, b.rand, b.key_version), (5, 6, 1));
+    // A codec without version 1 refuses version-1 ids by name.
+    assert_eq!(
+        old.decode(&new_id),
+        Err(Error::UnknownKeyVersion { version: 1 })
+    );
+    // Out of band: the caller says which version.
+    let oob = ExtIdCodec::builder(&ring, "user")
+        .mode(ExtIdMode::Aes128)
+        .build()
+        .unwrap();
+    let id = oob.encode(5, 6).unwrap();
+    assert_eq!(oob.decode_with_key_version(&id, 1).unwrap().seq, 5);
+    assert_ne!(oob.decode_with_key_version(&id, 0).unwrap().seq, 5);
+    assert_eq!(
+        oob.decode_with_key_version(&id, 7),
+        Err(Error::UnknownKeyVersion { version: 7 })
+    );
+}
+
+#[test]
+fn versions_in_band_do_not_show_as_one_digit() {
+    let ring = ring();
+    let c = ExtIdCodec::new(&ring, "user").unwrap();
+    let first_digits: std::collections::BTreeSet<u8> = (0..200)
+        .map(|i| c.encode(i, i * 7919).unwrap().0[0] >> 4)
+        .collect();
+    assert!(first_digits.len() > 8, "{first_digits:?}");
+}
+
+#[test]
+fn forgery_checks() {
+    let ring = ring();
+    let c = ExtIdCodec::new(&ring, "user").unwrap();
+    let d = c.decode(&c.encode(10, 12345).unwrap()).unwrap();
+    d.check_issued(10).unwrap();
+    assert_eq!(
+        d.check_issued(9),
+        Err(Error::NotIssued {
+            seq: 10,
+            max_issued: 9
+        })
+    );
+    assert!(d.rand_matches(12345) && !d.rand_matches(12344));
+    // Random UUIDv8-shaped ids: the sequence check alone refuses them.
+    let mut refused = 0;
+    for i in 0u64..2000 {
+        let mut b = (i as u128)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)
+            .to_be_bytes();
+        b[6] = (b[6] & 0x0f) | 0x80;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        b[0] = (b[0] & 0x0f) | ((b[15] & 0x0f) << 4); // key version 0, whitened
+        match c.decode(&ExtId(b)) {
+            Ok(d) if d.check_issued(1_000_000).is_err() => refused += 1,
+            Ok(_) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(refused, 2000);
+}
