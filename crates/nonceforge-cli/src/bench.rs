@@ -8,6 +8,7 @@
 //! bank), the way a real service meets it; `counter_sustained` shows the cap.
 
 use crate::CliError;
+use crate::bench_extid::{self, ExtState};
 use clap::Args;
 use nonceforge::{LocalNonces, MachineId, NonceGenerator};
 use serde::Serialize;
@@ -85,6 +86,8 @@ fn median(mut runs: Vec<Row>) -> Row {
 #[derive(Debug, Clone, Serialize)]
 struct Row {
     name: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    op: &'static str,
     bits: u32,
     threads: usize,
     ops_per_sec: f64,
@@ -105,17 +108,17 @@ struct Row {
 
 /// How a row is measured.
 #[derive(Clone, Copy)]
-enum Method {
+pub(crate) enum Method {
     /// Run for the whole duration.
     Timed,
     /// Bursts on banked idle time (64-bit counter family).
     Burst,
 }
 
-type Op = fn(&mut Worker) -> u64;
+pub(crate) type Op = fn(&mut Worker) -> u64;
 
 /// What one thread owns while measuring.
-struct Worker {
+pub(crate) struct Worker {
     /// One atomic shared by all threads of a row (the `atomic_u64` baseline).
     shared_atomic: &'static AtomicU64,
     generator: NonceGenerator,
@@ -123,6 +126,7 @@ struct Worker {
     buf8: Vec<[u8; 8]>,
     buf12: Vec<[u8; 12]>,
     buf16: Vec<[u8; 16]>,
+    pub(crate) ext: ExtState,
 }
 
 static SHARED_ATOMIC: AtomicU64 = AtomicU64::new(0);
@@ -139,12 +143,13 @@ impl Worker {
             buf8: vec![[0; 8]; BATCH_BYTES / 8],
             buf12: vec![[0; 12]; BATCH_BYTES / 12],
             buf16: vec![[0; 16]; BATCH_BYTES / 16],
+            ext: ExtState::new(),
         }
     }
 }
 
 /// Calls per timing check for single-nonce rows.
-const CHUNK: u64 = 4096;
+pub(crate) const CHUNK: u64 = 4096;
 
 macro_rules! single {
     ($e:expr) => {{
@@ -166,20 +171,23 @@ macro_rules! batch {
     }};
 }
 
-struct Spec {
+pub(crate) struct Spec {
     name: &'static str,
+    /// What is measured, where a row name covers more than one operation.
+    op: &'static str,
     /// Measured whatever the filter says: other rows are read against it.
     baseline: bool,
     bits: u32,
     method: Method,
     note: &'static str,
-    op: Op,
+    run: Op,
 }
 
 fn specs() -> Vec<Spec> {
     use Method::*;
-    let s = |name: &'static str, bits, method, note, op: Op| Spec {
+    let s = |name: &'static str, bits, method, note, run: Op| Spec {
         name,
+        op: "",
         baseline: matches!(
             name,
             "os_random" | "uuid_v4" | "uuid_v7" | "atomic_u64" | "snowflake"
@@ -187,9 +195,9 @@ fn specs() -> Vec<Spec> {
         bits,
         method,
         note,
-        op,
+        run,
     };
-    vec![
+    let mut all = vec![
         s("os_random", 64, Timed, "getrandom, 8 bytes", |_| {
             single!(getrandom::u64().map_err(|e| e.to_string()))
         }),
@@ -290,7 +298,19 @@ fn specs() -> Vec<Spec> {
         s("encrypted_batch", 128, Timed, "AES-256 (VAES)", |w| {
             batch!(w, fill_encrypted_128, buf16, usize::MAX)
         }),
-    ]
+    ];
+    all.extend(bench_extid::specs(|name, bits, method, op, note, run| {
+        Spec {
+            name,
+            op,
+            baseline: false,
+            bits,
+            method,
+            note,
+            run,
+        }
+    }));
+    all
 }
 
 pub fn run(args: BenchArgs) -> Result<(), CliError> {
@@ -361,9 +381,10 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 }
 
 /// The columns of a printed row, with `none` for a figure that does not apply.
-fn cells(r: &Row, none: &str) -> [String; 8] {
+fn cells(r: &Row, none: &str) -> [String; 9] {
     [
         r.name.to_owned(),
+        r.op.to_owned(),
         r.bits.to_string(),
         r.threads.to_string(),
         human(r.ops_per_sec),
@@ -375,8 +396,9 @@ fn cells(r: &Row, none: &str) -> [String; 8] {
     ]
 }
 
-const HEADER: [&str; 8] = [
+const HEADER: [&str; 9] = [
     "name",
+    "op",
     "bits",
     "threads",
     "ops/s",
@@ -387,11 +409,11 @@ const HEADER: [&str; 8] = [
 ];
 
 fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
-    let line = |out: &mut dyn Write, c: &[&str; 8]| {
+    let line = |out: &mut dyn Write, c: &[&str; 9]| {
         writeln!(
             out,
-            "{:<18} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  {}",
-            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+            "{:<22} {:<6} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  {}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
         )
     };
     line(out, &HEADER)?;
@@ -404,7 +426,7 @@ fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
 
 fn print_markdown(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
     writeln!(out, "| {} |", HEADER.join(" | "))?;
-    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|")?;
+    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---|")?;
     for r in rows {
         writeln!(out, "| {} |", cells(r, "–").join(" | "))?;
     }
@@ -449,8 +471,8 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
                 s.spawn(move || {
                     let mut w = Worker::new(generator);
                     match spec.method {
-                        Method::Timed => run_timed(&mut w, spec.op, barrier, seconds),
-                        Method::Burst => run_bursts(&mut w, spec.op, barrier, seconds, threads),
+                        Method::Timed => run_timed(&mut w, spec.run, barrier, seconds),
+                        Method::Burst => run_bursts(&mut w, spec.run, barrier, seconds, threads),
                     }
                 })
             })
@@ -466,6 +488,7 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
     let ops_per_sec = ops as f64 / wall.as_secs_f64();
     Ok(Row {
         name: spec.name,
+        op: spec.op,
         bits: spec.bits,
         threads,
         ops_per_sec,

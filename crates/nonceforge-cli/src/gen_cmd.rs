@@ -125,7 +125,7 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
     if let Some(epoch) = args.epoch {
         builder = builder.epoch_unix_ms(epoch);
     }
-    let key = key::load(args.key_file.as_deref())?;
+    let key = key::load(args.key_file.as_deref(), key::KEY_ENV)?;
     match (&key, kind) {
         (Some(k), _) => builder = builder.key(k),
         (None, NonceKind::Encrypted) => {

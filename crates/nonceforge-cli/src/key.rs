@@ -8,8 +8,15 @@ use zeroize::Zeroizing;
 /// The environment variable that may hold the base key (hex or base64).
 pub const KEY_ENV: &str = "NONCEFORGE_KEY";
 
-/// Reads the key from `file` if given, else from `$NONCEFORGE_KEY`; `None` if neither.
-pub fn load(file: Option<&std::path::Path>) -> Result<Option<Zeroizing<Vec<u8>>>, CliError> {
+/// The environment variable that may hold the external-id master key.
+pub const EXTID_KEY_ENV: &str = "NONCEFORGE_EXTID_KEY";
+
+/// Reads the key from `file` if given, else from the environment variable
+/// `env`; `None` if neither.
+pub fn load(
+    file: Option<&std::path::Path>,
+    env: &str,
+) -> Result<Option<Zeroizing<Vec<u8>>>, CliError> {
     let (text, source) = match file {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| {
@@ -26,8 +33,8 @@ pub fn load(file: Option<&std::path::Path>) -> Result<Option<Zeroizing<Vec<u8>>>
             })?);
             (text, format!("--key-file {}", path.display()))
         }
-        None => match std::env::var(KEY_ENV) {
-            Ok(v) => (Zeroizing::new(v), KEY_ENV.to_owned()),
+        None => match std::env::var(env) {
+            Ok(v) => (Zeroizing::new(v), env.to_owned()),
             Err(_) => return Ok(None),
         },
     };

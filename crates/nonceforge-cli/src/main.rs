@@ -1,6 +1,8 @@
 //! `nonceforge`: make nonces from the command line, and measure them.
 
 mod bench;
+mod bench_extid;
+mod extid_cmd;
 mod gen_cmd;
 mod key;
 
@@ -25,6 +27,11 @@ enum Command {
     ///   NONCEFORGE_KEY=$(head -c32 /dev/urandom | xxd -p -c64) nonceforge gen encrypted --bits 128
     #[command(verbatim_doc_comment)]
     Gen(gen_cmd::GenArgs),
+    /// External ids: opaque, UUID-shaped ids from internal sequential ids, and back.
+    ///
+    /// The master key comes from --key-file or NONCEFORGE_EXTID_KEY, never from a flag's value.
+    #[command(subcommand)]
+    Extid(extid_cmd::ExtIdCommand),
     /// Measure every kind of nonce, with the OS random source and the uuid crate
     /// measured in the same run as baselines.
     ///
@@ -39,6 +46,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Gen(args) => gen_cmd::run(args),
+        Command::Extid(cmd) => extid_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
     };
     match result {

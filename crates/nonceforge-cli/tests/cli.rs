@@ -254,3 +254,224 @@ fn bench_json_schema() {
         "{table}"
     );
 }
+
+const EXTID_KEY: &str = "3031323334353637383930313233343536373839303132333435363738393031";
+
+#[test]
+fn extid_round_trips_in_every_mode_and_form() {
+    let env = [("NONCEFORGE_EXTID_KEY", EXTID_KEY)];
+    for mode in ["feistel-uuid", "aes128", "cycle-walk"] {
+        for (form, extra) in [
+            ("uuid", vec![]),
+            ("base64url", vec![]),
+            ("base32", vec!["--prefix", "--check"]),
+        ] {
+            let mut args = vec![
+                "extid", "encode", "--type", "user", "--seq", "42", "--rand", "1234", "--mode",
+                mode, "--format", form,
+            ];
+            args.extend(extra);
+            let o = nonceforge(&args, &env);
+            assert!(
+                o.status.success(),
+                "{mode} {form}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let id = lines(&o)[0].clone();
+            let o = nonceforge(
+                &["extid", "decode", "--type", "user", "--mode", mode, &id],
+                &env,
+            );
+            assert!(
+                o.status.success(),
+                "{mode} {form} {id}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_eq!(
+                lines(&o)[0],
+                "seq=42 rand=1234 key_version=0",
+                "{mode} {form}"
+            );
+        }
+    }
+    // A fresh random half when none is given: two encodings differ, both decode to 7.
+    let a = lines(&nonceforge(
+        &["extid", "encode", "--type", "user", "--seq", "7"],
+        &env,
+    ))[0]
+        .clone();
+    let b = lines(&nonceforge(
+        &["extid", "encode", "--type", "user", "--seq", "7"],
+        &env,
+    ))[0]
+        .clone();
+    assert_ne!(a, b);
+    for id in [a, b] {
+        let o = nonceforge(&["extid", "decode", "--type", "user", &id], &env);
+        assert!(lines(&o)[0].starts_with("seq=7 "));
+    }
+}
+
+#[test]
+fn extid_bad_input() {
+    let env = [("NONCEFORGE_EXTID_KEY", EXTID_KEY)];
+    let good = lines(&nonceforge(
+        &[
+            "extid", "encode", "--type", "user", "--seq", "5", "--rand", "1",
+        ],
+        &env,
+    ))[0]
+        .clone();
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+        (
+            vec!["extid", "encode", "--type", "user", "--seq", "1"],
+            vec![],
+            "NONCEFORGE_EXTID_KEY",
+        ),
+        (
+            vec!["extid", "encode", "--type", "User", "--seq", "1"],
+            env.to_vec(),
+            "a-z",
+        ),
+        (
+            vec![
+                "extid",
+                "encode",
+                "--type",
+                "user",
+                "--seq",
+                "72057594037927936",
+            ],
+            env.to_vec(),
+            "seq",
+        ),
+        (
+            vec![
+                "extid",
+                "encode",
+                "--type",
+                "user",
+                "--seq",
+                "1",
+                "--rand",
+                "4611686018427387904",
+            ],
+            env.to_vec(),
+            "rand",
+        ),
+        (
+            vec![
+                "extid", "encode", "--type", "user", "--seq", "1", "--mode", "des",
+            ],
+            env.to_vec(),
+            "feistel-uuid",
+        ),
+        (
+            vec![
+                "extid", "encode", "--type", "user", "--seq", "1", "--rounds", "3",
+            ],
+            env.to_vec(),
+            "2 or 4",
+        ),
+        (
+            vec![
+                "extid", "encode", "--type", "user", "--seq", "1", "--format", "hex",
+            ],
+            env.to_vec(),
+            "base32",
+        ),
+        (
+            vec!["extid", "encode", "--type", "user", "--seq", "1", "--check"],
+            env.to_vec(),
+            "--format base32",
+        ),
+        (
+            vec![
+                "extid",
+                "encode",
+                "--type",
+                "user",
+                "--seq",
+                "1",
+                "--key-version",
+                "16",
+            ],
+            env.to_vec(),
+            "16",
+        ),
+        (
+            vec!["extid", "decode", "--type", "user", "not-an-id"],
+            env.to_vec(),
+            "36 characters",
+        ),
+        (
+            vec!["extid", "decode", "--type", "user", "notanid"],
+            env.to_vec(),
+            "base32",
+        ),
+        (
+            vec![
+                "extid",
+                "decode",
+                "--type",
+                "user",
+                "0191f3a8-6b2c-8d1e-a7f0-3c5e9b1d2f4",
+            ],
+            env.to_vec(),
+            "36",
+        ),
+        (
+            vec![
+                "extid",
+                "decode",
+                "--type",
+                "user",
+                "0191f3a8-6b2c-7d1e-a7f0-3c5e9b1d2f4a",
+            ],
+            env.to_vec(),
+            "version 8",
+        ),
+        (
+            vec![
+                "extid",
+                "decode",
+                "--type",
+                "user",
+                "--max-issued",
+                "4",
+                &good,
+            ],
+            env.to_vec(),
+            "never handed out",
+        ),
+        (
+            vec![
+                "extid",
+                "decode",
+                "--type",
+                "user",
+                "--key-version",
+                "3",
+                &good,
+            ],
+            env.to_vec(),
+            "key version 0",
+        ),
+        (
+            vec!["extid", "decode", "--type", "user"],
+            env.to_vec(),
+            "<ID>",
+        ),
+    ];
+    for (args, env, needle) in &cases {
+        let o = nonceforge(args, env);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} must fail");
+        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+        assert!(
+            err.contains(needle),
+            "{args:?}: {err:?} should mention {needle:?}"
+        );
+    }
+}

@@ -202,7 +202,7 @@ pub enum Error {
         rule: &'static str,
     },
     /// Text that is not an id in the form expected.
-    #[error("not a {form} id: character {position}: {rule}")]
+    #[error("not an id in {form} form: character {position}: {rule}")]
     ParseId {
         /// The text form.
         form: &'static str,

@@ -173,6 +173,9 @@ pub struct ExtIdCodec {
     in_band: bool,
     current: u8,
     keys: [Option<Keys>; 16],
+    /// The current version's keys again, at an address that does not depend
+    /// on the id being decoded.
+    current_keys: Keys,
 }
 
 impl std::fmt::Debug for ExtIdCodec {
@@ -239,10 +242,9 @@ impl ExtIdCodecBuilder<'_> {
                 rule: "feistel-uuid ids are UUID version 8 or 4",
             });
         }
-        let mut keys: [Option<Keys>; 16] = Default::default();
-        for v in self.keyring.versions() {
+        let derive = |v: u8| -> Result<Keys> {
             let name = self.mode.name();
-            keys[v as usize] = Some(match self.mode {
+            Ok(match self.mode {
                 ExtIdMode::Aes128 | ExtIdMode::CycleWalk => Keys::One(Aes128Key::new(
                     &*self.keyring.derive::<16>(name, &self.type_name, v)?,
                 )),
@@ -260,8 +262,13 @@ impl ExtIdCodecBuilder<'_> {
                             .collect(),
                     )
                 }
-            });
+            })
+        };
+        let mut keys: [Option<Keys>; 16] = Default::default();
+        for v in self.keyring.versions() {
+            keys[v as usize] = Some(derive(v)?);
         }
+        let current_keys = derive(self.keyring.current())?;
         Ok(ExtIdCodec {
             type_name: self.type_name,
             mode: self.mode,
@@ -270,6 +277,7 @@ impl ExtIdCodecBuilder<'_> {
             in_band: self.in_band && self.mode == ExtIdMode::FeistelUuid,
             current: self.keyring.current(),
             keys,
+            current_keys,
         })
     }
 }
@@ -361,10 +369,10 @@ impl ExtIdCodec {
         let version = self.current;
         Ok(match self.keys(version)? {
             Keys::One(k) => {
-                let block = ((seq as u128) << 64 | rand as u128).to_be_bytes();
+                let v = (seq as u128) << 64 | rand as u128;
                 ExtId(match self.mode {
-                    ExtIdMode::CycleWalk => cycle_walk::encrypt(k, block),
-                    _ => k.encrypt(block),
+                    ExtIdMode::CycleWalk => cycle_walk::encrypt(k, v.to_be_bytes()),
+                    _ => k.encrypt_be(v).to_be_bytes(),
                 })
             }
             Keys::Rounds(ks) => {
@@ -405,11 +413,11 @@ impl ExtIdCodec {
                             rule: "a cycle-walk id has its first bit clear",
                         });
                     }
-                    cycle_walk::decrypt(k, id.0)
+                    u128::from_be_bytes(cycle_walk::decrypt(k, id.0))
                 } else {
-                    k.decrypt(id.0)
+                    k.decrypt_be(u128::from_be_bytes(id.0))
                 };
-                let v = u128::from_be_bytes(block);
+                let v = block;
                 Ok(Decoded {
                     seq: (v >> 64) as u64,
                     rand: v as u64,
@@ -437,7 +445,15 @@ impl ExtIdCodec {
                 } else {
                     (l, version.unwrap_or(self.current))
                 };
-                let Keys::Rounds(ks) = self.keys(version)? else {
+                // Nearly every id is of the current version: a predicted branch to
+                // keys at a fixed address keeps the key lookup off the path from
+                // the id's bits to the first AES round.
+                let keys = if version == self.current {
+                    &self.current_keys
+                } else {
+                    self.keys(version)?
+                };
+                let Keys::Rounds(ks) = keys else {
                     unreachable!("feistel-uuid holds round keys")
                 };
                 let (seq, rand) = feistel::decrypt(ks, self.l_bits(), l, r);
@@ -617,13 +633,14 @@ impl ExtIdCodec {
         }
     }
 
-    /// Parses an id in any text form: 36 characters is a UUID, 22 base64url,
-    /// anything else base32 (a `type_` prefix must name this codec's type; a
-    /// 27th character is a check character).
+    /// Parses an id in any text form: 22 characters is base64url; otherwise a
+    /// hyphen (which base32 never has) or 36 characters means a UUID; anything
+    /// else is base32 (a `type_` prefix must name this codec's type; a 27th
+    /// character is a check character).
     pub fn parse(&self, text: &str) -> Result<ExtId> {
         match text.len() {
-            36 => ExtId::parse_uuid(text),
             22 => ExtId::parse_base64url(text),
+            n if n == 36 || text.contains('-') => ExtId::parse_uuid(text),
             _ => {
                 let prefixed = text.contains('_');
                 let body = text.rsplit('_').next().unwrap_or(text);

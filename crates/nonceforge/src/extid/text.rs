@@ -98,27 +98,16 @@ impl ExtId {
                 "a UUID is 36 characters: 8-4-4-4-12 hex digits",
             ));
         }
+        // All 32 digits through a table, errors sought only when one is bad.
         let mut out = [0u8; 16];
-        let mut j = 0;
-        let mut i = 0;
-        while i < 36 {
-            if HYPHENS.contains(&i) {
-                if s[i] != b'-' {
-                    return Err(err("uuid", i, "a hyphen belongs here (8-4-4-4-12)"));
-                }
-                i += 1;
-                continue;
-            }
-            let (hi, lo) = (hex_value(s[i]), hex_value(s[i + 1]));
-            if hi > 15 {
-                return Err(err("uuid", i, "only hex digits 0-9 a-f A-F"));
-            }
-            if lo > 15 {
-                return Err(err("uuid", i + 1, "only hex digits 0-9 a-f A-F"));
-            }
-            out[j] = (hi << 4) | lo;
-            j += 1;
-            i += 2;
+        let mut bad = (s[8] ^ b'-') | (s[13] ^ b'-') | (s[18] ^ b'-') | (s[23] ^ b'-');
+        for (o, at) in out.iter_mut().zip(DIGIT_AT) {
+            let (hi, lo) = (HEX_VALUE[s[at] as usize], HEX_VALUE[s[at + 1] as usize]);
+            bad |= (hi | lo) & 0xf0;
+            *o = (hi << 4) | (lo & 0x0f);
+        }
+        if bad != 0 {
+            return Err(uuid_error(s));
         }
         Ok(ExtId(out))
     }
@@ -269,14 +258,39 @@ impl ExtId {
     }
 }
 
-#[inline(always)]
-fn hex_value(c: u8) -> u8 {
-    match c {
-        b'0'..=b'9' => c - b'0',
-        b'a'..=b'f' => c - b'a' + 10,
-        b'A'..=b'F' => c - b'A' + 10,
-        _ => 0xff,
+/// Where each byte's two hex digits begin in the canonical form.
+const DIGIT_AT: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+
+/// Hex digit values; 0xff for every other byte.
+static HEX_VALUE: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
     }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The first rule a 36-character text breaks.
+#[cold]
+fn uuid_error(s: &[u8]) -> Error {
+    for (i, &c) in s.iter().enumerate() {
+        if HYPHENS.contains(&i) {
+            if c != b'-' {
+                return err("uuid", i, "a hyphen belongs here (8-4-4-4-12)");
+            }
+        } else if HEX_VALUE[c as usize] > 15 {
+            return err("uuid", i, "only hex digits 0-9 a-f A-F");
+        }
+    }
+    unreachable!("called only for text that breaks a rule")
 }
 
 fn b32_value(c: u8) -> Option<u8> {

@@ -1,0 +1,238 @@
+//! The external-id rows of `nonceforge bench`.
+//!
+//! Latency rows chain the calls: each input depends on the previous output, so
+//! the figure is the time of one id from input to output, not a throughput.
+//! Encode chains feed the id's last 8 bytes back as the next sequence number;
+//! decode chains feed the decoded sequence number into one byte of the next id
+//! (a byte that keeps the id well formed). Batch rows encode 4096 independent
+//! ids a call; `extid_text` writes or parses the canonical UUID form.
+
+use crate::bench::{CHUNK, Method, Op, Spec, Worker};
+use nonceforge::extid::{Decoded, ExtId, ExtIdCodec, ExtIdMode, Keyring};
+use std::hint::black_box;
+
+/// Ids per batch call.
+const BATCH: usize = 4096;
+
+/// What one bench thread keeps for the external-id rows.
+pub(super) struct ExtState {
+    aes: ExtIdCodec,
+    feistel: ExtIdCodec,
+    seq: u64,
+    id: ExtId,
+    input: Vec<(u64, u64)>,
+    out: Vec<ExtId>,
+    aes_ids: Vec<ExtId>,
+    feistel_ids: Vec<ExtId>,
+    decoded: Vec<Decoded>,
+    text: [u8; 36],
+}
+
+impl ExtState {
+    pub(super) fn new() -> Self {
+        let ring = Keyring::new(0, &[0x5a; 32]).expect("a 32-byte key");
+        let aes = ExtIdCodec::builder(&ring, "user")
+            .mode(ExtIdMode::Aes128)
+            .build()
+            .expect("valid options");
+        let feistel = ExtIdCodec::new(&ring, "user").expect("valid options");
+        let id = feistel.encode(1, 2).expect("in range");
+        let input: Vec<(u64, u64)> = (0..BATCH as u64)
+            .map(|i| (i, i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 2))
+            .collect();
+        let (mut aes_ids, mut feistel_ids) =
+            (vec![ExtId::default(); BATCH], vec![ExtId::default(); BATCH]);
+        aes.encode_batch(&input, &mut aes_ids).expect("in range");
+        feistel
+            .encode_batch(&input, &mut feistel_ids)
+            .expect("in range");
+        ExtState {
+            aes,
+            feistel,
+            seq: 1,
+            id,
+            input,
+            out: vec![ExtId::default(); BATCH],
+            aes_ids,
+            feistel_ids,
+            decoded: vec![
+                Decoded {
+                    seq: 0,
+                    rand: 0,
+                    key_version: 0
+                };
+                BATCH
+            ],
+            text: [0; 36],
+        }
+    }
+}
+
+fn encode_chain(c: &ExtIdCodec, seq: &mut u64) {
+    let (max_s, max_r) = (c.max_seq(), c.max_rand());
+    let (mut s, mut r) = (*seq, 12345);
+    for _ in 0..CHUNK {
+        // Both halves of the next input come from the output: in feistel-uuid
+        // the random half enters the first round, the sequence half the second.
+        let id = c.encode(s, r).expect("in range");
+        let v = u128::from_be_bytes(id.0);
+        (s, r) = ((v >> 64) as u64 & max_s, v as u64 & max_r);
+    }
+    *seq = black_box(s);
+}
+
+fn decode_chain(c: &ExtIdCodec, id: &mut ExtId) {
+    let mut x = *id;
+    for _ in 0..CHUNK {
+        let d = c.decode(&x).expect("well formed");
+        // Byte 2 lies in the sequence half, clear of the key version, the UUID
+        // version and the variant: in feistel-uuid it enters the first round
+        // of decoding, so both AES calls stand on the chain.
+        x.0[2] ^= d.seq as u8 | 1;
+    }
+    *id = black_box(x);
+}
+
+pub(super) fn specs(
+    s: impl Fn(&'static str, u32, Method, &'static str, &'static str, Op) -> Spec,
+) -> Vec<Spec> {
+    use Method::Timed;
+    vec![
+        s(
+            "extid_aes128_latency",
+            128,
+            Timed,
+            "encode",
+            "chained",
+            |w: &mut Worker| {
+                encode_chain(&w.ext.aes, &mut w.ext.seq);
+                CHUNK
+            },
+        ),
+        s(
+            "extid_aes128_latency",
+            128,
+            Timed,
+            "decode",
+            "chained",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                let mut id = e.aes_ids[0];
+                decode_chain(&e.aes, &mut id);
+                e.aes_ids[0] = id;
+                CHUNK
+            },
+        ),
+        s(
+            "extid_feistel_latency",
+            128,
+            Timed,
+            "encode",
+            "chained; 2 rounds",
+            |w: &mut Worker| {
+                encode_chain(&w.ext.feistel, &mut w.ext.seq);
+                CHUNK
+            },
+        ),
+        s(
+            "extid_feistel_latency",
+            128,
+            Timed,
+            "decode",
+            "chained; 2 rounds",
+            |w: &mut Worker| {
+                decode_chain(&w.ext.feistel, &mut w.ext.id);
+                CHUNK
+            },
+        ),
+        s(
+            "extid_aes128_batch",
+            128,
+            Timed,
+            "encode",
+            "4096 ids a call (VAES)",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                e.aes.encode_batch(&e.input, &mut e.out).expect("in range");
+                black_box(&e.out);
+                BATCH as u64
+            },
+        ),
+        s(
+            "extid_aes128_batch",
+            128,
+            Timed,
+            "decode",
+            "4096 ids a call (VAES)",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                e.aes
+                    .decode_batch(&e.aes_ids, &mut e.decoded)
+                    .expect("well formed");
+                black_box(&e.decoded);
+                BATCH as u64
+            },
+        ),
+        s(
+            "extid_feistel_batch",
+            128,
+            Timed,
+            "encode",
+            "4096 ids a call (VAES)",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                e.feistel
+                    .encode_batch(&e.input, &mut e.out)
+                    .expect("in range");
+                black_box(&e.out);
+                BATCH as u64
+            },
+        ),
+        s(
+            "extid_feistel_batch",
+            128,
+            Timed,
+            "decode",
+            "4096 ids a call (VAES)",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                e.feistel
+                    .decode_batch(&e.feistel_ids, &mut e.decoded)
+                    .expect("well formed");
+                black_box(&e.decoded);
+                BATCH as u64
+            },
+        ),
+        s(
+            "extid_text",
+            128,
+            Timed,
+            "encode",
+            "canonical UUID",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                for _ in 0..CHUNK {
+                    black_box(e.id).write_uuid(&mut e.text);
+                    black_box(&e.text);
+                }
+                CHUNK
+            },
+        ),
+        s(
+            "extid_text",
+            128,
+            Timed,
+            "decode",
+            "canonical UUID",
+            |w: &mut Worker| {
+                let e = &mut w.ext;
+                e.id.write_uuid(&mut e.text);
+                let text = std::str::from_utf8(&e.text).expect("ASCII");
+                for _ in 0..CHUNK {
+                    black_box(ExtId::parse_uuid(black_box(text)).expect("well formed"));
+                }
+                CHUNK
+            },
+        ),
+    ]
+}
