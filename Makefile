@@ -45,7 +45,7 @@ test: setup lint
 	$(CARGO) test --workspace --release --locked
 	@echo "== the same cipher vectors through the portable AES (no AES-NI)"
 	CARGO_TARGET_DIR=target/portable-aes RUSTFLAGS='--cfg aes_backend="soft" -A unexpected_cfgs' \
-	  $(CARGO) test --locked -p nonceforge --lib --test vectors -- cipher encrypted
+	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors -- cipher encrypted extid every_vector
 
 lint:
 	$(CARGO) fmt --all --check
