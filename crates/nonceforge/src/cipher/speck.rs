@@ -178,11 +178,13 @@ macro_rules! speck {
     };
 }
 
-/// Whether the CPU has AVX-512F and AVX-512VL (checked once per key schedule).
+/// Whether the CPU has AVX-512F and AVX-512VL (checked once per key schedule;
+/// never when built with `--cfg nonceforge_portable`).
 fn avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
+        !cfg!(nonceforge_portable)
+            && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512vl")
     }
     #[cfg(not(target_arch = "x86_64"))]
