@@ -7,7 +7,8 @@ use serde_json::Value;
 
 #[test]
 fn every_vector_encodes_decodes_and_spells_the_same() {
-    let doc: Value = serde_json::from_str(include_str!("../../../testdata/vectors/extid.json")).unwrap();
+    let doc: Value =
+        serde_json::from_str(include_str!("../../../testdata/vectors/extid.json")).unwrap();
     let master = hex::decode(doc["master_hex"].as_str().unwrap()).unwrap();
     let rotated = hex::decode(doc["rotated_master_hex"].as_str().unwrap()).unwrap();
     let rows = doc["vectors"].as_array().unwrap();

@@ -1,0 +1,98 @@
+//! Criterion benchmarks for external ids: one id's latency (each input depends
+//! on the previous output), batches of independent ids, and the UUID text form,
+//! beside the `aes` crate's own one-block call as the baseline in the same run.
+//! `cargo bench -p nonceforge --bench extid`.
+
+use aes::Aes128;
+use cipher::{BlockCipherEncrypt, KeyInit};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use nonceforge::extid::{Decoded, ExtId, ExtIdCodec, ExtIdMode, Keyring};
+use std::hint::black_box;
+
+fn codecs() -> (ExtIdCodec, ExtIdCodec) {
+    let ring = Keyring::new(0, &[0x5a; 32]).unwrap();
+    let aes = ExtIdCodec::builder(&ring, "user")
+        .mode(ExtIdMode::Aes128)
+        .build()
+        .unwrap();
+    (aes, ExtIdCodec::new(&ring, "user").unwrap())
+}
+
+fn latency(c: &mut Criterion) {
+    let (aes, feistel) = codecs();
+    let mut g = c.benchmark_group("extid_latency");
+    let crate_aes = Aes128::new(&[9u8; 16].into());
+    let mut block = [0u8; 16];
+    g.bench_function("aes crate one block (baseline)", |b| {
+        b.iter(|| {
+            crate_aes.encrypt_block((&mut block).into());
+        })
+    });
+    for (name, codec) in [("aes128", &aes), ("feistel-uuid", &feistel)] {
+        let (ms, mr) = (codec.max_seq(), codec.max_rand());
+        let (mut s, mut r) = (1u64, 2u64);
+        g.bench_function(format!("{name} encode"), |b| {
+            b.iter(|| {
+                let v = u128::from_be_bytes(codec.encode(s, r).unwrap().0);
+                (s, r) = ((v >> 64) as u64 & ms, v as u64 & mr);
+            })
+        });
+        let mut id = codec.encode(3, 4).unwrap();
+        g.bench_function(format!("{name} decode"), |b| {
+            b.iter(|| {
+                let d = codec.decode(&id).unwrap();
+                id.0[2] ^= d.seq as u8 | 1;
+            })
+        });
+    }
+    g.finish();
+}
+
+fn batch(c: &mut Criterion) {
+    let (aes, feistel) = codecs();
+    let input: Vec<(u64, u64)> = (0..4096u64)
+        .map(|i| (i, i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 2))
+        .collect();
+    let mut out = vec![ExtId::default(); input.len()];
+    let mut dec = vec![
+        Decoded {
+            seq: 0,
+            rand: 0,
+            key_version: 0
+        };
+        input.len()
+    ];
+    let mut g = c.benchmark_group("extid_batch");
+    g.throughput(Throughput::Elements(input.len() as u64));
+    for (name, codec) in [("aes128", &aes), ("feistel-uuid", &feistel)] {
+        g.bench_function(format!("{name} encode"), |b| {
+            b.iter(|| codec.encode_batch(black_box(&input), &mut out).unwrap())
+        });
+        codec.encode_batch(&input, &mut out).unwrap();
+        g.bench_function(format!("{name} decode"), |b| {
+            b.iter(|| codec.decode_batch(black_box(&out), &mut dec).unwrap())
+        });
+    }
+    g.finish();
+}
+
+fn text(c: &mut Criterion) {
+    let (_, feistel) = codecs();
+    let id = feistel.encode(42, 7).unwrap();
+    let s = id.to_uuid_string();
+    let mut buf = [0u8; 36];
+    let mut g = c.benchmark_group("extid_text");
+    g.bench_function("uuid write", |b| {
+        b.iter(|| black_box(id).write_uuid(&mut buf))
+    });
+    g.bench_function("uuid parse", |b| {
+        b.iter(|| ExtId::parse_uuid(black_box(&s)).unwrap())
+    });
+    g.bench_function("uuid crate parse (baseline)", |b| {
+        b.iter(|| uuid::Uuid::parse_str(black_box(&s)).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, latency, batch, text);
+criterion_main!(benches);
