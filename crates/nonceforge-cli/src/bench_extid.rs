@@ -88,7 +88,10 @@ fn decode_chain(c: &ExtIdCodec, id: &mut ExtId) {
         // Byte 2 lies in the sequence half, clear of the key version, the UUID
         // version and the variant: in feistel-uuid it enters the first round
         // of decoding, so both AES calls stand on the chain.
-        x.0[2] ^= d.seq as u8 | 1;
+        // (In a register: a one-byte store then a 16-byte load would stall
+        // store forwarding and time the harness, not the decode.)
+        let v = u128::from_be_bytes(x.0) ^ (((d.seq & 0xff) | 1) as u128) << 104;
+        x = ExtId(v.to_be_bytes());
     }
     *id = black_box(x);
 }

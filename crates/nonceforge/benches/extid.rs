@@ -41,7 +41,8 @@ fn latency(c: &mut Criterion) {
         g.bench_function(format!("{name} decode"), |b| {
             b.iter(|| {
                 let d = codec.decode(&id).unwrap();
-                id.0[2] ^= d.seq as u8 | 1;
+                let v = u128::from_be_bytes(id.0) ^ (((d.seq & 0xff) | 1) as u128) << 104;
+                id = ExtId(v.to_be_bytes());
             })
         });
     }
