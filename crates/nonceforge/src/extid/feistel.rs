@@ -40,7 +40,7 @@ pub(crate) const R_BITS: u32 = 62;
 const R_MASK: u64 = (1 << R_BITS) - 1;
 
 /// Runs the rounds forwards. `l_bits` is 56 or 60.
-#[inline]
+#[inline(always)]
 pub(crate) fn encrypt(keys: &[Aes128Key], l_bits: u32, mut l: u64, mut r: u64) -> (u64, u64) {
     let l_mask = (1u64 << l_bits) - 1;
     if let Some(out) = Aes128Key::feistel_ni(keys, true, l, r, l_mask, R_MASK) {
@@ -54,7 +54,7 @@ pub(crate) fn encrypt(keys: &[Aes128Key], l_bits: u32, mut l: u64, mut r: u64) -
 }
 
 /// Runs the rounds backwards.
-#[inline]
+#[inline(always)]
 pub(crate) fn decrypt(keys: &[Aes128Key], l_bits: u32, mut l: u64, mut r: u64) -> (u64, u64) {
     let l_mask = (1u64 << l_bits) - 1;
     if let Some(out) = Aes128Key::feistel_ni(keys, false, l, r, l_mask, R_MASK) {
