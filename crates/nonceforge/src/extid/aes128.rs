@@ -4,9 +4,10 @@
 //! (VAES) path for batches.
 //!
 //! Why not the crate alone for one block: its one-block call passes the block
-//! through memory, about 9 cycles more than the 41-cycle chain of ten dependent
-//! AES rounds on the reference machine (50 against 41). Here the block stays in a
-//! register from input to output.
+//! through memory. Measured in `nonceforge bench` (extid_aes128_latency, encode,
+//! chained, 3 runs), the crate's call inside `ExtIdCodec::encode` took 21.3 ns an
+//! id against 16.0 ns for the path here, where the block goes from two general
+//! registers into one vector register and back without touching memory.
 
 use aes::Aes128;
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
