@@ -36,6 +36,11 @@ demo: build
 	@$(BIN) gen sortable --bits 64 -n 3 --format int --machine-id 7
 	@echo "== encrypted nonces (Speck64/128, Speck96/144, AES-256), base64url"
 	@export NONCEFORGE_KEY=$(DEMO_KEY); for b in 64 96 128; do $(BIN) gen encrypted --bits $$b -n 2 --format base64url --machine-id 7; done
+	@echo "== external ids: user 42 as a UUIDv8, as TypeID-like base32, and back"
+	@export NONCEFORGE_EXTID_KEY=$(DEMO_KEY); \
+	  $(BIN) extid encode --type user --seq 42 --rand 7 && \
+	  id=$$($(BIN) extid encode --type user --seq 42 --rand 7 --format base32 --prefix --check) && \
+	  echo "$$id" && $(BIN) extid decode --type user "$$id"
 	@echo "== 10 million 96-bit counter nonces to /dev/null"
 	@time $(BIN) gen counter --bits 96 -n 10000000 > /dev/null
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
