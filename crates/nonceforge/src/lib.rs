@@ -63,6 +63,7 @@ pub mod error;
 pub mod extid;
 pub mod machine;
 pub mod nonce;
+pub mod uuid;
 
 pub use cipher::{Cipher64, Cipher128};
 pub use clock::{Clock, ManualClock, SystemClock};

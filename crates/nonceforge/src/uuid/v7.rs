@@ -1,0 +1,167 @@
+//! UUID version 7 (RFC 9562 §5.7): Unix milliseconds, then a 12-bit fraction of
+//! the millisecond (§6.2 method 3, "replace leftmost random bits with increased
+//! clock precision"), then 62 random bits.
+//!
+//! ```text
+//!  0                   1                   2                   3
+//!  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//! +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//! |                     unix_ts_ms (48 bits)                      |
+//! +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//! |          unix_ts_ms           |  ver  | ms fraction (12 bits) |
+//! +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//! |var|                       rand (62 bits)                      |
+//! +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//! |                            rand                               |
+//! +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//! ```
+//!
+//! Monotonic per generator, as PostgreSQL 18's `uuidv7()` is within a backend:
+//! when the clock has not moved past the last id's (millisecond, fraction), the
+//! new id takes the last one's plus 1/4096 ms, so ids never go backwards even if
+//! the wall clock does.
+//!
+//! References: RFC 9562 §5.7 and §6.2.
+
+use super::rng;
+use crate::clock::{Clock, SystemClock};
+
+/// Makes monotonic UUIDv7s. One per thread (or per PostgreSQL backend).
+#[derive(Debug)]
+pub struct UuidV7Generator<C: Clock = SystemClock> {
+    clock: C,
+    /// The last (unix ms << 12 | fraction) issued.
+    last: u64,
+}
+
+impl Default for UuidV7Generator<SystemClock> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl UuidV7Generator<SystemClock> {
+    /// A generator on the system clock.
+    pub fn new() -> Self {
+        Self::with_clock(SystemClock::without_tsc())
+    }
+}
+
+impl<C: Clock> UuidV7Generator<C> {
+    /// A generator on another clock (a manual one in tests).
+    pub fn with_clock(clock: C) -> Self {
+        UuidV7Generator { clock, last: 0 }
+    }
+
+    /// The next UUIDv7.
+    ///
+    /// ```
+    /// let mut g = nonceforge::uuid::UuidV7Generator::new();
+    /// let (a, b) = (g.generate(), g.generate());
+    /// assert!(a < b);
+    /// assert_eq!(a[6] >> 4, 7);
+    /// ```
+    pub fn generate(&mut self) -> [u8; 16] {
+        self.generate_shifted(0)
+    }
+
+    /// The next UUIDv7 with its timestamp moved by `shift_ns` nanoseconds (as
+    /// `uuidv7(shift interval)` in PostgreSQL 18). The result is clamped to the
+    /// 48-bit millisecond range.
+    pub fn generate_shifted(&mut self, shift_ns: i64) -> [u8; 16] {
+        let ns = (self.clock.wall_ns() as i128 + shift_ns as i128).clamp(0, MAX_NS) as u64;
+        let ms = ns / 1_000_000;
+        let fraction = ((ns % 1_000_000) * 4096) / 1_000_000;
+        let mut t = (ms << 12) | fraction;
+        if t <= self.last {
+            t = self.last + 1;
+        }
+        // Past the last millisecond of 2^48 the counter would wrap: stay there.
+        t = t.min((1 << 60) - 1);
+        self.last = t;
+        let mut rand = [0u8; 8];
+        rng::fill(&mut rand);
+        compose(t >> 12, (t & 0xfff) as u16, u64::from_be_bytes(rand))
+    }
+}
+
+/// The largest time in nanoseconds a UUIDv7 can carry.
+const MAX_NS: i128 = ((1i128 << 48) - 1) * 1_000_000 + 999_999;
+
+/// A UUIDv7 from its fields (`rand`'s top 2 bits are dropped).
+pub const fn compose(unix_ms: u64, fraction: u16, rand: u64) -> [u8; 16] {
+    let hi = ((unix_ms & ((1 << 48) - 1)) << 16) | 0x7000 | (fraction as u64 & 0xfff);
+    let lo = (0b10 << 62) | (rand & ((1 << 62) - 1));
+    (((hi as u128) << 64) | lo as u128).to_be_bytes()
+}
+
+/// The smallest and largest UUIDv7 of a millisecond, for range queries
+/// (`id >= min AND id <= max`).
+pub const fn bounds(unix_ms: u64) -> ([u8; 16], [u8; 16]) {
+    (compose(unix_ms, 0, 0), compose(unix_ms, 0xfff, u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use std::time::Duration;
+
+    #[test]
+    fn layout_is_rfc_9562() {
+        let mut g = UuidV7Generator::with_clock(ManualClock::at_unix_ms(1_700_000_000_123));
+        let id = g.generate();
+        let u = ::uuid::Uuid::from_bytes(id);
+        assert_eq!(u.get_version_num(), 7);
+        assert_eq!(u.get_variant(), ::uuid::Variant::RFC4122);
+        let (secs, nanos) = u.get_timestamp().unwrap().to_unix();
+        assert_eq!(secs * 1000 + nanos as u64 / 1_000_000, 1_700_000_000_123);
+        assert_eq!(super::super::unix_ms(&id), 1_700_000_000_123);
+    }
+
+    #[test]
+    fn monotonic_when_the_clock_stalls_or_steps_back() {
+        let clock = ManualClock::at_unix_ms(1_700_000_000_000);
+        let mut g = UuidV7Generator::with_clock(clock.clone());
+        let mut last = g.generate();
+        for i in 0..10_000 {
+            if i == 5000 {
+                clock.set_wall_unix_ms(1_600_000_000_000); // NTP steps back 3 years
+            }
+            let id = g.generate();
+            assert!(id > last, "#{i}");
+            last = id;
+        }
+        // 10,000 ids in a stalled millisecond spill into the next ones (1/4096 ms each).
+        assert_eq!(super::super::unix_ms(&last), 1_700_000_000_002);
+        clock.set_wall_unix_ms(1_700_000_000_000);
+        clock.advance(Duration::from_millis(10));
+        assert_eq!(super::super::unix_ms(&g.generate()), 1_700_000_000_010);
+    }
+
+    #[test]
+    fn the_fraction_follows_the_clock() {
+        let clock = ManualClock::at_unix_ms(1_700_000_000_000);
+        let mut g = UuidV7Generator::with_clock(clock.clone());
+        clock.advance(Duration::from_micros(500));
+        let id = g.generate();
+        assert_eq!(((id[6] & 0xf) as u16) << 8 | id[7] as u16, 2048);
+    }
+
+    #[test]
+    fn shift_and_bounds() {
+        let clock = ManualClock::at_unix_ms(1_700_000_000_000);
+        let mut g = UuidV7Generator::with_clock(clock);
+        let id = g.generate_shifted(-86_400_000_000_000);
+        assert_eq!(super::super::unix_ms(&id), 1_700_000_000_000 - 86_400_000);
+        let (lo, hi) = bounds(1_700_000_000_000);
+        let now = g.generate();
+        assert!(lo <= now && now <= hi);
+        assert!(id < lo);
+        // Clamped at both ends of the 48-bit range.
+        assert_eq!(
+            super::super::unix_ms(&g.generate_shifted(i64::MIN)),
+            1_700_000_000_000
+        );
+    }
+}
