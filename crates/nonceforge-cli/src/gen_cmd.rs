@@ -15,12 +15,22 @@ pub enum Kind {
     Sortable,
     /// Unique and unpredictable (needs a key: --key-file or $NONCEFORGE_KEY).
     Encrypted,
+    /// RFC 9562 UUIDv7, monotonic (ms + 12-bit fraction + 62 random bits).
+    Uuidv7,
+    /// pg_tuid's tuid6: 48-bit Unix ms + 80 random bits.
+    Tuid6,
+    /// pg_tuid's stuid: 32 bytes, 64-bit Unix µs + 192 random bits.
+    Stuid,
+    /// RFC 9562 UUIDv4 (122 random bits).
+    Uuidv4,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Lower-case hex, zero-padded to the full width.
     Hex,
+    /// The canonical UUID form, 8-4-4-4-12 (16-byte values).
+    Uuid,
     /// Base64url without padding.
     Base64url,
     /// The unsigned big-endian integer, in decimal.
@@ -31,15 +41,15 @@ pub enum Format {
 pub struct GenArgs {
     /// Which kind of nonce.
     kind: Kind,
-    /// Size in bits: 64, 96 or 128.
-    #[arg(long, default_value_t = 128, value_parser = parse_bits)]
-    bits: u32,
+    /// Size in bits of a nonce: 64, 96 or 128 (default 128).
+    #[arg(long, value_parser = parse_bits)]
+    bits: Option<u32>,
     /// How many nonces to print.
     #[arg(short = 'n', long = "count", default_value_t = 1)]
     count: u64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Hex)]
-    format: Format,
+    /// Output format (default: uuid for tuid6, uuidv7 and uuidv4; hex otherwise).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     /// This machine's id, 0..=511 (unique among the live generators of a cluster).
     #[arg(long, conflicts_with_all = ["machine_id_env", "hosts"], value_parser = parse_machine_id)]
     machine_id: Option<u16>,
@@ -113,12 +123,19 @@ fn machine_id(args: &GenArgs) -> Result<MachineId, CliError> {
 const BATCH: usize = 4096;
 
 pub fn run(args: GenArgs) -> Result<(), CliError> {
-    let bits = Bits::new(args.bits as u64)?;
     let kind = match args.kind {
         Kind::Counter => NonceKind::Counter,
         Kind::Sortable => NonceKind::Sortable,
         Kind::Encrypted => NonceKind::Encrypted,
+        Kind::Uuidv7 | Kind::Tuid6 | Kind::Stuid | Kind::Uuidv4 => return run_ids(&args),
     };
+    let bits = Bits::new(args.bits.unwrap_or(128) as u64)?;
+    let format = args.format.unwrap_or(Format::Hex);
+    if format == Format::Uuid && bits != Bits::B128 {
+        return Err(CliError::Usage(format!(
+            "--format uuid: a UUID is 128 bits; this nonce is {bits}"
+        )));
+    }
     let mut builder = NonceGenerator::builder(machine_id(&args)?)
         .cipher64(args.cipher64)
         .cipher128(args.cipher128);
@@ -156,7 +173,7 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         generator.fill(kind, bits, raw)?;
         text.clear();
         for nonce in raw.chunks_exact(width) {
-            format_into(&mut text, nonce, args.format);
+            format_into(&mut text, nonce, format);
         }
         out.write_all(&text)?;
         left -= n as u64;
@@ -165,8 +182,59 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `gen uuidv7|tuid6|stuid|uuidv4`.
+fn run_ids(args: &GenArgs) -> Result<(), CliError> {
+    use nonceforge::uuid::{Tuid6Generator, UuidV7Generator, stuid, uuidv4};
+    if args.bits.is_some() {
+        return Err(CliError::Usage(
+            "--bits applies to nonces; uuidv7, tuid6 and uuidv4 are 128 bits, stuid 256".into(),
+        ));
+    }
+    let wide = matches!(args.kind, Kind::Stuid);
+    let format = args
+        .format
+        .unwrap_or(if wide { Format::Hex } else { Format::Uuid });
+    if wide && format == Format::Uuid {
+        return Err(CliError::Usage(
+            "--format uuid: a stuid is 32 bytes, not a UUID; use hex or base64url".into(),
+        ));
+    }
+    if wide && format == Format::Int {
+        return Err(CliError::Usage(
+            "--format int: a stuid is 256 bits, too wide for an integer here; use hex or base64url"
+                .into(),
+        ));
+    }
+    let (mut v7, mut t6) = (UuidV7Generator::new(), Tuid6Generator::new(false));
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut text = Vec::with_capacity(BATCH * 66);
+    let mut left = args.count;
+    while left > 0 {
+        let n = left.min(BATCH as u64);
+        text.clear();
+        for _ in 0..n {
+            match args.kind {
+                Kind::Uuidv7 => format_into(&mut text, &v7.generate(), format),
+                Kind::Tuid6 => format_into(&mut text, &t6.generate(), format),
+                Kind::Uuidv4 => format_into(&mut text, &uuidv4(), format),
+                _ => format_into(&mut text, &stuid(), format),
+            }
+        }
+        out.write_all(&text)?;
+        left -= n;
+    }
+    out.flush()?;
+    Ok(())
+}
+
 fn format_into(text: &mut Vec<u8>, nonce: &[u8], format: Format) {
     match format {
+        Format::Uuid => {
+            let mut buf = [0u8; 36];
+            nonceforge::extid::ExtId(nonce.try_into().expect("16 bytes")).write_uuid(&mut buf);
+            text.extend_from_slice(&buf);
+        }
         Format::Hex => {
             let at = text.len();
             text.resize(at + nonce.len() * 2, 0);

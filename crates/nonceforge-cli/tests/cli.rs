@@ -175,14 +175,7 @@ fn bad_input_exits_non_zero_with_a_message() {
         (&["bench", "--runs", "0"], &[], "1..=99"),
     ];
     for (args, env, needle) in cases {
-        let o = nonceforge(args, env);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{args:?} must fail");
-        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
-        assert!(
-            err.contains(needle),
-            "{args:?}: {err:?} should mention {needle:?}"
-        );
+        assert_fails(args, env, needle);
     }
 }
 
@@ -465,13 +458,66 @@ fn extid_bad_input() {
         ),
     ];
     for (args, env, needle) in &cases {
-        let o = nonceforge(args, env);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{args:?} must fail");
-        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
-        assert!(
-            err.contains(needle),
-            "{args:?}: {err:?} should mention {needle:?}"
-        );
+        assert_fails(args, env, needle);
     }
+}
+
+#[test]
+fn gen_time_prefixed_ids() {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    for kind in ["uuidv7", "tuid6", "uuidv4"] {
+        let o = nonceforge(&["gen", kind, "-n", "500"], &[]);
+        assert!(o.status.success(), "{kind}");
+        let l = lines(&o);
+        let ids: Vec<uuid::Uuid> = l
+            .iter()
+            .map(|x| uuid::Uuid::parse_str(x).unwrap())
+            .collect();
+        let mut d = l.clone();
+        d.sort();
+        d.dedup();
+        assert_eq!(d.len(), 500, "{kind}: distinct");
+        match kind {
+            "uuidv7" => {
+                assert!(ids.iter().all(|u| u.get_version_num() == 7));
+                assert!(l.windows(2).all(|w| w[0] < w[1]), "uuidv7 is monotonic");
+                let (s, n) = ids[0].get_timestamp().unwrap().to_unix();
+                assert!((s * 1000 + n as u64 / 1_000_000).abs_diff(now_ms) < 60_000);
+            }
+            "uuidv4" => assert!(ids.iter().all(|u| u.get_version_num() == 4)),
+            _ => {
+                let ms = u64::from_str_radix(&l[0].replace('-', "")[..12], 16).unwrap();
+                assert!(ms.abs_diff(now_ms) < 60_000, "tuid6 starts with Unix ms");
+            }
+        }
+    }
+    let o = nonceforge(&["gen", "stuid", "-n", "3"], &[]);
+    assert!(lines(&o).iter().all(|x| x.len() == 64));
+    let o = nonceforge(&["gen", "stuid", "--format", "base64url"], &[]);
+    assert_eq!(lines(&o)[0].len(), 43);
+    let o = nonceforge(&["gen", "tuid6", "--format", "base64url"], &[]);
+    assert_eq!(lines(&o)[0].len(), 22);
+    assert_fails(&["gen", "uuidv7", "--bits", "64"], &[], "--bits");
+    assert_fails(&["gen", "stuid", "--format", "uuid"], &[], "32 bytes");
+    assert_fails(&["gen", "stuid", "--format", "int"], &[], "256 bits");
+    assert_fails(
+        &["gen", "counter", "--bits", "64", "--format", "uuid"],
+        &[],
+        "128 bits",
+    );
+}
+
+/// The command fails, prints nothing on stdout, and its message names `needle`.
+fn assert_fails(args: &[&str], env: &[(&str, &str)], needle: &str) {
+    let o = nonceforge(args, env);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} must fail");
+    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+    assert!(
+        err.contains(needle),
+        "{args:?}: {err:?} should mention {needle:?}"
+    );
 }
