@@ -229,6 +229,15 @@ fn specs() -> Vec<Spec> {
         s("uuid_v7", 128, Timed, "uuid crate", |_| {
             single!(Ok::<_, ()>(uuid::Uuid::now_v7()))
         }),
+        s("uuidv7", 128, Timed, "monotonic, ChaCha12 random", |_| {
+            single!(Ok::<_, ()>(nonceforge::uuid::uuidv7()))
+        }),
+        s("tuid6", 128, Timed, "ChaCha12 random", |_| {
+            single!(Ok::<_, ()>(nonceforge::uuid::tuid6()))
+        }),
+        s("stuid", 256, Timed, "32 bytes, ChaCha12 random", |_| {
+            single!(Ok::<_, ()>(nonceforge::uuid::stuid()))
+        }),
         s("counter", 64, Burst, "burst on banked idle time", |w| {
             single!(w.local.counter_64())
         }),
