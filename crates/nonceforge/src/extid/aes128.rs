@@ -240,15 +240,8 @@ mod ni {
 
     #[target_feature(enable = "aes,ssse3")]
     pub(super) unsafe fn encrypt(rk: &[[u8; 16]; 11], block: [u8; 16]) -> [u8; 16] {
-        // SAFETY: the caller checked AES-NI and SSSE3; loads and stores are of
-        // whole 16-byte arrays.
-        unsafe {
-            let mut x = _mm_xor_si128(load(block), load(rk[0]));
-            for k in &rk[1..10] {
-                x = _mm_aesenc_si128(x, load(*k));
-            }
-            store(_mm_aesenclast_si128(x, load(rk[10])))
-        }
+        // SAFETY: the caller checked AES-NI and SSSE3.
+        unsafe { store(aes(rk, load(block))) }
     }
 
     /// Register holding `v` little-endian ⇄ register holding it big-endian.
@@ -293,6 +286,19 @@ mod ni {
         }
     }
 
+    /// The inverse cipher of a register, with the decryption round keys.
+    #[inline(always)]
+    unsafe fn aes_inverse(rk: &[[u8; 16]; 11], x: __m128i) -> __m128i {
+        // SAFETY: as in `aes`.
+        unsafe {
+            let mut x = _mm_xor_si128(x, load(rk[0]));
+            for k in &rk[1..10] {
+                x = _mm_aesdec_si128(x, load(*k));
+            }
+            _mm_aesdeclast_si128(x, load(rk[10]))
+        }
+    }
+
     #[target_feature(enable = "aes,ssse3")]
     pub(super) unsafe fn feistel(
         keys: &[super::Aes128Key],
@@ -328,52 +334,26 @@ mod ni {
 
     #[target_feature(enable = "aes,ssse3")]
     pub(super) unsafe fn encrypt_be(rk: &[[u8; 16]; 11], v: u128) -> u128 {
-        // SAFETY: the caller checked AES-NI and SSSE3; loads are of whole
-        // 16-byte arrays.
-        unsafe {
-            let mut x = _mm_xor_si128(from_u128(v), load(rk[0]));
-            for k in &rk[1..10] {
-                x = _mm_aesenc_si128(x, load(*k));
-            }
-            to_u128(_mm_aesenclast_si128(x, load(rk[10])))
-        }
+        // SAFETY: the caller checked AES-NI and SSSE3.
+        unsafe { to_u128(aes(rk, from_u128(v))) }
     }
 
     #[target_feature(enable = "aes,ssse3")]
     pub(super) unsafe fn decrypt_be(rk: &[[u8; 16]; 11], v: u128) -> u128 {
-        // SAFETY: as in `encrypt_be`.
-        unsafe {
-            let mut x = _mm_xor_si128(from_u128(v), load(rk[0]));
-            for k in &rk[1..10] {
-                x = _mm_aesdec_si128(x, load(*k));
-            }
-            to_u128(_mm_aesdeclast_si128(x, load(rk[10])))
-        }
+        // SAFETY: the caller checked AES-NI and SSSE3.
+        unsafe { to_u128(aes_inverse(rk, from_u128(v))) }
     }
 
     #[target_feature(enable = "aes,ssse3")]
     pub(super) unsafe fn prf64(rk: &[[u8; 16]; 11], x: u64) -> u64 {
-        // SAFETY: the caller checked AES-NI and SSSE3; loads are of whole
-        // 16-byte arrays.
-        unsafe {
-            let mut b = _mm_xor_si128(_mm_cvtsi64_si128(x as i64), load(rk[0]));
-            for k in &rk[1..10] {
-                b = _mm_aesenc_si128(b, load(*k));
-            }
-            _mm_cvtsi128_si64(_mm_aesenclast_si128(b, load(rk[10]))) as u64
-        }
+        // SAFETY: the caller checked AES-NI and SSSE3.
+        unsafe { _mm_cvtsi128_si64(aes(rk, _mm_cvtsi64_si128(x as i64))) as u64 }
     }
 
     #[target_feature(enable = "aes,ssse3")]
     pub(super) unsafe fn decrypt(rk: &[[u8; 16]; 11], block: [u8; 16]) -> [u8; 16] {
-        // SAFETY: as in `encrypt`.
-        unsafe {
-            let mut x = _mm_xor_si128(load(block), load(rk[0]));
-            for k in &rk[1..10] {
-                x = _mm_aesdec_si128(x, load(*k));
-            }
-            store(_mm_aesdeclast_si128(x, load(rk[10])))
-        }
+        // SAFETY: the caller checked AES-NI and SSSE3.
+        unsafe { store(aes_inverse(rk, load(block))) }
     }
 }
 
