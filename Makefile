@@ -7,13 +7,17 @@
 SHELL        := /bin/bash
 CARGO        ?= cargo
 BIN          := target/release/nonceforge
-# Debian packages the project needs (later faces add PostgreSQL, Redis, etcd here).
-APT_PACKAGES := build-essential pkg-config ca-certificates
+# Debian packages the project needs (later faces add Redis and etcd here).
+APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
+                postgresql-15 postgresql-server-dev-15
+PG_CONFIG    := /usr/lib/postgresql/15/bin/pg_config
+PGRX_VERSION := 0.18.1
+PG_CRATE     := crates/nonceforge-pg
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # A throwaway key for the demo's encrypted nonces: 32 bytes, never printed.
 DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: all demo setup build test lint bench bench-criterion vectors clean
+.PHONY: all demo setup build test lint bench bench-criterion bench-pg pg-install vectors clean
 
 all: demo
 
@@ -25,6 +29,11 @@ setup:
 	fi
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust 1.89 or newer (rustup)"; exit 1; }
 	@$(CARGO) clippy --version >/dev/null 2>&1 || { echo "clippy missing: rustup component add clippy rustfmt"; exit 1; }
+	@# cargo-pgrx builds the PostgreSQL extension; compiling it takes several minutes, so only when missing.
+	@$(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || { \
+	  echo "installing cargo-pgrx $(PGRX_VERSION) (several minutes, once)"; \
+	  $(CARGO) install cargo-pgrx --version $(PGRX_VERSION) --locked; }
+	@grep -qs '^pg15' $${PGRX_HOME:-$$HOME/.pgrx}/config.toml || $(CARGO) pgrx init --pg15 $(PG_CONFIG)
 
 build: setup
 	$(CARGO) build --release --locked -p nonceforge-cli
@@ -51,14 +60,23 @@ test: setup lint
 	@echo "== again without AES-NI, VAES or AVX-512: the portable fallbacks against the same vectors"
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
+	@echo "== the PostgreSQL extension: pgrx tests, then SQL tests with psql on a throwaway cluster"
+	@cd $(PG_CRATE) && pgdata=$$(mktemp -d /tmp/nonceforge-pgrx.XXXXXX) && chown postgres "$$pgdata" && \
+	  { $(CARGO) pgrx test pg15 --runas postgres --pgdata "$$pgdata"; rc=$$?; rm -rf "$$pgdata"; exit $$rc; }
+	$(PG_CRATE)/tests/sql/run.sh
 
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
+	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 
 bench: build
 	$(BIN) bench --threads 1,2 --seconds 1
+
+# PostgreSQL: generation and inserts, side by side with the built-ins (several minutes).
+bench-pg: setup
+	bench/pg/run.sh
 
 bench-criterion:
 	$(CARGO) bench -p nonceforge --bench nonces
@@ -68,5 +86,10 @@ bench-criterion:
 vectors:
 	python3 testdata/vectors/make_nonces.py
 
+# Install the extension into the PostgreSQL 15 that $(PG_CONFIG) describes.
+pg-install: setup
+	cd $(PG_CRATE) && $(CARGO) pgrx install --release --pg-config $(PG_CONFIG)
+
 clean:
 	$(CARGO) clean
+	cd $(PG_CRATE) && $(CARGO) clean

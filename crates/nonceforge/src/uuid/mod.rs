@@ -9,7 +9,7 @@
 //! |---|---|---|---|---|---|
 //! | tuid6 | 16 | Unix ms, 48 bits | 80 | none (pg_tuid) | [`tuid`] |
 //! | UUIDv7 | 16 | Unix ms, 48 bits + 12-bit fraction | 62 | 7, variant 10 | [`v7`] |
-//! | stuid | 32 | Unix µs, 64 bits | 192 | none | [`stuid`] |
+//! | stuid | 32 | Unix µs, 64 bits | 192 | none | [`mod@stuid`] |
 //!
 //! Compact forms are base64url without padding (22 characters for 16 bytes, 43
 //! for 32), as pg_tuid writes them.

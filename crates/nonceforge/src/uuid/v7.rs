@@ -66,10 +66,12 @@ impl<C: Clock> UuidV7Generator<C> {
     }
 
     /// The next UUIDv7 with its timestamp moved by `shift_ns` nanoseconds (as
-    /// `uuidv7(shift interval)` in PostgreSQL 18). The result is clamped to the
+    /// `uuidv7(shift interval)` in PostgreSQL 18): the generator's clock stays
+    /// monotonic, and the shift is added after, so a shifted id is where it was
+    /// asked to be even right after unshifted ones. The result is clamped to the
     /// 48-bit millisecond range.
     pub fn generate_shifted(&mut self, shift_ns: i64) -> [u8; 16] {
-        let ns = (self.clock.wall_ns() as i128 + shift_ns as i128).clamp(0, MAX_NS) as u64;
+        let ns = (self.clock.wall_ns() as i128).clamp(0, MAX_NS) as u64;
         let ms = ns / 1_000_000;
         let fraction = ((ns % 1_000_000) * 4096) / 1_000_000;
         let mut t = (ms << 12) | fraction;
@@ -77,13 +79,19 @@ impl<C: Clock> UuidV7Generator<C> {
             t = self.last + 1;
         }
         // Past the last millisecond of 2^48 the counter would wrap: stay there.
-        t = t.min((1 << 60) - 1);
+        t = t.min(LAST_TICK);
         self.last = t;
+        // The shift in 1/4096 ms, added to the monotonic reading.
+        let shift = (shift_ns as i128 * 4096).div_euclid(1_000_000);
+        let t = (t as i128 + shift).clamp(0, LAST_TICK as i128) as u64;
         let mut rand = [0u8; 8];
         rng::fill(&mut rand);
         compose(t >> 12, (t & 0xfff) as u16, u64::from_be_bytes(rand))
     }
 }
+
+/// The last (millisecond << 12 | fraction) a UUIDv7 can carry.
+const LAST_TICK: u64 = (1 << 60) - 1;
 
 /// The largest time in nanoseconds a UUIDv7 can carry.
 const MAX_NS: i128 = ((1i128 << 48) - 1) * 1_000_000 + 999_999;
@@ -158,10 +166,12 @@ mod tests {
         let now = g.generate();
         assert!(lo <= now && now <= hi);
         assert!(id < lo);
+        // Shifted right after unshifted ids, still where it was asked to be.
+        let back = g.generate_shifted(-1_000_000_000);
+        assert_eq!(super::super::unix_ms(&back), 1_700_000_000_000 - 1000);
         // Clamped at both ends of the 48-bit range.
-        assert_eq!(
-            super::super::unix_ms(&g.generate_shifted(i64::MIN)),
-            1_700_000_000_000
-        );
+        assert_eq!(super::super::unix_ms(&g.generate_shifted(i64::MIN)), 0);
+        let far = g.generate_shifted(i64::MAX);
+        assert!(super::super::unix_ms(&far) > 1_700_000_000_000);
     }
 }

@@ -1,0 +1,147 @@
+//! UUIDv7 and v4 like PostgreSQL 18's, and min/max over uuid (PostgreSQL 15 has none).
+
+use crate::errors::{invalid, tz_from_unix_us, unix_us_from_tz};
+use nonceforge_core::uuid as ids;
+use pgrx::prelude::*;
+use std::cell::RefCell;
+
+thread_local! {
+    /// One generator per backend: ids are monotonic within a backend.
+    static V7: RefCell<ids::UuidV7Generator> = RefCell::new(ids::UuidV7Generator::new());
+}
+
+/// A new UUIDv7, monotonic within this backend.
+#[pg_extern(volatile, parallel_safe)]
+fn uuidv7() -> pgrx::Uuid {
+    pgrx::Uuid::from_bytes(V7.with(|g| g.borrow_mut().generate()))
+}
+
+/// A new UUIDv7 whose timestamp is shifted by `shift` (calendar-aware, as
+/// `now() + shift`).
+#[pg_extern(volatile, strict, parallel_safe, name = "uuidv7")]
+fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
+    let now =
+        pgrx::datum::TimestampWithTimeZone::try_from(unsafe { pg_sys::GetCurrentTimestamp() })
+            .unwrap_or_else(|_| invalid("the clock is out of timestamptz range".into()));
+    // SAFETY: timestamptz_pl_interval takes a timestamptz and an interval, both
+    // non-null here, and returns a timestamptz.
+    let then: TimestampWithTimeZone = unsafe {
+        pgrx::direct_function_call(
+            pg_sys::timestamptz_pl_interval,
+            &[now.into_datum(), shift.into_datum()],
+        )
+    }
+    .unwrap_or_else(|| invalid("uuidv7(shift): now() + shift is null".into()));
+    let shift_us = unix_us_from_tz(then) - unix_us_from_tz(now);
+    let shift_ns = shift_us.saturating_mul(1000);
+    pgrx::Uuid::from_bytes(V7.with(|g| g.borrow_mut().generate_shifted(shift_ns)))
+}
+
+/// A new random UUID, version 4.
+#[pg_extern(volatile, parallel_safe)]
+fn uuidv4() -> pgrx::Uuid {
+    pgrx::Uuid::from_bytes(ids::uuidv4())
+}
+
+/// The creation time of a version 1 or 7 UUID; NULL for other versions.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_extract_timestamp(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
+    ids::extract_unix_ms(id.as_bytes()).map(|ms| tz_from_unix_us(ms * 1000))
+}
+
+/// The version of an RFC 9562 UUID; NULL when its variant is not RFC 9562's.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_extract_version(id: pgrx::Uuid) -> Option<i16> {
+    ids::version(id.as_bytes()).map(i16::from)
+}
+
+/// The smaller of two uuids (byte order, as the uuid type sorts).
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_smaller(a: pgrx::Uuid, b: pgrx::Uuid) -> pgrx::Uuid {
+    if a.as_bytes() <= b.as_bytes() { a } else { b }
+}
+
+/// The larger of two uuids.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_larger(a: pgrx::Uuid, b: pgrx::Uuid) -> pgrx::Uuid {
+    if a.as_bytes() >= b.as_bytes() { a } else { b }
+}
+
+extension_sql!(
+    r#"
+CREATE AGGREGATE min(uuid) (
+    SFUNC = uuid_smaller, STYPE = uuid, COMBINEFUNC = uuid_smaller,
+    SORTOP = operator(pg_catalog.<), PARALLEL = SAFE
+);
+CREATE AGGREGATE max(uuid) (
+    SFUNC = uuid_larger, STYPE = uuid, COMBINEFUNC = uuid_larger,
+    SORTOP = operator(pg_catalog.>), PARALLEL = SAFE
+);
+"#,
+    name = "uuid_min_max",
+    requires = [uuid_smaller, uuid_larger]
+);
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn v7_is_monotonic_and_extractable() {
+        let ok = Spi::get_one::<bool>(
+            "WITH g AS (SELECT uuidv7() AS id, n FROM generate_series(1, 20000) n)
+             SELECT bool_and(id > prev) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM g) s WHERE prev IS NOT NULL",
+        );
+        assert_eq!(ok.unwrap(), Some(true));
+        assert_eq!(
+            Spi::get_one::<i16>("SELECT uuid_extract_version(uuidv7())").unwrap(),
+            Some(7)
+        );
+        assert_eq!(
+            Spi::get_one::<i16>("SELECT uuid_extract_version(uuidv4())").unwrap(),
+            Some(4)
+        );
+        assert_eq!(
+            Spi::get_one::<i16>(
+                "SELECT uuid_extract_version('00000000-0000-0000-0000-000000000000')"
+            )
+            .unwrap(),
+            None
+        );
+        let ok = Spi::get_one::<bool>(
+            "SELECT uuid_extract_timestamp(uuidv7()) BETWEEN now() - interval '1 minute' AND clock_timestamp() + interval '1 minute'",
+        );
+        assert_eq!(ok.unwrap(), Some(true));
+        assert_eq!(
+            Spi::get_one::<TimestampWithTimeZone>("SELECT uuid_extract_timestamp(uuidv4())")
+                .unwrap(),
+            None
+        );
+        // RFC 9562 Appendix A.1: a version 1 UUID from 2022-02-22 19:22:22 UTC.
+        assert_eq!(
+            Spi::get_one::<String>(
+                "SELECT to_char(uuid_extract_timestamp('c232ab00-9414-11ec-b3c8-9f6bdeced846') AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+            )
+            .unwrap(),
+            Some("2022-02-22 19:22:22".into())
+        );
+    }
+
+    #[pg_test]
+    fn shifted() {
+        let ok = Spi::get_one::<bool>(
+            "SELECT uuid_extract_timestamp(uuidv7(interval '-1 day')) BETWEEN now() - interval '1 day 1 minute' AND now() - interval '23 hours'",
+        );
+        assert_eq!(ok.unwrap(), Some(true));
+    }
+
+    #[pg_test]
+    fn min_max() {
+        let row = Spi::get_one::<bool>(
+            "SELECT min(u) = '00000000-0000-0000-0000-000000000001' AND max(u) = 'ffffffff-0000-0000-0000-000000000000'
+             FROM (VALUES ('00000000-0000-0000-0000-000000000001'::uuid), ('ffffffff-0000-0000-0000-000000000000'), (NULL), ('12345678-0000-0000-0000-000000000000')) v(u)",
+        );
+        assert_eq!(row.unwrap(), Some(true));
+    }
+}

@@ -1,0 +1,19 @@
+# Sourced by run.sh and bench/pg/run.sh: a throwaway PostgreSQL 15 cluster on a
+# loopback port, run as the postgres user, stopped and removed on exit.
+pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
+cluster_dir="$(mktemp -d /tmp/nonceforge-pg.XXXXXX)"
+chown postgres "$cluster_dir"
+as_pg() { runuser -u postgres -- "$@"; }
+stop_cluster() {
+    as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$cluster_dir"
+}
+trap stop_cluster EXIT
+# start_cluster PORT [postgres -c options...]
+start_cluster() {
+    local port="$1"
+    shift
+    as_pg "$pgbin/initdb" -D "$cluster_dir/pg" -A trust -U postgres >/dev/null
+    as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -l "$cluster_dir/log" -w \
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$cluster_dir $*" start >/dev/null
+}
