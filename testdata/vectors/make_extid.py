@@ -5,22 +5,13 @@ HKDF-SHA256, the Feistel network, cycle walking, the UUID placement and the text
 forms are written here from the documentation in crates/nonceforge/src/extid/;
 AES-128 comes from the `cryptography` package. Run: python3 testdata/vectors/make_extid.py
 """
-import base64, hashlib, hmac, json, os
+import base64, json, os
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from vectorlib import hkdf_sha256
 
 B32 = "0123456789abcdefghjkmnpqrstvwxyz"
 CHECK = B32 + "*~$=u"
-
-
-def hkdf(ikm, info, n):
-    prk = hmac.new(b"\x00" * 32, ikm, hashlib.sha256).digest()
-    out, t, i = b"", b"", 1
-    while len(out) < n:
-        t = hmac.new(prk, t + info + bytes([i]), hashlib.sha256).digest()
-        out += t
-        i += 1
-    return out[:n]
 
 
 def aes(key, block, decrypt=False):
@@ -30,7 +21,7 @@ def aes(key, block, decrypt=False):
 
 
 def keys(master, mode, type_name, version, n):
-    return hkdf(master, f"nonceforge/extid/v1/{mode}/{type_name}/{version}".encode(), n)
+    return hkdf_sha256(master, f"nonceforge/extid/v1/{mode}/{type_name}/{version}".encode(), n)
 
 
 def prf(k, x):

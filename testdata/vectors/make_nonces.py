@@ -5,9 +5,10 @@ Layout, HKDF-SHA256 and Speck are written here from their specifications; AES,
 Blowfish and 3DES come from the `cryptography` package. The Rust tests read the
 JSON and must agree. Run: python3 testdata/vectors/make_nonces.py
 """
-import hashlib, hmac, json, os
+import json, os
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from vectorlib import hkdf_sha256
 
 try:
     from cryptography.hazmat.decrepit.ciphers.algorithms import Blowfish, TripleDES
@@ -28,16 +29,6 @@ def compose(bits, ts, machine, counter):
 
 def hexof(bits, v):
     return v.to_bytes(bits // 8, "big").hex()
-
-
-def hkdf_sha256(ikm, info, n):
-    prk = hmac.new(b"\x00" * 32, ikm, hashlib.sha256).digest()  # salt absent: 32 zero bytes
-    okm, t, i = b"", b"", 1
-    while len(okm) < n:
-        t = hmac.new(prk, t + info + bytes([i]), hashlib.sha256).digest()
-        okm += t
-        i += 1
-    return okm[:n]
 
 
 def speck(block, key, n, m, rounds):
