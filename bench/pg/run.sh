@@ -4,9 +4,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
 port="${NONCEFORGE_BENCH_PGPORT:-54339}"
-(cd "$root/crates/nonceforge-pg" && cargo pgrx install --release --pg-config "$pgbin/pg_config" >/dev/null)
 source "$root/crates/nonceforge-pg/tests/sql/cluster.sh"
 # Settings for a benchmark on a throwaway cluster, not for production.
 start_cluster "$port" -c shared_buffers=1GB -c max_wal_size=8GB -c synchronous_commit=off -c fsync=off

@@ -1,6 +1,8 @@
-# Sourced by run.sh and bench/pg/run.sh: a throwaway PostgreSQL 15 cluster on a
-# loopback port, run as the postgres user, stopped and removed on exit.
+# Sourced by run.sh and bench/pg/run.sh: installs the extension, and gives a
+# throwaway PostgreSQL 15 cluster on a loopback port, run as the postgres user,
+# stopped and removed on exit.
 pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
+(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && cargo pgrx install --release --pg-config "$pgbin/pg_config" >/dev/null)
 cluster_dir="$(mktemp -d /tmp/nonceforge-pg.XXXXXX)"
 chown postgres "$cluster_dir"
 as_pg() { runuser -u postgres -- "$@"; }

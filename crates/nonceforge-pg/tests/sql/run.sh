@@ -4,12 +4,7 @@
 # with psql, and stops and removes the cluster whatever happens.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-crate="$(cd "$here/../.." && pwd)"
-pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
 port="${NONCEFORGE_TEST_PGPORT:-54329}"
-
-(cd "$crate" && cargo pgrx install --release --pg-config "$pgbin/pg_config" >/dev/null)
-
 source "$here/cluster.sh"
 start_cluster "$port"
 
