@@ -1,6 +1,6 @@
 # nonceforge — the README's two commands:
 #   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
-#   make test   every test: formatting, lints, unit, integration, doc and CLI tests
+#   make test   every test: formatting, lints, unit, integration, doc, CLI and PostgreSQL (pgrx + psql) tests
 #
 # Other targets: make setup | build | bench | bench-criterion | vectors | clean
 
