@@ -70,7 +70,9 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Result};
 pub use machine::MachineId;
 pub use nonce::layout::{self, Bits, NonceParts, inspect};
-pub use nonce::{LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind};
+pub use nonce::{
+    LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind, SortableSequence,
+};
 
 use std::sync::OnceLock;
 

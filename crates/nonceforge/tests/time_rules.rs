@@ -369,3 +369,65 @@ fn sortable_handles_increase_and_never_collide() {
     assert_eq!(clock.sleeps(), sleeps + 1);
     assert_eq!(ts_of(&g, &over), ts_of(&g, &first) + 1);
 }
+
+#[test]
+fn processes_sharing_a_machine_id_through_external_ticks_and_slots() {
+    // Two "processes" (generators) with one machine id, one fixed start and
+    // one shared tick counter (a database sequence, say) never collide.
+    let clock = ManualClock::at_unix_ms(T0);
+    let make = || {
+        NonceGenerator::builder(MachineId::new(4).unwrap())
+            .key(&[3; 32])
+            .start_unix_ms(T0 - 10)
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (make(), make());
+    assert_eq!(a.started_unix_ms(), T0 - 10);
+    let mut seen = std::collections::HashSet::new();
+    for tick in 0..20_000u64 {
+        let g = if tick % 2 == 0 { &a } else { &b };
+        for bits in Bits::ALL {
+            for kind in [NonceKind::Counter, NonceKind::Encrypted] {
+                let n = g.nonce_at_tick(kind, bits, tick).unwrap();
+                assert!(seen.insert((kind as u8, n)), "{kind:?} {bits} tick {tick}");
+            }
+        }
+    }
+    // The same tick from either process gives the same nonce: the shared
+    // counter, not the process, keeps nonces apart.
+    assert_eq!(
+        a.nonce_at_tick(NonceKind::Counter, Bits::B96, 7).unwrap(),
+        b.nonce_at_tick(NonceKind::Counter, Bits::B96, 7).unwrap()
+    );
+    // 64-bit ticks wait for their millisecond (20,000 ticks > 10 ms of 8192).
+    assert!(clock.wall_unix_ms() >= T0);
+    assert!(matches!(
+        a.nonce_at_tick(NonceKind::Sortable, Bits::B64, 0),
+        Err(Error::InvalidOption { .. })
+    ));
+
+    // Sortable sequences in distinct slots.
+    let mut s1 = a.sortable_sequence(Bits::B128, 1).unwrap();
+    let mut s2 = b.sortable_sequence(Bits::B128, 2).unwrap();
+    let (mut last1, mut last2) = (0u128, 0u128);
+    let mut all = std::collections::HashSet::new();
+    for _ in 0..10_000 {
+        let (x, y) = (s1.next_value().unwrap(), s2.next_value().unwrap());
+        assert!(x > last1 && y > last2);
+        (last1, last2) = (x, y);
+        assert!(all.insert(x) && all.insert(y));
+    }
+    assert!(a.sortable_sequence(Bits::B64, 1).is_err());
+    assert!(a.sortable_sequence(Bits::B96, 0).is_err());
+    assert!(a.sortable_sequence(Bits::B96, 1 << 24).is_err());
+
+    // A start in the future is refused.
+    let e = NonceGenerator::builder(MachineId::new(4).unwrap())
+        .start_unix_ms(clock.wall_unix_ms() + 1000)
+        .clock(clock.clone())
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, Error::ClockBehind { .. }), "{e}");
+}

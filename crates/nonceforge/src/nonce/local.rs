@@ -55,14 +55,82 @@ pub struct LocalNonces<C: Clock = SystemClock> {
     /// how many of them have been handed out.
     encrypted: [[u128; LANES]; 3],
     handed: [usize; 3],
-    /// Sortable 96/128: this handle's slot in the counter field (0: none yet),
-    /// and its last (timestamp, counter).
-    slot: [u64; 2],
-    last: [(u64, u64); 2],
+    /// Sortable 96/128: this handle's own sequence, made at its first use.
+    sortable: [Option<SortableSequence<C>>; 2],
 }
 
-/// Bits of the per-millisecond counter under a handle's slot.
+/// Bits of the per-millisecond counter under a sequence's slot.
 const SORTABLE_COUNTER_BITS: u32 = 21;
+
+/// A strictly increasing sequence of 96- or 128-bit sortable nonces that owns a
+/// slot in the high bits of the counter field: sequences with distinct slots
+/// never collide, and each carries the millisecond of every nonce. Per-thread
+/// handles make one each; a process that shares a machine id with others (each
+/// PostgreSQL backend, say) takes its slot from a shared counter and makes one
+/// with [`NonceGenerator::sortable_sequence`].
+#[derive(Debug)]
+pub struct SortableSequence<C: Clock = SystemClock> {
+    generator: NonceGenerator<C>,
+    bits: Bits,
+    slot: u64,
+    ts: u64,
+    counter: u64,
+}
+
+impl<C: Clock> SortableSequence<C> {
+    pub(crate) fn new(generator: NonceGenerator<C>, bits: Bits, slot: u64) -> Result<Self> {
+        let slots = 1u64 << (bits.counter_bits() - SORTABLE_COUNTER_BITS);
+        if bits == Bits::B64 || slot == 0 || slot >= slots {
+            return Err(crate::Error::InvalidOption {
+                option: "slot",
+                value: slot,
+                rule: "sortable sequences are 96 or 128 bits, with a slot in 1..2^24 (96) or 1..2^43 (128)",
+            });
+        }
+        Ok(SortableSequence {
+            generator,
+            bits,
+            slot,
+            ts: 0,
+            counter: 0,
+        })
+    }
+
+    /// The next nonce of this sequence.
+    #[inline]
+    pub fn next_value(&mut self) -> Result<u128> {
+        let shared = self.generator.shared();
+        shared.check_enabled()?;
+        let now = shared.now_ts()?;
+        if now > self.ts {
+            (self.ts, self.counter) = (now, 0);
+        } else {
+            self.counter += 1;
+            if self.counter == 1 << SORTABLE_COUNTER_BITS {
+                // 2^21 in one millisecond from one sequence: wait for the next.
+                if self.ts + 1 >= layout::TIMESTAMP_END {
+                    self.counter -= 1;
+                    return Err(shared.exhausted());
+                }
+                shared.wait_until_ts(self.ts + 1);
+                (self.ts, self.counter) = (self.ts + 1, 0);
+            }
+        }
+        let field = (self.slot << SORTABLE_COUNTER_BITS) | self.counter;
+        Ok(layout::compose(
+            self.bits,
+            self.ts,
+            shared.machine_id.get(),
+            field,
+        ))
+    }
+
+    /// The next nonce of this sequence, as a [`crate::Nonce`].
+    pub fn next_nonce(&mut self) -> Result<crate::Nonce> {
+        self.next_value()
+            .map(|v| crate::Nonce::from_value(self.bits, v))
+    }
+}
 
 macro_rules! local_sized {
     ($bits:expr, $n:literal, $counter:ident, $encrypted:ident, $sortable:ident) => {
@@ -98,8 +166,7 @@ impl<C: Clock> LocalNonces<C> {
             end: [0; 3],
             encrypted: [[0; LANES]; 3],
             handed: [LANES; 3],
-            slot: [0; 2],
-            last: [(0, 0); 2],
+            sortable: [None, None],
         }
     }
 
@@ -174,26 +241,10 @@ impl<C: Clock> LocalNonces<C> {
         }
         shared.check_enabled()?;
         let j = bits as usize - 1;
-        if self.slot[j] == 0 {
-            self.slot[j] = shared.sortable_slot(bits, SORTABLE_COUNTER_BITS)?;
+        if self.sortable[j].is_none() {
+            let slot = shared.sortable_slot(bits, SORTABLE_COUNTER_BITS)?;
+            self.sortable[j] = Some(SortableSequence::new(self.generator.clone(), bits, slot)?);
         }
-        let now = shared.now_ts()?;
-        let (ts, counter) = &mut self.last[j];
-        if now > *ts {
-            (*ts, *counter) = (now, 0);
-        } else {
-            *counter += 1;
-            if *counter == 1 << SORTABLE_COUNTER_BITS {
-                // 2^21 in one millisecond from one handle: wait for the next.
-                if *ts + 1 >= layout::TIMESTAMP_END {
-                    *counter -= 1;
-                    return Err(shared.exhausted());
-                }
-                shared.wait_until_ts(*ts + 1);
-                (*ts, *counter) = (*ts + 1, 0);
-            }
-        }
-        let field = (self.slot[j] << SORTABLE_COUNTER_BITS) | *counter;
-        Ok(layout::compose(bits, *ts, shared.machine_id.get(), field))
+        self.sortable[j].as_mut().expect("made above").next_value()
     }
 }

@@ -40,7 +40,7 @@ mod sortable;
 
 pub mod layout;
 
-pub use local::LocalNonces;
+pub use local::{LocalNonces, SortableSequence};
 
 use crate::cipher::{Cipher64, Cipher128, NonceCiphers};
 use crate::clock::{Clock, SystemClock, Ticker};
@@ -142,6 +142,7 @@ pub struct NonceGeneratorBuilder<C: Clock = SystemClock> {
     cipher64: Cipher64,
     cipher128: Cipher128,
     not_before_unix_ms: u64,
+    fixed_start: Option<u64>,
     max_wait: Duration,
     clock: C,
 }
@@ -155,6 +156,7 @@ impl NonceGeneratorBuilder<SystemClock> {
             cipher64: Cipher64::default(),
             cipher128: Cipher128::default(),
             not_before_unix_ms: 0,
+            fixed_start: None,
             max_wait: Duration::from_secs(1),
             clock: SystemClock::new(),
         }
@@ -198,6 +200,17 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
         self
     }
 
+    /// A fixed start time (ms since 1970) instead of "the next millisecond".
+    ///
+    /// For processes that share one machine id and one tick counter kept
+    /// elsewhere (a database sequence: see [`NonceGenerator::nonce_at_tick`]):
+    /// they must agree on the start, and the shared counter — never the start —
+    /// keeps their nonces apart. The start must not lie in the future.
+    pub fn start_unix_ms(mut self, unix_ms: u64) -> Self {
+        self.fixed_start = Some(unix_ms);
+        self
+    }
+
     /// The longest [`build`](Self::build) will wait for the clock to pass the
     /// floor set by [`not_before`](Self::not_before) (default 1 s).
     pub fn max_wait(mut self, max_wait: Duration) -> Self {
@@ -214,6 +227,7 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
             cipher64: self.cipher64,
             cipher128: self.cipher128,
             not_before_unix_ms: self.not_before_unix_ms,
+            fixed_start: self.fixed_start,
             max_wait: self.max_wait,
             clock,
         }
@@ -242,8 +256,24 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
                 max_wait_ms: self.max_wait.as_millis() as u64,
             });
         }
-        ticker.wait_for(&clock, floor + 1);
-        let now = ticker.now_ms(&clock);
+        let now = match self.fixed_start {
+            Some(start) => {
+                let now = ticker.now_ms(&clock);
+                if start > now {
+                    return Err(Error::ClockBehind {
+                        now_unix_ms: now,
+                        floor_unix_ms: start,
+                        behind_ms: start - now,
+                        max_wait_ms: 0,
+                    });
+                }
+                start
+            }
+            None => {
+                ticker.wait_for(&clock, floor + 1);
+                ticker.now_ms(&clock)
+            }
+        };
         if now < epoch {
             return Err(Error::ClockBeforeEpoch {
                 now_unix_ms: now,
@@ -508,6 +538,40 @@ impl<C: Clock> NonceGenerator<C> {
     /// For an encrypted nonce, [`decrypt`](Self::decrypt) it first.
     pub fn inspect(&self, nonce: &[u8]) -> Result<NonceParts> {
         layout::inspect(nonce, self.shared.epoch_unix_ms)
+    }
+
+    /// The counter or encrypted nonce of `tick`, a tick reserved outside this
+    /// generator (for example from a database sequence shared by every process
+    /// that uses this machine id, all built with the same
+    /// [`start_unix_ms`](NonceGeneratorBuilder::start_unix_ms)). The tick's
+    /// timestamp may not pass the clock: a 64-bit tick too far ahead waits, as
+    /// [`counter_64`](Self::counter_64) does.
+    pub fn nonce_at_tick(&self, kind: NonceKind, bits: Bits, tick: u64) -> Result<Nonce> {
+        let ciphers = match kind {
+            NonceKind::Counter => None,
+            NonceKind::Encrypted => Some(self.shared.ciphers()?),
+            NonceKind::Sortable => {
+                return Err(Error::InvalidOption {
+                    option: "kind",
+                    value: 1,
+                    rule: "ticks make counter and encrypted nonces; sortable nonces come from sortable_sequence()",
+                });
+            }
+        };
+        self.shared.check_enabled()?;
+        self.shared.admit(bits, tick)?;
+        let plain = self.shared.tick_value(bits, tick);
+        let value = match ciphers {
+            Some(c) => encrypt_value(c, bits, plain),
+            None => plain,
+        };
+        Ok(Nonce { bits, value })
+    }
+
+    /// A sortable sequence (96 or 128 bits) in `slot` (1.. ; slots must be
+    /// unique among the sequences of this machine id, e.g. from a shared counter).
+    pub fn sortable_sequence(&self, bits: Bits, slot: u64) -> Result<SortableSequence<C>> {
+        SortableSequence::new(self.clone(), bits, slot)
     }
 
     /// A per-thread handle that reserves counters in blocks: no shared cache line
