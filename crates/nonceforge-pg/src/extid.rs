@@ -30,7 +30,8 @@ thread_local! {
     static CODECS: RefCell<HashMap<(String, [u8; 32]), ExtIdCodec>> = RefCell::new(HashMap::new());
 }
 
-fn decode_key(text: &str) -> Vec<u8> {
+/// A key setting's bytes (hex or base64); `setting` names it in errors.
+pub(crate) fn decode_key(text: &str, setting: &str) -> Vec<u8> {
     use base64::Engine;
     let t = text.trim();
     let bytes = if t.len().is_multiple_of(2) && t.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -39,7 +40,9 @@ fn decode_key(text: &str) -> Vec<u8> {
         base64::engine::general_purpose::STANDARD.decode(t).ok()
     };
     bytes.unwrap_or_else(|| {
-        invalid("nonceforge.extid_key must be hex or base64 of at least 32 bytes".into())
+        invalid(format!(
+            "{setting} must be hex or base64 of at least 32 bytes"
+        ))
     })
 }
 
@@ -55,7 +58,7 @@ fn with_codec<T>(type_name: &str, f: impl FnOnce(&ExtIdCodec) -> T) -> T {
         let mut codecs = cell.borrow_mut();
         let slot = (type_name.to_owned(), fingerprint);
         if !codecs.contains_key(&slot) {
-            let key = zeroize::Zeroizing::new(decode_key(key_text));
+            let key = zeroize::Zeroizing::new(decode_key(key_text, "nonceforge.extid_key"));
             let ring = Keyring::new(0, &key).unwrap_or_else(|e| raise(e));
             let codec = ExtIdCodec::new(&ring, type_name).unwrap_or_else(|e| raise(e));
             codecs.insert(slot.clone(), codec);

@@ -11,6 +11,7 @@ use pgrx::prelude::*;
 
 mod errors;
 mod extid;
+mod nonce;
 mod stuid;
 mod tuid;
 mod uuidv7;
@@ -19,6 +20,7 @@ mod uuidv7;
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     extid::register_settings();
+    nonce::register_settings();
 }
 
 /// Required by `cargo pgrx test`.

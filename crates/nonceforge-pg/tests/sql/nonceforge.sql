@@ -120,4 +120,38 @@ SELECT pg_temp.expect_error($q$SET nonceforge.extid_key = '00'$q$, '42501');
 RESET ROLE;
 DROP ROLE nonceforge_tester;
 
+-- Nonces: counter, encrypted and sortable, from ticks and slots shared by all backends.
+DO $$ BEGIN
+    ASSERT length(nonce(64)) = 8 AND length(nonce(96)) = 12 AND length(nonce(128)) = 16;
+    ASSERT (SELECT count(DISTINCT nonce(64)) FROM generate_series(1, 50000)) = 50000;
+    ASSERT (SELECT count(DISTINCT nonce(128)) FROM generate_series(1, 50000)) = 50000;
+    ASSERT (SELECT bool_and(n > p) FROM (SELECT n, lag(n) OVER (ORDER BY i) p
+            FROM (SELECT sortable_nonce(96) n, i FROM generate_series(1, 20000) i) g) s WHERE p IS NOT NULL);
+END $$;
+SET nonceforge.machine_id = 300;
+DO $$ BEGIN
+    ASSERT ((('x' || encode(nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511) = 300;
+END $$;
+RESET nonceforge.machine_id;
+SELECT pg_temp.expect_error($q$SELECT encrypted_nonce(128)$q$, '22023');
+SET nonceforge.key = '0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a090807060504030201000';
+DO $$ BEGIN
+    ASSERT length(encrypted_nonce(96)) = 12;
+    ASSERT (SELECT count(DISTINCT encrypted_nonce(64)) FROM generate_series(1, 20000)) = 20000;
+END $$;
+RESET nonceforge.key;
+SELECT pg_temp.expect_error($q$SELECT nonce(65)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT sortable_nonce(0)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT sortable_nonce(64)$q$, '0A000');
+SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 512$q$, '22023');
+CREATE ROLE nonceforge_keyless;
+SET ROLE nonceforge_keyless;
+SELECT pg_temp.expect_error($q$SET nonceforge.key = '00'$q$, '42501');
+RESET ROLE;
+DROP ROLE nonceforge_keyless;
+DO $$ BEGIN
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'nonceforge.key');
+    ASSERT (SELECT (provolatile, proparallel) = ('v', 'u') FROM pg_proc WHERE proname = 'nonce');
+END $$;
+
 DO $$ BEGIN ASSERT (SELECT 1) = 1; END $$;
