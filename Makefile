@@ -45,6 +45,8 @@ demo: build
 	@$(BIN) gen sortable --bits 64 -n 3 --format int --machine-id 7
 	@echo "== encrypted nonces (Speck64/128, Speck96/144, AES-256), base64url"
 	@export NONCEFORGE_KEY=$(DEMO_KEY); for b in 64 96 128; do $(BIN) gen encrypted --bits $$b -n 2 --format base64url --machine-id 7; done
+	@echo "== time-prefixed ids: UUIDv7, tuid6 (compact), stuid"
+	@$(BIN) gen uuidv7 -n 2 && $(BIN) gen tuid6 --format base64url && $(BIN) gen stuid
 	@echo "== external ids: user 42 as a UUIDv8, as TypeID-like base32, and back"
 	@export NONCEFORGE_EXTID_KEY=$(DEMO_KEY); \
 	  $(BIN) extid encode --type user --seq 42 --rand 7 && \
