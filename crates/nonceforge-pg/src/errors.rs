@@ -25,9 +25,11 @@ pub(crate) fn invalid(message: String) -> ! {
     );
 }
 
+/// 2000-01-01 (PostgreSQL's epoch) in Unix microseconds.
+const PG_EPOCH_US: i64 = 946_684_800_000_000;
+
 /// Unix milliseconds → PostgreSQL's timestamptz (µs since 2000-01-01).
 pub(crate) fn tz_from_unix_us(unix_us: i64) -> TimestampWithTimeZone {
-    const PG_EPOCH_US: i64 = 946_684_800_000_000;
     TimestampWithTimeZone::try_from(unix_us - PG_EPOCH_US).unwrap_or_else(|_| {
         invalid(format!(
             "{unix_us} µs since 1970 is out of timestamptz range"
@@ -37,7 +39,6 @@ pub(crate) fn tz_from_unix_us(unix_us: i64) -> TimestampWithTimeZone {
 
 /// PostgreSQL's timestamptz → Unix microseconds.
 pub(crate) fn unix_us_from_tz(tz: TimestampWithTimeZone) -> i64 {
-    const PG_EPOCH_US: i64 = 946_684_800_000_000;
     if !tz.is_finite() {
         invalid("the timestamp must be finite, not infinity".into());
     }

@@ -65,7 +65,7 @@ mod aes128;
 mod cycle_walk;
 mod feistel;
 mod keyring;
-mod text;
+pub(crate) mod text;
 
 pub use keyring::{Keyring, MAX_KEY_VERSION, check_type_name};
 pub use text::TextForm;
@@ -442,11 +442,7 @@ impl ExtIdCodec {
                         rule: "a feistel-uuid id has the RFC 9562 variant (its 17th hex digit is 8, 9, a or b)",
                     });
                 }
-                let (l, version) = if self.in_band {
-                    (l & ((1 << 56) - 1), ((l >> 56) as u8) ^ (r as u8 & 0xf))
-                } else {
-                    (l, version.unwrap_or(self.current))
-                };
+                let (l, version) = self.without_version(l, r, version);
                 // Nearly every id is of the current version: a predicted branch to
                 // keys at a fixed address keeps the key lookup off the path from
                 // the id's bits to the first AES round.
@@ -465,6 +461,18 @@ impl ExtIdCodec {
                     key_version: version,
                 })
             }
+        }
+    }
+
+    /// The inverse of [`with_version`](Self::with_version): the Feistel half and
+    /// the key version (read from the id when it travels in band, else
+    /// `out_of_band` or the current one).
+    #[inline(always)]
+    fn without_version(&self, l: u64, r: u64, out_of_band: Option<u8>) -> (u64, u8) {
+        if self.in_band {
+            (l & ((1 << 56) - 1), ((l >> 56) as u8) ^ (r as u8 & 0xf))
+        } else {
+            (l, out_of_band.unwrap_or(self.current))
         }
     }
 
@@ -589,11 +597,7 @@ impl ExtIdCodec {
                     // The one-id path words the error.
                     self.decode(id)?;
                 }
-                let (l, v) = if self.in_band {
-                    (l & ((1 << 56) - 1), ((l >> 56) as u8) ^ (r as u8 & 0xf))
-                } else {
-                    (l, self.current)
-                };
+                let (l, v) = self.without_version(l, r, None);
                 self.keys(v)?;
                 (ls[i], rs[i], vs[i]) = (l, r, v);
             }

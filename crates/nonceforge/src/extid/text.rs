@@ -120,42 +120,13 @@ impl ExtId {
     /// Parses base64url without padding (exactly 22 characters; the last one
     /// must leave its 4 spare bits zero).
     pub fn parse_base64url(s: &str) -> Result<ExtId> {
-        if s.len() != 22 {
-            return Err(err(
-                "base64url",
-                s.len().min(22),
-                "a 16-byte id is 22 base64url characters, no padding",
-            ));
-        }
-        let mut out = [0u8; 16];
-        match base64::engine::general_purpose::URL_SAFE_NO_PAD.decode_slice(s, &mut out) {
-            Ok(16) => Ok(ExtId(out)),
-            Ok(_) => Err(err(
-                "base64url",
-                0,
-                "a 16-byte id is 22 base64url characters",
-            )),
-            Err(base64::DecodeSliceError::DecodeError(e)) => Err(match e {
-                base64::DecodeError::InvalidByte(p, _) => {
-                    err("base64url", p, "only A-Z a-z 0-9 - _")
-                }
-                base64::DecodeError::InvalidLastSymbol(p, _) => err(
-                    "base64url",
-                    p,
-                    "the last character must leave its low 4 bits zero (A, Q, g or w)",
-                ),
-                _ => err(
-                    "base64url",
-                    0,
-                    "a 16-byte id is 22 base64url characters, no padding",
-                ),
-            }),
-            Err(base64::DecodeSliceError::OutputSliceTooSmall) => Err(err(
-                "base64url",
-                0,
-                "a 16-byte id is 22 base64url characters",
-            )),
-        }
+        decode_base64url(
+            s,
+            "base64url",
+            "a 16-byte id is 22 base64url characters, no padding",
+            "the last character must leave its low 4 bits zero (A, Q, g or w)",
+        )
+        .map(ExtId)
     }
 
     /// Crockford base32, 26 characters, with an optional `type_` prefix and an
@@ -255,6 +226,33 @@ impl ExtId {
             }
         }
         Ok(ExtId(v.to_be_bytes()))
+    }
+}
+
+/// Strict base64url without padding for exactly `N` bytes: errors name `form`,
+/// the position, and `length_rule` or `last_rule` (the last character's spare
+/// bits must be zero, so every value has exactly one spelling).
+pub(crate) fn decode_base64url<const N: usize>(
+    text: &str,
+    form: &'static str,
+    length_rule: &'static str,
+    last_rule: &'static str,
+) -> Result<[u8; N]> {
+    let want = (N * 8).div_ceil(6);
+    if text.len() != want {
+        return Err(err(form, text.len().min(want), length_rule));
+    }
+    let mut out = [0u8; N];
+    match base64::engine::general_purpose::URL_SAFE_NO_PAD.decode_slice(text, &mut out) {
+        Ok(n) if n == N => Ok(out),
+        Err(base64::DecodeSliceError::DecodeError(base64::DecodeError::InvalidByte(p, _))) => {
+            Err(err(form, p, "only A-Z a-z 0-9 - _"))
+        }
+        Err(base64::DecodeSliceError::DecodeError(base64::DecodeError::InvalidLastSymbol(
+            p,
+            _,
+        ))) => Err(err(form, p, last_rule)),
+        _ => Err(err(form, 0, length_rule)),
     }
 }
 

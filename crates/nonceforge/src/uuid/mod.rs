@@ -33,7 +33,7 @@ pub use stuid::{stuid, stuid_bounds, stuid_unix_us, stuid_with_clock};
 pub use tuid::Tuid6Generator;
 pub use v7::UuidV7Generator;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use base64::Engine;
 use std::cell::RefCell;
 
@@ -98,48 +98,22 @@ pub fn to_compact(bytes: &[u8]) -> String {
 
 /// Parses the compact form of an `N`-byte id (16 or 32 bytes), strictly.
 pub fn from_compact<const N: usize>(text: &str) -> Result<[u8; N]> {
-    let want = (N * 8).div_ceil(6);
-    let form = if N == 16 {
-        "compact (22 characters)"
-    } else {
-        "compact (43 characters)"
-    };
-    if text.len() != want {
-        return Err(Error::ParseId {
-            form,
-            position: text.len().min(want),
-            rule: "the length is wrong for this id: base64url without padding",
-        });
-    }
-    let mut out = [0u8; N];
-    match base64::engine::general_purpose::URL_SAFE_NO_PAD.decode_slice(text, &mut out) {
-        Ok(n) if n == N => Ok(out),
-        Err(base64::DecodeSliceError::DecodeError(base64::DecodeError::InvalidByte(p, _))) => {
-            Err(Error::ParseId {
-                form,
-                position: p,
-                rule: "only A-Z a-z 0-9 - _",
-            })
-        }
-        Err(base64::DecodeSliceError::DecodeError(base64::DecodeError::InvalidLastSymbol(
-            p,
-            _,
-        ))) => Err(Error::ParseId {
-            form,
-            position: p,
-            rule: "the last character leaves spare bits set: not the encoding of any id",
-        }),
-        _ => Err(Error::ParseId {
-            form,
-            position: 0,
-            rule: "not base64url without padding",
-        }),
-    }
+    crate::extid::text::decode_base64url(
+        text,
+        if N == 16 {
+            "compact (22 characters)"
+        } else {
+            "compact (43 characters)"
+        },
+        "the length is wrong for this id: base64url without padding",
+        "the last character leaves spare bits set: not the encoding of any id",
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn pg_tuid_documented_example() {
