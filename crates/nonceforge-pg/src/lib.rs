@@ -21,6 +21,11 @@ mod uuidv7;
 pub extern "C-unwind" fn _PG_init() {
     extid::register_settings();
     nonce::register_settings();
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries in
+    // the postmaster; read here, in the same (single) thread.
+    if unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+        nonce::request_shared_memory();
+    }
 }
 
 /// Required by `cargo pgrx test`.
@@ -30,6 +35,6 @@ pub mod pg_test {
 
     #[must_use]
     pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec![]
+        vec!["shared_preload_libraries = 'nonceforge'"]
     }
 }

@@ -7,22 +7,50 @@
 //! time fixed when the extension was created: ticks never repeat across
 //! backends, restarts or crashes (a sequence never goes back). Sortable 96/128-bit
 //! nonces come from a per-backend sequence whose slot is drawn from another
-//! sequence. 64-bit sortable nonces would need one writer per machine id, which
-//! PostgreSQL's processes are not: they are refused.
+//! sequence. 64-bit sortable nonces have no room for a slot: every backend
+//! takes them from one word in shared memory, which exists only when the library
+//! is in `shared_preload_libraries` (otherwise `sortable_nonce(64)` is refused
+//! with a hint). The word starts, at each server start, in the millisecond
+//! after: a restarted server never repeats one, unless its wall clock went back.
 //!
 //! These functions call `nextval`, so they are VOLATILE and PARALLEL UNSAFE.
 
 use crate::errors::{invalid, raise};
-use nonceforge_core::{Bits, MachineId, NonceGenerator, NonceKind, SortableSequence};
-use pgrx::PgSqlErrorCode;
+use nonceforge_core::{
+    Bits, MachineId, NonceGenerator, NonceKind, SortableSequence, shared_sortable_word,
+};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
+use pgrx::{PgAtomic, PgSqlErrorCode, pg_shmem_init};
 use sha2::Digest;
 use std::cell::RefCell;
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 static KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// The 64-bit sortable sequence of every backend (shared memory).
+static SORTABLE_64: PgAtomic<AtomicU64> =
+    // SAFETY: the name is this extension's own; nothing else registers it.
+    unsafe { PgAtomic::new(c"nonceforge_sortable_64") };
+
+/// Whether SORTABLE_64 was requested (set in the postmaster, inherited by every
+/// backend it forks).
+static SHARED_MEMORY: AtomicBool = AtomicBool::new(false);
+
+/// Asks for the shared word; only while `shared_preload_libraries` loads us.
+pub(crate) fn request_shared_memory() {
+    pg_shmem_init!(
+        SORTABLE_64 = AtomicU64::new(shared_sortable_word(
+            Bits::B64,
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        ))
+    );
+    SHARED_MEMORY.store(true, Ordering::Relaxed);
+}
 
 pub(crate) fn register_settings() {
     GucRegistry::define_int_guc(
@@ -170,11 +198,20 @@ fn encrypted_nonce(bits: i32) -> Vec<u8> {
 fn sortable_nonce(bits: i32) -> Vec<u8> {
     let bits = bits_arg(bits);
     if bits == Bits::B64 {
-        ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            "nonceforge: sortable_nonce(64) needs one writer per machine id, and every backend is one: use 96 or 128 bits"
-        );
+        if !SHARED_MEMORY.load(Ordering::Relaxed) {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                "nonceforge: sortable_nonce(64) needs the library in shared_preload_libraries (one sequence shared by every backend)",
+                "Add nonceforge to shared_preload_libraries in postgresql.conf and restart, or use sortable_nonce(96) or sortable_nonce(128)."
+            );
+        }
+        return with_backend(|b| {
+            b.generator
+                .sortable_shared(Bits::B64, SORTABLE_64.get())
+                .unwrap_or_else(|e| raise(e))
+                .to_vec()
+        });
     }
     with_backend(|b| {
         let j = bits as usize - 1;
@@ -196,4 +233,20 @@ fn sortable_nonce(bits: i32) -> Vec<u8> {
             .unwrap_or_else(|e| raise(e))
             .to_vec()
     })
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn sortable_64_from_shared_memory_increases() {
+        // The test server preloads the library (pg_test::postgresql_conf_options).
+        let ok = Spi::get_one::<bool>(
+            "SELECT bool_and(n > p) AND count(*) = 19999 FROM (SELECT n, lag(n) OVER (ORDER BY i) p
+             FROM (SELECT sortable_nonce(64) n, i FROM generate_series(1, 20000) i) g) s WHERE p IS NOT NULL",
+        );
+        assert_eq!(ok, Ok(Some(true)));
+    }
 }

@@ -72,6 +72,7 @@ pub use machine::MachineId;
 pub use nonce::layout::{self, Bits, NonceParts, inspect};
 pub use nonce::{
     LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind, SortableSequence,
+    shared_sortable_word,
 };
 
 use std::sync::OnceLock;

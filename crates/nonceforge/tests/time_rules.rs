@@ -2,7 +2,10 @@
 //! stepping backwards, restarts, the end of the 42-bit range.
 
 use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, TIMESTAMP_END};
-use nonceforge::{Bits, Error, MachineId, ManualClock, NonceGenerator, NonceKind};
+use nonceforge::{
+    Bits, Error, MachineId, ManualClock, NonceGenerator, NonceKind, shared_sortable_word,
+};
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 const T0: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -430,4 +433,69 @@ fn processes_sharing_a_machine_id_through_external_ticks_and_slots() {
         .build()
         .unwrap_err();
     assert!(matches!(e, Error::ClockBehind { .. }), "{e}");
+}
+
+#[test]
+fn generators_sharing_one_sortable_word_never_collide() {
+    // Two "backends" (generators) of one machine id, each on its own thread,
+    // share a 64-bit sortable sequence through one word (shared memory, say);
+    // the 8192-per-millisecond cap makes both sleep, which moves the clock.
+    let clock = ManualClock::at_unix_ms(T0);
+    let make = || {
+        NonceGenerator::builder(MachineId::new(5).unwrap())
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    };
+    let word = AtomicU64::new(shared_sortable_word(Bits::B64, clock.wall_unix_ms()));
+    let (a, b) = (make(), make());
+    let per_thread = 100_000;
+    let runs: Vec<Vec<u128>> = std::thread::scope(|s| {
+        [&a, &b]
+            .map(|g| {
+                let word = &word;
+                s.spawn(move || {
+                    (0..per_thread)
+                        .map(|_| g.sortable_shared(Bits::B64, word).unwrap().to_u128())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .map(|h| h.join().unwrap())
+            .into_iter()
+            .collect()
+    });
+    let mut all = std::collections::HashSet::new();
+    for run in &runs {
+        assert!(run.windows(2).all(|w| w[0] < w[1]), "each thread's nonces increase");
+        for &n in run {
+            assert!(all.insert(n), "repeat {n:#x}");
+        }
+    }
+    assert_eq!(all.len(), 2 * per_thread);
+    // 200,000 nonces at 8192 a millisecond span at least 25 ms of the clock.
+    let last = runs.iter().map(|r| *r.last().unwrap()).max().unwrap();
+    let last_ms = a.inspect(&(last as u64).to_be_bytes()).unwrap().unix_ms;
+    assert!(last_ms >= T0 + 25, "{last_ms}");
+    assert!(clock.wall_unix_ms() >= last_ms);
+
+    // The word is lost (a server restart) and a fresh one is made in the
+    // millisecond of the last nonce: it starts a millisecond later, so nothing
+    // repeats, however often that happens...
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..3 {
+        let fresh = AtomicU64::new(shared_sortable_word(Bits::B64, clock.wall_unix_ms()));
+        let n = a.sortable_shared(Bits::B64, &fresh).unwrap().to_u128();
+        assert!(n > last && !all.contains(&n) && seen.insert(n));
+    }
+    // ...while words that start at the current millisecond repeat.
+    let ms = clock.wall_unix_ms();
+    let naive = |ms: u64| AtomicU64::new(ms << 13);
+    let x = a.sortable_shared(Bits::B64, &naive(ms)).unwrap();
+    let y = a.sortable_shared(Bits::B64, &naive(ms)).unwrap();
+    assert_eq!(x, y);
+    let fresh = AtomicU64::new(shared_sortable_word(Bits::B64, clock.wall_unix_ms()));
+
+    // A disabled generator issues nothing from a shared word either.
+    b.disable();
+    assert!(matches!(b.sortable_shared(Bits::B64, &fresh), Err(Error::Disabled)));
 }

@@ -13,9 +13,14 @@ stop_cluster() {
 trap stop_cluster EXIT
 # start_cluster PORT [postgres -c options...]
 start_cluster() {
+    as_pg "$pgbin/initdb" -D "$cluster_dir/pg" -A trust -U postgres >/dev/null
+    restart_cluster "$@"
+}
+# restart_cluster PORT [postgres -c options...]: (re)starts it with these options.
+restart_cluster() {
     local port="$1"
     shift
-    as_pg "$pgbin/initdb" -D "$cluster_dir/pg" -A trust -U postgres >/dev/null
+    as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -m fast stop >/dev/null 2>&1 || true
     as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -l "$cluster_dir/log" -w \
         -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$cluster_dir $*" start >/dev/null
 }

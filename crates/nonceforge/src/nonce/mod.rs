@@ -314,6 +314,12 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
     }
 }
 
+/// The initial value of a shared sortable word ([`NonceGenerator::sortable_shared`])
+/// created at `now_unix_ms`: the next millisecond, counter 0.
+pub const fn shared_sortable_word(bits: Bits, now_unix_ms: u64) -> u64 {
+    (now_unix_ms + 1) << sortable::state_counter_bits(bits)
+}
+
 /// The state every handle on one generator shares.
 #[derive(Debug)]
 pub(crate) struct Shared<C: Clock> {
@@ -565,6 +571,40 @@ impl<C: Clock> NonceGenerator<C> {
             Some(c) => encrypt_value(c, bits, plain),
             None => plain,
         };
+        Ok(Nonce { bits, value })
+    }
+
+    /// A sortable nonce whose sequence lives in `word`, outside the generator:
+    /// `word` holds `unix_ms << k | counter` (k = 13 for 64 bits, 21 for 96 and
+    /// 128), so generators in several processes can share one sequence through
+    /// shared memory (PostgreSQL backends do). Every generator that uses a word
+    /// must use it for one size only. Nonces from one word strictly increase, in
+    /// the order the word is taken; generators of different machine ids may share
+    /// a word (they share its 8,192 or 2,097,152 nonces a millisecond).
+    ///
+    /// Start a fresh word at [`shared_sortable_word`] of the current time: a
+    /// word that starts in the next millisecond never repeats a nonce made from
+    /// an earlier word that was lost (a restarted server), unless the wall clock
+    /// went back between the two.
+    ///
+    /// ```
+    /// use nonceforge::{Bits, MachineId, NonceGenerator, shared_sortable_word};
+    /// use std::sync::atomic::AtomicU64;
+    /// # fn main() -> nonceforge::Result<()> {
+    /// let word = AtomicU64::new(shared_sortable_word(Bits::B64, 1_750_000_000_000));
+    /// let (a, b) = (
+    ///     NonceGenerator::builder(MachineId::new(1)?).build()?,
+    ///     NonceGenerator::builder(MachineId::new(1)?).build()?,
+    /// );
+    /// let x = a.sortable_shared(Bits::B64, &word)?;
+    /// let y = b.sortable_shared(Bits::B64, &word)?;
+    /// assert!(x.to_u128() < y.to_u128());
+    /// # Ok(()) }
+    /// ```
+    pub fn sortable_shared(&self, bits: Bits, word: &AtomicU64) -> Result<Nonce> {
+        let value = self
+            .shared
+            .sortable_on(bits, word, self.shared.epoch_unix_ms)?;
         Ok(Nonce { bits, value })
     }
 

@@ -22,7 +22,7 @@ use super::{Shared, layout};
 use crate::clock::Clock;
 use crate::error::Result;
 use layout::{Bits, TIMESTAMP_END};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bits of the counter inside the state word.
 pub(crate) const fn state_counter_bits(bits: Bits) -> u32 {
@@ -37,18 +37,27 @@ impl<C: Clock> Shared<C> {
     /// One sortable nonce.
     #[inline]
     pub(crate) fn sortable(&self, bits: Bits) -> Result<u128> {
+        self.sortable_on(bits, &self.sortables[bits as usize], 0)
+    }
+
+    /// One sortable nonce from the state word `state`, whose timestamps count
+    /// from `offset` ms before this generator's epoch (0: the generator's own
+    /// word; the epoch: a word in Unix ms, shared with other generators).
+    #[inline]
+    pub(crate) fn sortable_on(&self, bits: Bits, state: &AtomicU64, offset: u64) -> Result<u128> {
         self.check_enabled()?;
         let k = state_counter_bits(bits);
-        let state = &self.sortables[bits as usize];
         loop {
-            let now = self.now_ts()?;
+            let now = self.now_ts()? + offset;
             let word = state.fetch_add(1, Ordering::Relaxed);
-            let ts = word >> k;
-            if ts < now {
+            let t = word >> k;
+            if t < now {
                 state.fetch_max(now << k, Ordering::Relaxed);
                 continue;
             }
-            if ts > now {
+            // t >= now >= offset.
+            let ts = t - offset;
+            if t > now {
                 if ts >= TIMESTAMP_END {
                     return Err(self.exhausted());
                 }
