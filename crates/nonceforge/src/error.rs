@@ -261,6 +261,38 @@ pub enum Error {
         /// The rule it breaks.
         rule: &'static str,
     },
+    /// A seal or open refused by the nonce sanitizer.
+    #[error("{0}")]
+    NonceReuse(Box<crate::aead::Violation>),
+    /// A key of the wrong length for its algorithm.
+    #[error("{argument}: a {algorithm} key is exactly {expected} bytes, got {len}")]
+    KeyLength {
+        /// The argument's name.
+        argument: &'static str,
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The length it must have.
+        expected: usize,
+        /// The length given.
+        len: usize,
+    },
+    /// A rate (a probability) outside (0, 1).
+    #[error("{option} = {value}: a rate must be between 0 and 1, exclusive")]
+    InvalidRate {
+        /// The option's name.
+        option: &'static str,
+        /// The value given, as written.
+        value: String,
+    },
+    /// An AEAD call that failed for a reason of its own (a message too long for
+    /// the algorithm, a tag that does not verify); nothing was written.
+    #[error("{algorithm}: {operation} failed (message too long, or the tag does not verify)")]
+    Aead {
+        /// The AEAD.
+        algorithm: &'static str,
+        /// "seal" or "open".
+        operation: &'static str,
+    },
 }
 
 /// A `Result` with nonceforge's [`enum@Error`].

@@ -57,6 +57,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod aead;
 pub mod cipher;
 pub mod clock;
 pub mod error;

@@ -466,7 +466,10 @@ fn generators_sharing_one_sortable_word_never_collide() {
     });
     let mut all = std::collections::HashSet::new();
     for run in &runs {
-        assert!(run.windows(2).all(|w| w[0] < w[1]), "each thread's nonces increase");
+        assert!(
+            run.windows(2).all(|w| w[0] < w[1]),
+            "each thread's nonces increase"
+        );
         for &n in run {
             assert!(all.insert(n), "repeat {n:#x}");
         }
@@ -497,5 +500,8 @@ fn generators_sharing_one_sortable_word_never_collide() {
 
     // A disabled generator issues nothing from a shared word either.
     b.disable();
-    assert!(matches!(b.sortable_shared(Bits::B64, &fresh), Err(Error::Disabled)));
+    assert!(matches!(
+        b.sortable_shared(Bits::B64, &fresh),
+        Err(Error::Disabled)
+    ));
 }

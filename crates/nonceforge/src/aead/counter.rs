@@ -1,0 +1,283 @@
+//! The counter path: exact over all history in O(1) memory, as IPsec's
+//! anti-replay window (RFC 4303 §3.4.3, RFC 6479).
+//!
+//! A counter-shaped nonce maps to a number `x` (its XOR with the key's first
+//! nonce, read big-endian). The state is the highest `x` sealed and a circular
+//! bitmap of the `W` values below it, where a set bit marks a *hole*: a value
+//! below the highest that has not been sealed yet.
+//!
+//! ```text
+//!   x:      ... h-3  h-2  h-1   h   | h+1 (next in order)
+//!   hole:   ...  0    1    0    0   |   bit of h+1-W must be 0 to take the fast path
+//! ```
+//!
+//! The next value in order (`h + 1`, the common case) is taken with one load and
+//! one compare-and-swap and no lock; anything else (a jump ahead that opens
+//! holes, filling a hole, a repeat, tags to remember) takes the lock. While the
+//! lock holder rewrites bits for a jump it marks `high` as LOCKED, so no fast
+//! path can move past bits that are being rewritten.
+
+use super::Tag;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const LOCKED: u64 = 1 << 63;
+/// Counter values from here on are not treated as counters (room for LOCKED).
+pub(crate) const COUNTER_LIMIT: u64 = 1 << 62;
+
+/// What the counter path says of `x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CounterSeen {
+    New,
+    /// Sealed before; with its message's tag if one was recorded.
+    Again {
+        tag: Option<Tag>,
+    },
+    /// More than the window below the highest: cannot be proven fresh.
+    TooOld,
+}
+
+pub(crate) struct CounterTrack {
+    width: u64,
+    /// The highest value sealed, plus one (0: none yet); LOCKED while bits move.
+    high: AtomicU64,
+    holes: Box<[AtomicU64]>,
+    slow: Mutex<Slow>,
+    /// Every call takes the lock (tags are kept, or bytes are counted).
+    always_slow: bool,
+}
+
+struct Slow {
+    /// Tags by position, when identical messages may be sealed again.
+    tags: Option<(Box<[Tag]>, Box<[bool]>)>,
+}
+
+impl CounterTrack {
+    /// A window of `width` values (rounded up to a multiple of 64).
+    pub(crate) fn new(width: usize, keep_tags: bool, always_slow: bool) -> Self {
+        let words = width.div_ceil(64).max(1);
+        let width = words * 64;
+        CounterTrack {
+            width: width as u64,
+            high: AtomicU64::new(0),
+            holes: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            slow: Mutex::new(Slow {
+                tags: keep_tags.then(|| {
+                    (
+                        vec![[0u8; 16]; width].into_boxed_slice(),
+                        vec![false; width].into_boxed_slice(),
+                    )
+                }),
+            }),
+            always_slow: always_slow || keep_tags,
+        }
+    }
+
+    pub(crate) fn width(&self) -> u64 {
+        self.width
+    }
+
+    pub(crate) fn memory_bytes(&self) -> usize {
+        let slow = self.slow.lock().unwrap_or_else(|e| e.into_inner());
+        size_of_val(&*self.holes)
+            + slow
+                .tags
+                .as_ref()
+                .map_or(0, |(t, f)| size_of_val(&**t) + size_of_val(&**f))
+    }
+
+    fn bit(&self, x: u64) -> (usize, u64) {
+        let p = x % self.width;
+        ((p / 64) as usize, 1 << (p % 64))
+    }
+
+    /// Checks `x` (< COUNTER_LIMIT) and records it as sealed if it is new.
+    #[inline]
+    pub(crate) fn check_and_insert(&self, x: u64) -> CounterSeen {
+        if !self.always_slow {
+            let h = self.high.load(Ordering::Acquire);
+            if h != 0 && x == h && h & LOCKED == 0 {
+                let (w, b) = self.bit(x);
+                if self.holes[w].load(Ordering::Acquire) & b == 0
+                    && self
+                        .high
+                        .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    return CounterSeen::New;
+                }
+            }
+        }
+        self.slow_path(x)
+    }
+
+    #[cold]
+    fn slow_path(&self, x: u64) -> CounterSeen {
+        let mut slow = self.slow.lock().unwrap_or_else(|e| e.into_inner());
+        // Only lock holders set LOCKED, and we hold the lock.
+        let h = self.high.load(Ordering::Acquire);
+        if h != 0 && x < h {
+            let last = h - 1;
+            if last - x >= self.width {
+                return CounterSeen::TooOld;
+            }
+            let (w, b) = self.bit(x);
+            if self.holes[w].fetch_and(!b, Ordering::AcqRel) & b != 0 {
+                if let Some((_, has)) = &mut slow.tags {
+                    has[(x % self.width) as usize] = false;
+                }
+                return CounterSeen::New;
+            }
+            let tag = slow.tags.as_ref().and_then(|(t, has)| {
+                let p = (x % self.width) as usize;
+                has[p].then_some(t[p])
+            });
+            return CounterSeen::Again { tag };
+        }
+        // A jump ahead: claim it (a fast path may move `high` until we do).
+        let mut h = h;
+        loop {
+            if h != 0 && x < h {
+                // A fast path took x (or passed it) meanwhile: decide again.
+                drop(slow);
+                return self.slow_path(x);
+            }
+            match self
+                .high
+                .compare_exchange(h, h | LOCKED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => h = now,
+            }
+        }
+        // Values in (last, x) become holes; x itself is sealed.
+        let from = h; // first value above the previous highest (0 when empty)
+        if x - from >= self.width {
+            for word in self.holes.iter() {
+                word.store(u64::MAX, Ordering::Relaxed);
+            }
+        } else {
+            for v in from..x {
+                let (w, b) = self.bit(v);
+                self.holes[w].fetch_or(b, Ordering::Relaxed);
+            }
+        }
+        let (w, b) = self.bit(x);
+        self.holes[w].fetch_and(!b, Ordering::Relaxed);
+        if let Some((_, has)) = &mut slow.tags {
+            let span = (x - from + 1).min(self.width);
+            for v in x + 1 - span..=x {
+                has[(v % self.width) as usize] = false;
+            }
+        }
+        self.high.store(x + 1, Ordering::Release);
+        CounterSeen::New
+    }
+
+    /// Records the tag sealed under `x` (if `x` is still in the window).
+    pub(crate) fn set_tag(&self, x: u64, tag: &Tag) {
+        let mut slow = self.slow.lock().unwrap_or_else(|e| e.into_inner());
+        let h = self.high.load(Ordering::Acquire) & !LOCKED;
+        if h == 0 || x >= h || h - 1 - x >= self.width {
+            return;
+        }
+        if let Some((t, has)) = &mut slow.tags {
+            let p = (x % self.width) as usize;
+            t[p] = *tag;
+            has[p] = true;
+        }
+    }
+
+    /// Forgets `x` (its seal failed before any output): it is a hole again.
+    pub(crate) fn forget(&self, x: u64) {
+        let _slow = self.slow.lock().unwrap_or_else(|e| e.into_inner());
+        let h = self.high.load(Ordering::Acquire) & !LOCKED;
+        if h != 0 && x < h && h - 1 - x < self.width {
+            let (w, b) = self.bit(x);
+            self.holes[w].fetch_or(b, Ordering::AcqRel);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order_out_of_order_repeats_and_too_old() {
+        let c = CounterTrack::new(128, false, false);
+        for x in 0..1000 {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+        }
+        assert_eq!(c.check_and_insert(999), CounterSeen::Again { tag: None });
+        assert_eq!(c.check_and_insert(500), CounterSeen::TooOld);
+        // A jump leaves holes: each is accepted once, then refused.
+        assert_eq!(c.check_and_insert(1100), CounterSeen::New);
+        for x in [1050, 1001, 1099, 1000] {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+            assert_eq!(
+                c.check_and_insert(x),
+                CounterSeen::Again { tag: None },
+                "{x}"
+            );
+        }
+        assert_eq!(c.check_and_insert(1100), CounterSeen::Again { tag: None });
+        assert_eq!(c.check_and_insert(1101), CounterSeen::New);
+        // A jump past the whole window: everything below is too old or a hole.
+        assert_eq!(c.check_and_insert(10_000), CounterSeen::New);
+        assert_eq!(c.check_and_insert(9_000), CounterSeen::TooOld);
+        assert_eq!(c.check_and_insert(9_990), CounterSeen::New);
+        assert_eq!(c.check_and_insert(9_990), CounterSeen::Again { tag: None });
+        // A hole falling out of the window does not block the fast path's slot.
+        for x in 10_001..10_400 {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+        }
+    }
+
+    #[test]
+    fn first_value_need_not_be_zero_and_forget_reopens() {
+        let c = CounterTrack::new(64, true, false);
+        assert_eq!(c.check_and_insert(5), CounterSeen::New);
+        c.set_tag(5, &[5; 16]);
+        assert_eq!(
+            c.check_and_insert(5),
+            CounterSeen::Again { tag: Some([5; 16]) }
+        );
+        assert_eq!(c.check_and_insert(3), CounterSeen::New);
+        assert_eq!(c.check_and_insert(3), CounterSeen::Again { tag: None });
+        c.forget(3);
+        assert_eq!(c.check_and_insert(3), CounterSeen::New);
+    }
+
+    #[test]
+    fn threads_racing_on_one_counter_take_each_value_once() {
+        let c = CounterTrack::new(1024, false, false);
+        let next = AtomicU64::new(0);
+        let (accepted, too_old) = (AtomicU64::new(0), AtomicU64::new(0));
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (c, next, accepted, too_old) = (&c, &next, &accepted, &too_old);
+                s.spawn(move || {
+                    for i in 0..200_000u64 {
+                        // Mostly in order; now and then a value is sealed twice
+                        // (by this thread again) or out of order.
+                        let x = next.fetch_add(1, Ordering::Relaxed);
+                        // A thread descheduled for a while may come back more
+                        // than the window behind: refused as too old, never
+                        // accepted twice.
+                        match c.check_and_insert(x) {
+                            CounterSeen::New => accepted.fetch_add(1, Ordering::Relaxed),
+                            CounterSeen::TooOld => too_old.fetch_add(1, Ordering::Relaxed),
+                            CounterSeen::Again { .. } => panic!("{x} taken twice"),
+                        };
+                        if (i + t) % 1000 == 0 {
+                            assert_ne!(c.check_and_insert(x), CounterSeen::New, "repeat of {x}");
+                        }
+                    }
+                });
+            }
+        });
+        let (a, o) = (accepted.into_inner(), too_old.into_inner());
+        assert_eq!(a + o, 800_000, "{a} accepted, {o} too old");
+    }
+}

@@ -1,0 +1,478 @@
+//! `NonceGuard`, the detector: per-key state shared through a process-wide
+//! registry, independent of any cipher. Adapters call [`NonceGuard::begin_seal`]
+//! before encrypting and [`NonceGuard::finish_seal`] with the tag after.
+
+use super::bloom::Bloom;
+use super::counter::{COUNTER_LIMIT, CounterSeen, CounterTrack};
+use super::window::{Seen, Window};
+use super::{DEFAULT_MAX_SEALS, GuardConfig, NonceMode, Policy, Tag, Violation, ViolationKind};
+use crate::error::{Error, Result};
+use crossbeam_utils::CachePadded;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use std::any::Any;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use subtle::ConstantTimeEq;
+
+/// Seals a shard takes from the key's budget at a time, so the budget's atomic
+/// is touched once per this many seals, not once per seal.
+const BUDGET_CHUNK: u64 = 256;
+
+type Registry = Mutex<HashMap<[u8; 32], Weak<dyn Any + Send + Sync>>>;
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+/// A random salt per process: fingerprints are useless outside it.
+fn salt() -> &'static [u8; 32] {
+    static SALT: OnceLock<[u8; 32]> = OnceLock::new();
+    SALT.get_or_init(|| {
+        let mut s = [0; 32];
+        // Without the OS's randomness a fixed salt still gives per-key state;
+        // only unlinkability across processes is lost.
+        let _ = getrandom::fill(&mut s);
+        s
+    })
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0; 8];
+    let _ = getrandom::fill(&mut b);
+    u64::from_le_bytes(b)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic never happens while a guard's lock is held; recover regardless.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[inline]
+fn mix(a: u64, b: u64) -> u64 {
+    let r = a as u128 * b as u128;
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+struct Shard<const N: usize> {
+    window: Window<N>,
+    /// Seals left in this shard's share of the key's budget.
+    budget: u64,
+}
+
+struct KeyState<const N: usize> {
+    algorithm: &'static str,
+    key_id: u32,
+    mode: NonceMode,
+    allow_identical: bool,
+    first: OnceLock<[u8; N]>,
+    counter: Option<CounterTrack>,
+    counter_max: u64,
+    shards: Box<[CachePadded<Mutex<Shard<N>>>]>,
+    seeds: [u64; 2],
+    seals_left: AtomicU64,
+    max_seals: u64,
+    bytes: Option<(AtomicU64, u64)>,
+    bloom: Option<Bloom>,
+    open: Option<(Box<[CachePadded<Mutex<Window<N>>>]>, RandomState)>,
+}
+
+/// Where a seal that is going ahead was recorded.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    Counter(u64),
+    Window {
+        shard: u16,
+        position: u32,
+    },
+    /// A repeat of a nonce whose first message had this tag.
+    Repeat(Tag),
+}
+
+/// A seal the guard let through; hand it back with the tag
+/// ([`NonceGuard::finish_seal`]) or, if the seal failed before any output,
+/// withdraw it ([`NonceGuard::cancel_seal`]).
+#[derive(Debug)]
+#[must_use = "finish_seal or cancel_seal must follow"]
+pub struct SealTicket<const N: usize> {
+    nonce: [u8; N],
+    place: Place,
+    len: u64,
+}
+
+/// The detector for one key, nonces of `N` bytes. Clones and every other guard
+/// made for the same key and algorithm in this process share one state.
+pub struct NonceGuard<const N: usize> {
+    state: Arc<KeyState<N>>,
+    policy: Policy,
+}
+
+impl<const N: usize> Clone for NonceGuard<N> {
+    fn clone(&self) -> Self {
+        NonceGuard {
+            state: self.state.clone(),
+            policy: self.policy.clone(),
+        }
+    }
+}
+
+impl<const N: usize> std::fmt::Debug for NonceGuard<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NonceGuard")
+            .field("algorithm", &self.state.algorithm)
+            .field("key_id", &format_args!("#{:08x}", self.state.key_id))
+            .field("mode", &self.state.mode)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<const N: usize> NonceGuard<N> {
+    /// The guard for `key` under `algorithm` (a name such as "AES-256-GCM": the
+    /// same name in two adapters means one algorithm, so their instances share
+    /// state). The key is fingerprinted here, once, and not kept.
+    ///
+    /// ```
+    /// use nonceforge::aead::{GuardConfig, NonceGuard, Policy};
+    /// let config = GuardConfig::new().policy(Policy::Error);
+    /// let a = NonceGuard::<12>::new("AES-256-GCM", &[1; 32], config.clone())?;
+    /// let b = NonceGuard::<12>::new("AES-256-GCM", &[1; 32], config)?;
+    /// a.check_seal(&[0; 12], 100)?;
+    /// assert!(b.check_seal(&[0; 12], 100).is_err()); // one key, one state
+    /// # Ok::<(), nonceforge::Error>(())
+    /// ```
+    pub fn new(algorithm: &'static str, key: &[u8], config: GuardConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self::new_valid(algorithm, key, config))
+    }
+
+    /// As `new`, for a config known to be valid (the defaults).
+    pub(crate) fn new_valid(algorithm: &'static str, key: &[u8], config: GuardConfig) -> Self {
+        const { assert!(N >= 8 && N <= 24, "nonces of 8 to 24 bytes") };
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(salt())
+            .expect("HMAC takes a key of any length");
+        mac.update(b"nonceforge sanitizer v1\0");
+        mac.update(algorithm.as_bytes());
+        mac.update(&[0, N as u8]);
+        mac.update(key);
+        let fingerprint: [u8; 32] = mac.finalize().into_bytes().into();
+        let mut map = lock(registry());
+        if let Some(state) = map
+            .get(&fingerprint)
+            .and_then(Weak::upgrade)
+            .and_then(|s| s.downcast::<KeyState<N>>().ok())
+        {
+            return NonceGuard {
+                state,
+                policy: config.policy,
+            };
+        }
+        let key_id = u32::from_be_bytes(fingerprint[..4].try_into().expect("4 bytes"));
+        let state = Arc::new(KeyState::<N>::new(algorithm, key_id, &config));
+        if map.len() >= 64 && map.len().is_power_of_two() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        map.insert(
+            fingerprint,
+            Arc::downgrade(&(state.clone() as Arc<dyn Any + Send + Sync>)),
+        );
+        NonceGuard {
+            state,
+            policy: config.policy,
+        }
+    }
+
+    /// Checks a seal of `len` bytes under `nonce` before it happens. `Ok`: go
+    /// ahead, then [`finish_seal`](Self::finish_seal) with the tag. `Err`: do not
+    /// seal (and wipe the output); report it with [`refuse`](Self::refuse).
+    #[inline]
+    pub fn begin_seal(&self, nonce: &[u8; N], len: usize) -> Result<SealTicket<N>, Violation> {
+        let s = &*self.state;
+        let len = len as u64;
+        if let Some((left, limit)) = &s.bytes
+            && left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| l.checked_sub(len))
+                .is_err()
+        {
+            return Err(s.violation(ViolationKind::ByteLimit, nonce, *limit));
+        }
+        let place = s.place(nonce);
+        if place.is_err()
+            && let Some((left, _)) = &s.bytes
+        {
+            left.fetch_add(len, Ordering::Relaxed);
+        }
+        Ok(SealTicket {
+            nonce: *nonce,
+            place: place?,
+            len,
+        })
+    }
+
+    /// Completes a seal with its tag: records the tag (when identical messages
+    /// are allowed), or, for a nonce sealed before, accepts the seal only if the
+    /// tag equals the first message's (the same message).
+    #[inline]
+    pub fn finish_seal(&self, ticket: SealTicket<N>, tag: &Tag) -> Result<(), Violation> {
+        let s = &*self.state;
+        match ticket.place {
+            Place::Repeat(first) => {
+                if bool::from(first.ct_eq(tag)) {
+                    Ok(())
+                } else {
+                    Err(s.violation(ViolationKind::Reuse, &ticket.nonce, 0))
+                }
+            }
+            _ if !s.allow_identical => Ok(()),
+            Place::Counter(x) => {
+                s.counter.as_ref().expect("counter place").set_tag(x, tag);
+                Ok(())
+            }
+            Place::Window { shard, position } => {
+                lock(&s.shards[shard as usize])
+                    .window
+                    .set_tag(position, &ticket.nonce, tag);
+                Ok(())
+            }
+        }
+    }
+
+    /// Withdraws a seal that failed before any output: its nonce may be used.
+    pub fn cancel_seal(&self, ticket: SealTicket<N>) {
+        let s = &*self.state;
+        match ticket.place {
+            Place::Counter(x) => s.counter.as_ref().expect("counter place").forget(x),
+            Place::Window { shard, position } => {
+                let mut sh = lock(&s.shards[shard as usize]);
+                sh.window.forget(position, &ticket.nonce);
+                sh.budget += 1;
+            }
+            Place::Repeat(_) => {}
+        }
+        if let Some((left, _)) = &s.bytes {
+            left.fetch_add(ticket.len, Ordering::Relaxed);
+        }
+    }
+
+    /// `begin_seal` and `finish_seal` in one, for a detector used without tags
+    /// (identical messages are then always a violation); reports by policy.
+    pub fn check_seal(&self, nonce: &[u8; N], len: usize) -> Result<()> {
+        let ticket = self.begin_seal(nonce, len).map_err(|v| self.refuse(v))?;
+        match ticket.place {
+            Place::Repeat(_) => {
+                Err(self.refuse(self.state.violation(ViolationKind::Reuse, nonce, 0)))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks a successfully opened message's nonce for a replay (when the
+    /// config asked for `check_open`; otherwise always fine). A replay is
+    /// reported to the callback, if any, and returned as an error, never a
+    /// panic: the peer chose the nonce.
+    pub fn check_open(&self, nonce: &[u8; N]) -> Result<()> {
+        let s = &*self.state;
+        let Some((shards, hasher)) = &s.open else {
+            return Ok(());
+        };
+        let h = hasher.hash_one(nonce);
+        let shard = &shards[(h >> 40) as usize % shards.len()];
+        match lock(shard).check_and_insert(nonce, h) {
+            Seen::New { .. } => Ok(()),
+            Seen::Again { .. } => {
+                let v = s.violation(ViolationKind::Replay, nonce, 0);
+                if let Policy::Callback(f) = &self.policy {
+                    f(&v);
+                }
+                Err(Error::NonceReuse(Box::new(v)))
+            }
+        }
+    }
+
+    /// Applies the policy to a violation: panics (`Policy::Panic`), or returns
+    /// the error after calling the callback, if any.
+    pub fn refuse(&self, v: Violation) -> Error {
+        match &self.policy {
+            Policy::Panic => panic!("{v}"),
+            Policy::Error => {}
+            Policy::Callback(f) => f(&v),
+        }
+        Error::NonceReuse(Box::new(v))
+    }
+
+    /// Whether the open side checks for replays.
+    pub fn checks_open(&self) -> bool {
+        self.state.open.is_some()
+    }
+
+    /// Bytes of memory this key's state holds (fixed at construction).
+    pub fn memory_bytes(&self) -> usize {
+        let s = &*self.state;
+        let shard = |w: &Window<N>| w.memory_bytes() + size_of::<CachePadded<Mutex<Shard<N>>>>();
+        size_of::<KeyState<N>>()
+            + s.counter.as_ref().map_or(0, CounterTrack::memory_bytes)
+            + s.shards
+                .iter()
+                .map(|m| shard(&lock(m).window))
+                .sum::<usize>()
+            + s.bloom.as_ref().map_or(0, Bloom::memory_bytes)
+            + s.open.as_ref().map_or(0, |(sh, _)| {
+                sh.iter().map(|m| shard(&lock(m))).sum::<usize>()
+            })
+    }
+
+    /// Whether two guards share one state (one key and algorithm).
+    pub fn shares_state_with(&self, other: &NonceGuard<N>) -> bool {
+        Arc::ptr_eq(&self.state, &other.state)
+    }
+
+    /// The AEAD's name.
+    pub fn algorithm(&self) -> &'static str {
+        self.state.algorithm
+    }
+}
+
+impl<const N: usize> KeyState<N> {
+    fn new(algorithm: &'static str, key_id: u32, c: &GuardConfig) -> Self {
+        let counter_max = match c.mode {
+            NonceMode::Random => 0,
+            _ => c.max_seals.unwrap_or(COUNTER_LIMIT).min(COUNTER_LIMIT),
+        };
+        let max_seals = c.max_seals.unwrap_or(DEFAULT_MAX_SEALS);
+        let window_shards = |n: usize| {
+            (0..n)
+                .map(|_| CachePadded::new(Mutex::new(Window::<N>::new(c.window))))
+                .collect::<Box<[_]>>()
+        };
+        KeyState {
+            algorithm,
+            key_id,
+            mode: c.mode,
+            allow_identical: c.allow_identical,
+            first: OnceLock::new(),
+            counter: (c.mode != NonceMode::Random)
+                .then(|| CounterTrack::new(c.window, c.allow_identical, c.max_bytes.is_some())),
+            counter_max,
+            shards: (0..c.shards)
+                .map(|_| {
+                    CachePadded::new(Mutex::new(Shard {
+                        window: Window::new(c.window),
+                        budget: 0,
+                    }))
+                })
+                .collect(),
+            seeds: [random_u64(), random_u64() | 1],
+            seals_left: AtomicU64::new(max_seals),
+            max_seals,
+            bytes: c.max_bytes.map(|b| (AtomicU64::new(b), b)),
+            bloom: c.bloom.map(|(n, p)| Bloom::new(n, p)),
+            open: c
+                .check_open
+                .then(|| (window_shards(c.shards), RandomState::new())),
+        }
+    }
+
+    fn violation(&self, kind: ViolationKind, nonce: &[u8; N], limit: u64) -> Violation {
+        Violation::new(kind, self.algorithm, self.key_id, nonce, limit)
+    }
+
+    /// The nonce as a counter: its XOR with the first nonce, if every byte but
+    /// the last 8 is zero and the value leaves room for the state's flag bit.
+    #[inline]
+    fn counter_value(nonce: &[u8; N], first: &[u8; N]) -> Option<u64> {
+        let split = N - 8;
+        if nonce[..split] != first[..split] {
+            return None;
+        }
+        let x = u64::from_be_bytes(nonce[split..].try_into().expect("8 bytes"))
+            ^ u64::from_be_bytes(first[split..].try_into().expect("8 bytes"));
+        (x < COUNTER_LIMIT).then_some(x)
+    }
+
+    #[inline]
+    fn place(&self, nonce: &[u8; N]) -> Result<Place, Violation> {
+        if let Some(counter) = &self.counter {
+            let first = self.first.get_or_init(|| *nonce);
+            if let Some(x) = Self::counter_value(nonce, first) {
+                if x >= self.counter_max {
+                    return Err(self.violation(ViolationKind::SealLimit, nonce, self.counter_max));
+                }
+                match counter.check_and_insert(x) {
+                    CounterSeen::New => return Ok(Place::Counter(x)),
+                    CounterSeen::Again { tag } => return self.repeat(nonce, tag),
+                    CounterSeen::TooOld if self.mode == NonceMode::Counter => {
+                        return Err(self.violation(
+                            ViolationKind::CounterTooOld,
+                            nonce,
+                            counter.width(),
+                        ));
+                    }
+                    CounterSeen::TooOld => {}
+                }
+            }
+        }
+        self.window_place(nonce)
+    }
+
+    fn repeat(&self, nonce: &[u8; N], tag: Option<Tag>) -> Result<Place, Violation> {
+        match tag {
+            Some(t) if self.allow_identical => Ok(Place::Repeat(t)),
+            // Not allowed, or the first seal's tag is not recorded yet (it is
+            // still being sealed on another thread): refuse.
+            _ => Err(self.violation(ViolationKind::Reuse, nonce, 0)),
+        }
+    }
+
+    #[inline]
+    fn hash(&self, nonce: &[u8; N]) -> u64 {
+        let mut h = self.seeds[0];
+        for chunk in nonce.chunks(8) {
+            let mut w = [0; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            h = mix(h ^ u64::from_le_bytes(w), self.seeds[1]);
+        }
+        h
+    }
+
+    #[inline]
+    fn window_place(&self, nonce: &[u8; N]) -> Result<Place, Violation> {
+        let h = self.hash(nonce);
+        let shard_no = (h >> 40) as usize % self.shards.len();
+        let mut shard = lock(&self.shards[shard_no]);
+        if shard.budget == 0 {
+            let took = self
+                .seals_left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
+                    l.checked_sub(l.min(BUDGET_CHUNK)).filter(|_| l > 0)
+                });
+            match took {
+                Ok(before) => shard.budget = before.min(BUDGET_CHUNK),
+                Err(_) => {
+                    return Err(self.violation(ViolationKind::SealLimit, nonce, self.max_seals));
+                }
+            }
+        }
+        match shard.window.check_and_insert(nonce, h) {
+            Seen::New { position } => {
+                if let Some(bloom) = &self.bloom
+                    && bloom.check_and_insert(h, mix(h ^ self.seeds[1], self.seeds[0] | 1))
+                {
+                    shard.window.forget(position, nonce);
+                    return Err(self.violation(ViolationKind::Suspected, nonce, 0));
+                }
+                shard.budget -= 1;
+                Ok(Place::Window {
+                    shard: shard_no as u16,
+                    position,
+                })
+            }
+            Seen::Again { tag } => {
+                drop(shard);
+                self.repeat(nonce, tag)
+            }
+        }
+    }
+}
