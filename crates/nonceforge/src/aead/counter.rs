@@ -47,9 +47,12 @@ pub(crate) struct CounterTrack {
     always_slow: bool,
 }
 
+/// Tags by position, and whether each is set.
+type Tags = (Box<[Tag]>, Box<[bool]>);
+
 struct Slow {
     /// Tags by position, when identical messages may be sealed again.
-    tags: Option<(Box<[Tag]>, Box<[bool]>)>,
+    tags: Option<Tags>,
 }
 
 impl CounterTrack {

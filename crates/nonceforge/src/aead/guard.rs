@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use subtle::ConstantTimeEq;
 
 /// Seals a shard takes from the key's budget at a time, so the budget's atomic
-/// is touched once per this many seals, not once per seal.
+/// is touched once per this many seals, not once per seal — for limits of
+/// 2^24 and more (the default is 2^32), where a key may then be refused up to
+/// 256 × shards seals early (never late). Smaller limits are kept exactly.
 const BUDGET_CHUNK: u64 = 256;
 
 type Registry = Mutex<HashMap<[u8; 32], Weak<dyn Any + Send + Sync>>>;
@@ -63,6 +65,8 @@ struct Shard<const N: usize> {
     budget: u64,
 }
 
+type Shards<T> = Box<[CachePadded<Mutex<T>>]>;
+
 struct KeyState<const N: usize> {
     algorithm: &'static str,
     key_id: u32,
@@ -71,13 +75,14 @@ struct KeyState<const N: usize> {
     first: OnceLock<[u8; N]>,
     counter: Option<CounterTrack>,
     counter_max: u64,
-    shards: Box<[CachePadded<Mutex<Shard<N>>>]>,
+    shards: Shards<Shard<N>>,
     seeds: [u64; 2],
     seals_left: AtomicU64,
     max_seals: u64,
+    budget_chunk: u64,
     bytes: Option<(AtomicU64, u64)>,
     bloom: Option<Bloom>,
-    open: Option<(Box<[CachePadded<Mutex<Window<N>>>]>, RandomState)>,
+    open: Option<(Shards<Window<N>>, RandomState)>,
 }
 
 /// Where a seal that is going ahead was recorded.
@@ -353,8 +358,9 @@ impl<const N: usize> KeyState<N> {
             mode: c.mode,
             allow_identical: c.allow_identical,
             first: OnceLock::new(),
-            counter: (c.mode != NonceMode::Random)
-                .then(|| CounterTrack::new(c.window, c.allow_identical, c.max_bytes.is_some())),
+            counter: (c.mode != NonceMode::Random).then(|| {
+                CounterTrack::new(c.counter_window, c.allow_identical, c.max_bytes.is_some())
+            }),
             counter_max,
             shards: (0..c.shards)
                 .map(|_| {
@@ -367,6 +373,11 @@ impl<const N: usize> KeyState<N> {
             seeds: [random_u64(), random_u64() | 1],
             seals_left: AtomicU64::new(max_seals),
             max_seals,
+            budget_chunk: if max_seals >= 1 << 24 {
+                BUDGET_CHUNK
+            } else {
+                1
+            },
             bytes: c.max_bytes.map(|b| (AtomicU64::new(b), b)),
             bloom: c.bloom.map(|(n, p)| Bloom::new(n, p)),
             open: c
@@ -446,10 +457,10 @@ impl<const N: usize> KeyState<N> {
             let took = self
                 .seals_left
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
-                    l.checked_sub(l.min(BUDGET_CHUNK)).filter(|_| l > 0)
+                    l.checked_sub(l.min(self.budget_chunk)).filter(|_| l > 0)
                 });
             match took {
-                Ok(before) => shard.budget = before.min(BUDGET_CHUNK),
+                Ok(before) => shard.budget = before.min(self.budget_chunk),
                 Err(_) => {
                     return Err(self.violation(ViolationKind::SealLimit, nonce, self.max_seals));
                 }

@@ -123,6 +123,7 @@ impl fmt::Debug for Policy {
 #[derive(Debug, Clone)]
 pub struct GuardConfig {
     pub(crate) window: usize,
+    pub(crate) counter_window: usize,
     pub(crate) shards: usize,
     pub(crate) mode: NonceMode,
     pub(crate) allow_identical: bool,
@@ -137,6 +138,7 @@ impl Default for GuardConfig {
     fn default() -> Self {
         GuardConfig {
             window: 1024,
+            counter_window: 1 << 16,
             shards: std::thread::available_parallelism()
                 .map_or(4, |n| n.get())
                 .clamp(1, 8),
@@ -159,10 +161,18 @@ impl GuardConfig {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Remember the last `seals` seals exactly (and a counter window as wide);
-    /// clamped to 64..=2^24.
+    /// Remember the last `seals` seals exactly; clamped to 64..=2^24. Memory:
+    /// about `seals × (N + 24) × shards` bytes.
     pub fn window(mut self, seals: usize) -> Self {
         self.window = seals.clamp(64, 1 << 24);
+        self
+    }
+    /// How far below the highest counter value a counter nonce may arrive and
+    /// still be checked exactly (default 65,536: threads that take counter
+    /// values and seal later arrive out of order); clamped to 64..=2^30.
+    /// Memory: one bit a value.
+    pub fn counter_window(mut self, values: usize) -> Self {
+        self.counter_window = values.clamp(64, 1 << 30);
         self
     }
     /// Shards of the window (1..=64); each remembers a whole window, so more
