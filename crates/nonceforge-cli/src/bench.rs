@@ -9,6 +9,7 @@
 
 use crate::CliError;
 use crate::bench_extid::{self, ExtState};
+use crate::bench_seal::{self, SealState};
 use clap::Args;
 use nonceforge::{LocalNonces, MachineId, NonceGenerator};
 use serde::Serialize;
@@ -89,6 +90,9 @@ struct Row {
     #[serde(skip_serializing_if = "str::is_empty")]
     op: &'static str,
     bits: u32,
+    /// Message size, for the AEAD rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes: Option<usize>,
     threads: usize,
     ops_per_sec: f64,
     /// Time per operation on one thread.
@@ -127,6 +131,7 @@ pub(crate) struct Worker {
     buf12: Vec<[u8; 12]>,
     buf16: Vec<[u8; 16]>,
     pub(crate) ext: ExtState,
+    pub(crate) seal: SealState,
 }
 
 static SHARED_ATOMIC: AtomicU64 = AtomicU64::new(0);
@@ -144,6 +149,7 @@ impl Worker {
             buf12: vec![[0; 12]; BATCH_BYTES / 12],
             buf16: vec![[0; 16]; BATCH_BYTES / 16],
             ext: ExtState::new(),
+            seal: SealState::new(),
         }
     }
 }
@@ -178,9 +184,21 @@ pub(crate) struct Spec {
     /// Measured whatever the filter says: other rows are read against it.
     baseline: bool,
     bits: u32,
+    /// Message size (AEAD rows), 0 otherwise.
+    bytes: usize,
     method: Method,
     note: &'static str,
     run: Op,
+}
+
+impl Spec {
+    fn label(&self) -> String {
+        if self.bytes > 0 {
+            format!("{}/{}B", self.name, self.bytes)
+        } else {
+            format!("{}/{}", self.name, self.bits)
+        }
+    }
 }
 
 fn specs() -> Vec<Spec> {
@@ -193,6 +211,7 @@ fn specs() -> Vec<Spec> {
             "os_random" | "uuid_v4" | "uuid_v7" | "atomic_u64" | "snowflake"
         ),
         bits,
+        bytes: 0,
         method,
         note,
         run,
@@ -314,10 +333,21 @@ fn specs() -> Vec<Spec> {
             op,
             baseline: false,
             bits,
+            bytes: 0,
             method,
             note,
             run,
         }
+    }));
+    all.extend(bench_seal::specs(|name, op, bytes, note, run| Spec {
+        name,
+        op,
+        baseline: false,
+        bits: 96,
+        bytes,
+        method: Method::Timed,
+        note,
+        run,
     }));
     all
 }
@@ -327,7 +357,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     let chosen: Vec<Spec> = specs()
         .into_iter()
         .filter(|spec| {
-            let label = format!("{}/{}", spec.name, spec.bits);
+            let label = spec.label();
             spec.baseline
                 || args
                     .filter
@@ -347,7 +377,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                         "\rrun {}/{}: measuring {:<24} threads={threads:<3}",
                         run + 1,
                         args.runs,
-                        format!("{}/{}", spec.name, spec.bits)
+                        spec.label()
                     );
                 }
                 let row = measure(spec, threads, args.seconds)?;
@@ -370,7 +400,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                 r.name == "os_random" && r.bits == rows[i].bits && r.threads == rows[i].threads
             })
             .map(|r| r.ops_per_sec);
-        if rows[i].name != "os_random" {
+        if rows[i].name != "os_random" && rows[i].bytes.is_none() {
             rows[i].vs_os_random = base.map(|b| rows[i].ops_per_sec / b);
         }
     }
@@ -421,7 +451,7 @@ fn print_table(out: &mut impl Write, rows: &[Row]) -> std::io::Result<()> {
     let line = |out: &mut dyn Write, c: &[&str; 9]| {
         writeln!(
             out,
-            "{:<22} {:<6} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  {}",
+            "{:<38} {:<6} {:>4} {:>7} {:>12} {:>9} {:>11} {:>5}  {}",
             c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
         )
     };
@@ -499,6 +529,7 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
         name: spec.name,
         op: spec.op,
         bits: spec.bits,
+        bytes: (spec.bytes > 0).then_some(spec.bytes),
         threads,
         ops_per_sec,
         ns_per_op: 1e9 * threads as f64 / ops_per_sec,

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_extid;
+mod bench_seal;
 mod extid_cmd;
 mod gen_cmd;
 mod key;
