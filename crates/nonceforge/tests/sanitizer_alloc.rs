@@ -48,21 +48,23 @@ fn no_allocation_per_seal_and_flat_memory_over_ten_million_seals() {
             n
         };
         for i in 0..10_000 {
-            key.seal_in_place_separate_tag(
-                r::Nonce::assume_unique_for_key(nonce(i)),
-                r::Aad::empty(),
-                &mut buf,
-            )
-            .unwrap();
+            let _tag = key
+                .seal_in_place_separate_tag(
+                    r::Nonce::assume_unique_for_key(nonce(i)),
+                    r::Aad::empty(),
+                    &mut buf,
+                )
+                .unwrap();
         }
         let before = ALLOCATIONS.load(Ordering::Relaxed);
         for i in 10_000..10_000_000 {
-            key.seal_in_place_separate_tag(
-                r::Nonce::assume_unique_for_key(nonce(i)),
-                r::Aad::empty(),
-                &mut buf,
-            )
-            .unwrap();
+            let _tag = key
+                .seal_in_place_separate_tag(
+                    r::Nonce::assume_unique_for_key(nonce(i)),
+                    r::Aad::empty(),
+                    &mut buf,
+                )
+                .unwrap();
         }
         let during = ALLOCATIONS.load(Ordering::Relaxed) - before;
         assert_eq!(
