@@ -1,0 +1,536 @@
+// Package sanitizer wraps a cipher.AEAD so that it refuses to seal twice under
+// one (key, nonce), with byte-identical output: a seat belt against the nonce
+// reuse that destroys AES-GCM and ChaCha20-Poly1305.
+//
+//	aead, _ := chacha20poly1305.New(key)
+//	safe := sanitizer.New(aead, "ChaCha20-Poly1305", key)
+//	ct := safe.Seal(nil, nonce, msg, nil) // as aead.Seal
+//	safe.Seal(nil, nonce, other, nil)     // panics: "nonceforge: nonce reuse: ..."
+//
+// State is per key, not per instance: a salted fingerprint of the key (never
+// the key) is computed once, and every instance wrapping the same key and
+// algorithm in this process shares one state while any of them lives.
+//
+// What is checked, as in the Rust crate's aead module:
+//   - counter-shaped nonces (XOR with the key's first nonce is a big-endian
+//     counter: counters from zero, age's stream nonces, TLS's IV XOR sequence):
+//     a high-water mark and an out-of-order bitmap, exact over all history;
+//   - any nonce: an exact window of the last Config.Window seals (default
+//     1024), sharded so goroutines do not serialise on one lock, with no
+//     allocation per Seal;
+//   - optionally, the same message sealed again under the same nonce
+//     (Config.AllowIdentical): equal tags under one key and nonce mean the
+//     same message;
+//   - limits per key: seals (default 2^32) and bytes; optionally, replays on
+//     Open (Config.CheckOpen).
+//
+// On a violation nothing sealed leaves: by default Seal panics; with
+// Config.OnViolation set it calls that and returns dst with nothing appended.
+package sanitizer
+
+import (
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+)
+
+// Mode says how nonces are checked.
+type Mode int
+
+const (
+	// Auto: counter-shaped nonces take the counter path; others, and counters
+	// more than the counter window below the highest, take the exact window.
+	Auto Mode = iota
+	// Counter: every nonce is a counter; one more than the counter window
+	// below the highest is refused, since it cannot be proven fresh.
+	Counter
+	// Random: the exact window only.
+	Random
+)
+
+// Kind says what went wrong.
+type Kind int
+
+const (
+	// Reuse: the nonce was sealed before under this key, with another message.
+	Reuse Kind = iota
+	// CounterTooOld: a counter nonce too far below the highest (Counter mode).
+	CounterTooOld
+	// SealLimit: the key's seal limit is reached.
+	SealLimit
+	// ByteLimit: the key's byte limit is reached.
+	ByteLimit
+	// Replay: the nonce was opened before (CheckOpen).
+	Replay
+)
+
+// ErrNonceReuse matches every *Violation with errors.Is.
+var ErrNonceReuse = errors.New("nonceforge: nonce reuse")
+
+// Violation is a refused Seal (or Open).
+type Violation struct {
+	Kind      Kind
+	Algorithm string
+	// KeyID is a short per-process id of the key (from its salted
+	// fingerprint), never the key.
+	KeyID uint32
+	Nonce []byte
+	// Limit is the limit for SealLimit and ByteLimit, the window for CounterTooOld.
+	Limit uint64
+}
+
+func (v *Violation) Error() string {
+	switch v.Kind {
+	case CounterTooOld:
+		return fmt.Sprintf("nonceforge: nonce reuse not ruled out: %s key #%08x, counter nonce %x is more than %d below the highest sealed", v.Algorithm, v.KeyID, v.Nonce, v.Limit)
+	case SealLimit:
+		return fmt.Sprintf("nonceforge: nonce reuse risk: %s key #%08x has sealed its limit of %d messages; use a new key", v.Algorithm, v.KeyID, v.Limit)
+	case ByteLimit:
+		return fmt.Sprintf("nonceforge: nonce reuse risk: %s key #%08x has sealed its limit of %d bytes; use a new key", v.Algorithm, v.KeyID, v.Limit)
+	case Replay:
+		return fmt.Sprintf("nonceforge: nonce reuse by the sender: %s key #%08x opened nonce %x before (a replay?)", v.Algorithm, v.KeyID, v.Nonce)
+	default:
+		return fmt.Sprintf("nonceforge: nonce reuse: %s key #%08x sealed a second message under nonce %x", v.Algorithm, v.KeyID, v.Nonce)
+	}
+}
+
+// Is makes errors.Is(v, ErrNonceReuse) true.
+func (v *Violation) Is(target error) bool { return target == ErrNonceReuse }
+
+// Config holds the sanitizer's settings; the zero value is the defaults. The
+// per-key state is made by the first instance for a key, with its settings;
+// later instances share it and keep their own OnViolation.
+type Config struct {
+	Mode Mode
+	// Window: seals remembered exactly (default 1024; 64..2^24-1).
+	Window int
+	// CounterWindow: how far below the highest a counter may arrive and still
+	// be checked exactly (default 65536).
+	CounterWindow int
+	// Shards of the window (default min(GOMAXPROCS, 8)); each holds a whole
+	// window.
+	Shards int
+	// AllowIdentical: the same message sealed again under a nonce is fine.
+	AllowIdentical bool
+	// MaxSeals per key (default 2^32; for counters, the counter's value).
+	MaxSeals uint64
+	// MaxBytes of plaintext per key (default: no limit).
+	MaxBytes uint64
+	// CheckOpen: refuse a nonce opened twice (replays).
+	CheckOpen bool
+	// OnViolation, when set, is called instead of panicking, and Seal returns
+	// dst with nothing appended.
+	OnViolation func(error)
+}
+
+// DefaultMaxSeals is NIST SP 800-38D's bound for random 96-bit nonces.
+const DefaultMaxSeals = 1 << 32
+
+// budgetChunk: seals a shard takes from the key's budget at a time, for
+// limits of 2^24 and more (smaller limits are kept exactly).
+const budgetChunk = 256
+
+type shard struct {
+	mu     sync.Mutex
+	w      *window
+	budget uint64
+	_      [40]byte // keep shards on separate cache lines
+}
+
+type keyState struct {
+	algorithm      string
+	keyID          uint32
+	n              int
+	mode           Mode
+	allowIdentical bool
+	firstOnce      sync.Once
+	first          []byte
+	counter        *counterTrack
+	counterMax     uint64
+	shards         []shard
+	k0, k1         uint64
+	sealsLeft      atomic.Uint64
+	maxSeals       uint64
+	chunk          uint64
+	bytesLeft      atomic.Uint64
+	maxBytes       uint64
+	open           []shard
+	openKey        [2]uint64
+}
+
+var registry struct {
+	sync.Mutex
+	m    map[[32]byte]weak.Pointer[keyState]
+	salt [32]byte
+}
+
+func init() {
+	registry.m = make(map[[32]byte]weak.Pointer[keyState])
+	_, _ = rand.Read(registry.salt[:])
+}
+
+func random64() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+func stateFor(algorithm string, key []byte, n int, cfg *Config) *keyState {
+	mac := hmac.New(sha256.New, registry.salt[:])
+	mac.Write([]byte("nonceforge sanitizer v1\x00"))
+	mac.Write([]byte(algorithm))
+	mac.Write([]byte{0, byte(n)})
+	mac.Write(key)
+	var fp [32]byte
+	copy(fp[:], mac.Sum(nil))
+	registry.Lock()
+	defer registry.Unlock()
+	if s := registry.m[fp].Value(); s != nil {
+		return s
+	}
+	s := newKeyState(algorithm, binary.BigEndian.Uint32(fp[:4]), n, cfg)
+	registry.m[fp] = weak.Make(s)
+	runtime.AddCleanup(s, func(fp [32]byte) {
+		registry.Lock()
+		if registry.m[fp].Value() == nil {
+			delete(registry.m, fp)
+		}
+		registry.Unlock()
+	}, fp)
+	return s
+}
+
+func newKeyState(algorithm string, keyID uint32, n int, c *Config) *keyState {
+	window := c.Window
+	if window == 0 {
+		window = 1024
+	}
+	window = max(64, min(window, maxWindow))
+	cw := c.CounterWindow
+	if cw == 0 {
+		cw = 1 << 16
+	}
+	shards := c.Shards
+	if shards <= 0 {
+		shards = min(runtime.GOMAXPROCS(0), 8)
+	}
+	s := &keyState{
+		algorithm: algorithm, keyID: keyID, n: n, mode: c.Mode,
+		allowIdentical: c.AllowIdentical,
+		k0:             random64(), k1: random64() | 1,
+		maxSeals: c.MaxSeals, maxBytes: c.MaxBytes,
+	}
+	if s.maxSeals == 0 {
+		s.maxSeals = DefaultMaxSeals
+	}
+	s.chunk = 1
+	if s.maxSeals >= 1<<24 {
+		s.chunk = budgetChunk
+	}
+	s.sealsLeft.Store(s.maxSeals)
+	s.bytesLeft.Store(c.MaxBytes)
+	if c.Mode != Random {
+		s.counter = newCounterTrack(cw, c.AllowIdentical, c.MaxBytes != 0)
+		s.counterMax = counterLimit
+		if c.MaxSeals != 0 {
+			s.counterMax = min(c.MaxSeals, counterLimit)
+		}
+	}
+	s.shards = make([]shard, shards)
+	for i := range s.shards {
+		s.shards[i].w = newWindow(window, n, c.AllowIdentical)
+	}
+	if c.CheckOpen {
+		s.open = make([]shard, shards)
+		for i := range s.open {
+			s.open[i].w = newWindow(window, n, false)
+		}
+		s.openKey = [2]uint64{random64(), random64() | 1}
+	}
+	return s
+}
+
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// hash is a keyed multiply-fold hash of the nonce; the keys are random per
+// state, so nobody outside the process can aim nonces at one probe chain.
+func hash(nonce []byte, k0, k1 uint64) uint64 {
+	h := k0
+	for len(nonce) >= 8 {
+		h = mix(h^binary.LittleEndian.Uint64(nonce), k1)
+		nonce = nonce[8:]
+	}
+	if len(nonce) > 0 {
+		var w [8]byte
+		copy(w[:], nonce)
+		h = mix(h^binary.LittleEndian.Uint64(w[:]), k1)
+	}
+	return h
+}
+
+func (s *keyState) violation(k Kind, nonce []byte, limit uint64) *Violation {
+	return &Violation{Kind: k, Algorithm: s.algorithm, KeyID: s.keyID, Nonce: append([]byte(nil), nonce...), Limit: limit}
+}
+
+// place kinds
+const (
+	placeCounter = iota
+	placeWindow
+	placeRepeat
+)
+
+type ticket struct {
+	kind  int
+	x     uint64
+	shard int
+	pos   int
+	tag   []byte
+	bytes uint64
+}
+
+func (s *keyState) counterValue(nonce []byte) (uint64, bool) {
+	s.firstOnce.Do(func() { s.first = append([]byte(nil), nonce...) })
+	split := s.n - 8
+	if string(nonce[:split]) != string(s.first[:split]) {
+		return 0, false
+	}
+	x := binary.BigEndian.Uint64(nonce[split:]) ^ binary.BigEndian.Uint64(s.first[split:])
+	return x, x < counterLimit
+}
+
+func (s *keyState) begin(nonce []byte, length int) (ticket, *Violation) {
+	n := uint64(length)
+	if s.maxBytes != 0 {
+		for {
+			left := s.bytesLeft.Load()
+			if left < n {
+				return ticket{}, s.violation(ByteLimit, nonce, s.maxBytes)
+			}
+			if s.bytesLeft.CompareAndSwap(left, left-n) {
+				break
+			}
+		}
+	}
+	t, v := s.place(nonce)
+	if v != nil && s.maxBytes != 0 {
+		s.bytesLeft.Add(n)
+	}
+	t.bytes = n
+	return t, v
+}
+
+func (s *keyState) place(nonce []byte) (ticket, *Violation) {
+	if s.counter != nil {
+		if x, ok := s.counterValue(nonce); ok {
+			if x >= s.counterMax {
+				return ticket{}, s.violation(SealLimit, nonce, s.counterMax)
+			}
+			seen, tag := s.counter.checkAndInsert(x)
+			switch seen {
+			case counterNew:
+				return ticket{kind: placeCounter, x: x}, nil
+			case counterAgain:
+				return s.repeat(nonce, tag)
+			default:
+				if s.mode == Counter {
+					return ticket{}, s.violation(CounterTooOld, nonce, s.counter.width)
+				}
+			}
+		}
+	}
+	h := hash(nonce, s.k0, s.k1)
+	i := int((h >> 40) % uint64(len(s.shards)))
+	sh := &s.shards[i]
+	sh.mu.Lock()
+	if sh.budget == 0 {
+		for {
+			left := s.sealsLeft.Load()
+			if left == 0 {
+				sh.mu.Unlock()
+				return ticket{}, s.violation(SealLimit, nonce, s.maxSeals)
+			}
+			take := min(left, s.chunk)
+			if s.sealsLeft.CompareAndSwap(left, left-take) {
+				sh.budget = take
+				break
+			}
+		}
+	}
+	pos, seen, tag := sh.w.checkAndInsert(nonce, h)
+	if !seen {
+		sh.budget--
+		sh.mu.Unlock()
+		return ticket{kind: placeWindow, shard: i, pos: pos}, nil
+	}
+	var t []byte
+	if tag != nil {
+		t = append([]byte(nil), tag...)
+	}
+	sh.mu.Unlock()
+	return s.repeat(nonce, t)
+}
+
+func (s *keyState) repeat(nonce, tag []byte) (ticket, *Violation) {
+	if s.allowIdentical && tag != nil {
+		return ticket{kind: placeRepeat, tag: tag}, nil
+	}
+	return ticket{}, s.violation(Reuse, nonce, 0)
+}
+
+func (s *keyState) finish(t *ticket, nonce, tag []byte) *Violation {
+	switch {
+	case t.kind == placeRepeat:
+		if subtle.ConstantTimeCompare(t.tag, tag) == 1 {
+			return nil
+		}
+		return s.violation(Reuse, nonce, 0)
+	case !s.allowIdentical:
+		return nil
+	case t.kind == placeCounter:
+		s.counter.setTag(t.x, tag)
+	default:
+		sh := &s.shards[t.shard]
+		sh.mu.Lock()
+		sh.w.setTag(t.pos, nonce, tag)
+		sh.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *keyState) checkOpen(nonce []byte) *Violation {
+	if s.open == nil {
+		return nil
+	}
+	h := hash(nonce, s.openKey[0], s.openKey[1])
+	sh := &s.open[int((h>>40)%uint64(len(s.open)))]
+	sh.mu.Lock()
+	_, seen, _ := sh.w.checkAndInsert(nonce, h)
+	sh.mu.Unlock()
+	if seen {
+		return s.violation(Replay, nonce, 0)
+	}
+	return nil
+}
+
+func (s *keyState) memoryBytes() int {
+	total := 0
+	if s.counter != nil {
+		total += s.counter.memoryBytes()
+	}
+	for i := range s.shards {
+		total += s.shards[i].w.memoryBytes()
+	}
+	for i := range s.open {
+		total += s.open[i].w.memoryBytes()
+	}
+	return total
+}
+
+// AEAD is a sanitized cipher.AEAD.
+type AEAD struct {
+	inner       cipher.AEAD
+	state       *keyState
+	onViolation func(error)
+}
+
+var _ cipher.AEAD = (*AEAD)(nil)
+
+// New wraps aead (which uses key) under the default settings: a violation
+// panics. algorithm names the AEAD ("AES-256-GCM", "ChaCha20-Poly1305",
+// "XChaCha20-Poly1305"...): instances with the same name and key share state.
+func New(aead cipher.AEAD, algorithm string, key []byte) *AEAD {
+	a, err := NewWithConfig(aead, algorithm, key, Config{})
+	if err != nil {
+		panic(err) // the zero Config is always valid
+	}
+	return a
+}
+
+// NewWithConfig wraps aead with these settings.
+func NewWithConfig(aead cipher.AEAD, algorithm string, key []byte, cfg Config) (*AEAD, error) {
+	if aead == nil {
+		return nil, errors.New("sanitizer: aead is nil")
+	}
+	n := aead.NonceSize()
+	if n < 8 || n > 24 {
+		return nil, fmt.Errorf("sanitizer: nonce size %d: nonces of 8 to 24 bytes are supported", n)
+	}
+	if aead.Overhead() != 16 {
+		return nil, fmt.Errorf("sanitizer: overhead %d: AEADs with 16-byte tags are supported", aead.Overhead())
+	}
+	if cfg.Window < 0 || cfg.CounterWindow < 0 || cfg.Shards < 0 || cfg.Mode < Auto || cfg.Mode > Random {
+		return nil, errors.New("sanitizer: Window, CounterWindow and Shards must be 0 (default) or positive, Mode one of Auto, Counter, Random")
+	}
+	return &AEAD{inner: aead, state: stateFor(algorithm, key, n, &cfg), onViolation: cfg.OnViolation}, nil
+}
+
+// NonceSize is the wrapped AEAD's.
+func (a *AEAD) NonceSize() int { return a.inner.NonceSize() }
+
+// Overhead is the wrapped AEAD's.
+func (a *AEAD) Overhead() int { return a.inner.Overhead() }
+
+// MemoryBytes is the size of this key's state (fixed at construction).
+func (a *AEAD) MemoryBytes() int { return a.state.memoryBytes() }
+
+// SharesStateWith says whether a and b guard one key.
+func (a *AEAD) SharesStateWith(b *AEAD) bool { return a.state == b.state }
+
+func (a *AEAD) refuse(v *Violation) {
+	if a.onViolation == nil {
+		panic(v.Error())
+	}
+	a.onViolation(v)
+}
+
+// Seal is the wrapped AEAD's Seal, refused on a repeated nonce: then nothing
+// is appended to dst (and anything written is wiped) and, without
+// OnViolation, it panics.
+func (a *AEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
+	if len(nonce) != a.inner.NonceSize() {
+		return a.inner.Seal(dst, nonce, plaintext, additionalData) // panics as the original does
+	}
+	t, v := a.state.begin(nonce, len(plaintext))
+	if v != nil {
+		a.refuse(v)
+		return dst
+	}
+	out := a.inner.Seal(dst, nonce, plaintext, additionalData)
+	if v := a.state.finish(&t, nonce, out[len(out)-16:]); v != nil {
+		clear(out[len(dst):])
+		a.refuse(v)
+		return dst
+	}
+	return out
+}
+
+// Open is the wrapped AEAD's Open, plus the replay check when CheckOpen is on
+// (a replay wipes the plaintext and returns the *Violation; it never panics:
+// the peer chose the nonce).
+func (a *AEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
+	out, err := a.inner.Open(dst, nonce, ciphertext, additionalData)
+	if err != nil || a.state.open == nil {
+		return out, err
+	}
+	if v := a.state.checkOpen(nonce); v != nil {
+		clear(out[len(dst):])
+		if a.onViolation != nil {
+			a.onViolation(v)
+		}
+		return nil, v
+	}
+	return out, nil
+}

@@ -1,0 +1,353 @@
+package sanitizer
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+func freshKey(t testing.TB) []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func gcm(t testing.TB, key []byte) cipher.AEAD {
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := cipher.NewGCM(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// collect returns a config whose violations are appended to *got.
+func collect(got *[]*Violation, mu *sync.Mutex) Config {
+	return Config{OnViolation: func(err error) {
+		var v *Violation
+		if !errors.As(err, &v) {
+			panic("not a *Violation")
+		}
+		mu.Lock()
+		*got = append(*got, v)
+		mu.Unlock()
+	}}
+}
+
+// refused seals msg under nonce and returns the violation, if any (then
+// checking that nothing was appended to dst).
+func refused(t *testing.T, a *AEAD, nonce, msg []byte) *Violation {
+	t.Helper()
+	var v *Violation
+	a.onViolation = func(err error) { v = err.(*Violation) }
+	out := a.Seal([]byte("prefix"), nonce, msg, nil)
+	if v != nil && string(out) != "prefix" {
+		t.Fatalf("refused Seal appended %d bytes", len(out)-6)
+	}
+	return v
+}
+
+func counterNonce(i uint64) []byte {
+	n := make([]byte, 12)
+	binary.BigEndian.PutUint64(n[4:], i)
+	return n
+}
+
+func TestReuseInsideTheWindowIsCaughtEveryTime(t *testing.T) {
+	for _, shards := range []int{1, 3, 8} {
+		key := freshKey(t)
+		a, err := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{Mode: Random, Shards: shards, OnViolation: func(error) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := mrand.New(mrand.NewPCG(uint64(shards), 1))
+		var history [][]byte
+		for i := 0; i < 20000; i++ {
+			n := make([]byte, 12)
+			binary.LittleEndian.PutUint64(n, rng.Uint64())
+			binary.LittleEndian.PutUint32(n[8:], rng.Uint32())
+			if v := refused(t, a, n, []byte("m")); v != nil {
+				t.Fatalf("fresh nonce refused: %v", v)
+			}
+			history = append(history, n)
+			k := i % 1024
+			if len(history) > k {
+				old := history[len(history)-1-k]
+				if v := refused(t, a, old, []byte("other")); v == nil || v.Kind != Reuse {
+					t.Fatalf("shards %d: the nonce sealed %d seals ago passed", shards, k)
+				}
+			}
+		}
+	}
+}
+
+func TestTwoInstancesWithOneKeyAreCrossChecked(t *testing.T) {
+	key := freshKey(t)
+	a := New(gcm(t, key), "AES-256-GCM", key)
+	b := New(gcm(t, key), "AES-256-GCM", key)
+	if !a.SharesStateWith(b) {
+		t.Fatal("one key, two states")
+	}
+	nonce := counterNonce(7)
+	a.Seal(nil, nonce, []byte("one"), nil)
+	if v := refused(t, b, nonce, []byte("two")); v == nil || v.Kind != Reuse {
+		t.Fatal("the second instance sealed the nonce again")
+	}
+	c, _ := chacha20poly1305.New(key)
+	other := New(c, "ChaCha20-Poly1305", key)
+	if other.SharesStateWith(a) {
+		t.Fatal("another algorithm shares state")
+	}
+	other.Seal(nil, nonce, []byte("three"), nil)
+}
+
+func TestDefaultPolicyPanicsWithTheDocumentedMessage(t *testing.T) {
+	key := freshKey(t)
+	c, _ := chacha20poly1305.NewX(key)
+	a := New(c, "XChaCha20-Poly1305", key)
+	nonce := bytes.Repeat([]byte{1}, 24)
+	a.Seal(nil, nonce, []byte("a"), nil)
+	defer func() {
+		msg := fmt.Sprint(recover())
+		if !strings.HasPrefix(msg, "nonceforge: nonce reuse") || !strings.Contains(msg, "XChaCha20-Poly1305") {
+			t.Fatalf("panic message: %q", msg)
+		}
+		if strings.Contains(msg, fmt.Sprintf("%x", key[:4])) {
+			t.Fatal("the key is printed")
+		}
+	}()
+	a.Seal(nil, nonce, []byte("b"), nil)
+	t.Fatal("no panic")
+}
+
+func TestNoFalsePositiveOverTenMillionDistinctRandomNonces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10M seals")
+	}
+	key := freshKey(t)
+	s := stateFor("test", key, 12, &Config{})
+	rng := mrand.New(mrand.NewPCG(3, 3))
+	n := make([]byte, 12)
+	for i := uint32(0); i < 10_000_000; i++ {
+		binary.BigEndian.PutUint32(n, i) // distinct by construction
+		binary.LittleEndian.PutUint64(n[4:], rng.Uint64())
+		if _, v := s.begin(n, 0); v != nil {
+			t.Fatalf("#%d: %v", i, v)
+		}
+	}
+}
+
+func TestIdenticalMessagesAreAcceptedOnlyWhenEnabled(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		for _, mode := range []Mode{Random, Counter} {
+			key := freshKey(t)
+			var got []*Violation
+			var mu sync.Mutex
+			cfg := collect(&got, &mu)
+			cfg.AllowIdentical, cfg.Mode = allow, mode
+			a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, cfg)
+			nonce := counterNonce(0)
+			first := a.Seal(nil, nonce, []byte("msg"), []byte("ad"))
+			again := a.Seal(nil, nonce, []byte("msg"), []byte("ad"))
+			if allow != (len(again) > 0) || (allow && !bytes.Equal(first, again)) {
+				t.Fatalf("allow=%v mode=%v: identical message sealed=%v", allow, mode, len(again) > 0)
+			}
+			if len(a.Seal(nil, nonce, []byte("msh"), []byte("ad"))) != 0 || len(a.Seal(nil, nonce, []byte("msg"), []byte("ae"))) != 0 {
+				t.Fatal("a different message under the nonce was sealed")
+			}
+		}
+	}
+}
+
+func TestCounterOutOfOrderAcceptedOnceRefusedTwice(t *testing.T) {
+	key := freshKey(t)
+	a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{Mode: Counter, CounterWindow: 1024, OnViolation: func(error) {}})
+	seal := func(i uint64) bool { return len(a.Seal(nil, counterNonce(i), []byte("x"), nil)) > 0 }
+	for i := uint64(0); i < 100; i++ {
+		if !seal(i) {
+			t.Fatal(i)
+		}
+	}
+	if !seal(1000) {
+		t.Fatal("jump")
+	}
+	for _, i := range []uint64{999, 100, 500, 101, 998} {
+		if !seal(i) || seal(i) || seal(i) {
+			t.Fatalf("%d: not once-then-refused", i)
+		}
+	}
+	if !seal(5000) {
+		t.Fatal("jump")
+	}
+	if v := refused(t, a, counterNonce(3000), nil); v == nil || v.Kind != CounterTooOld {
+		t.Fatalf("too old: %v", v)
+	}
+}
+
+func TestConcurrentSealsFromManyGoroutines(t *testing.T) {
+	var got []*Violation
+	var mu sync.Mutex
+	cfg := collect(&got, &mu)
+	cfg.Mode, cfg.CounterWindow = Counter, 1<<22
+	ckey, rkey := freshKey(t), freshKey(t)
+	counterAEAD, _ := NewWithConfig(gcm(t, ckey), "AES-256-GCM", ckey, cfg)
+	rcfg := collect(&got, &mu)
+	rcfg.Mode = Random
+	rc, _ := chacha20poly1305.New(rkey)
+	randomAEAD, _ := NewWithConfig(rc, "ChaCha20-Poly1305", rkey, rcfg)
+	var next, sealed, mustCatch, didCatch atomic.Uint64
+	const perG = 20000
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := mrand.New(mrand.NewPCG(uint64(g), 9))
+			buf := make([]byte, 0, 128)
+			for i := 0; i < perG; i++ {
+				if len(counterAEAD.Seal(buf[:0], counterNonce(next.Add(1)-1), []byte("counter"), nil)) == 0 {
+					t.Error("a counter value was refused")
+					return
+				}
+				n := make([]byte, 12)
+				binary.LittleEndian.PutUint64(n, rng.Uint64())
+				randomAEAD.Seal(buf[:0], n, []byte("r"), nil)
+				at := sealed.Add(1)
+				if i%500 == 499 {
+					ok := len(randomAEAD.Seal(buf[:0], n, []byte("again"), nil)) > 0
+					if sealed.Load()-at < 1024 {
+						mustCatch.Add(1)
+						if ok {
+							t.Error("a repeat inside the window passed")
+						}
+					}
+					if !ok {
+						didCatch.Add(1)
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	mu.Lock()
+	reported := append([]*Violation(nil), got...)
+	mu.Unlock()
+	for _, v := range reported {
+		if v.Algorithm == "AES-256-GCM" {
+			t.Fatalf("counter path violation: %v", v)
+		}
+	}
+	if uint64(len(reported)) != didCatch.Load() || mustCatch.Load() == 0 {
+		t.Fatalf("%d violations reported, %d caught, %d had to be", len(reported), didCatch.Load(), mustCatch.Load())
+	}
+	for seq := uint64(0); seq < 8*perG; seq += 997 {
+		if len(counterAEAD.Seal(nil, counterNonce(seq), []byte("again"), nil)) != 0 {
+			t.Fatalf("counter value %d sealed twice", seq)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	key := freshKey(t)
+	a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{Mode: Random, MaxSeals: 1000, OnViolation: func(error) {}})
+	for i := uint64(0); i < 1000; i++ {
+		n := make([]byte, 12)
+		binary.LittleEndian.PutUint64(n, i*0x9e3779b97f4a7c15)
+		if len(a.Seal(nil, n, nil, nil)) == 0 {
+			t.Fatalf("seal %d refused", i)
+		}
+	}
+	if v := refused(t, a, bytes.Repeat([]byte{0xee}, 12), nil); v == nil || v.Kind != SealLimit || !strings.HasPrefix(v.Error(), "nonceforge: nonce reuse risk") {
+		t.Fatalf("limit: %v", v)
+	}
+	key = freshKey(t)
+	b, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{MaxBytes: 10000, OnViolation: func(error) {}})
+	for i := uint64(0); i < 10; i++ {
+		b.Seal(nil, counterNonce(i), make([]byte, 1000), nil)
+	}
+	if v := refused(t, b, counterNonce(99), []byte("x")); v == nil || v.Kind != ByteLimit {
+		t.Fatalf("byte limit: %v", v)
+	}
+}
+
+func TestReplaysAreRefusedOnOpenWhenAsked(t *testing.T) {
+	key := freshKey(t)
+	sender := New(gcm(t, key), "AES-256-GCM", key)
+	nonce := counterNonce(1)
+	ct := sender.Seal(nil, nonce, []byte("pay 100"), nil)
+	var reported error
+	receiver, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", freshKey(t), Config{CheckOpen: true, OnViolation: func(e error) { reported = e }})
+	if pt, err := receiver.Open(nil, nonce, ct, nil); err != nil || string(pt) != "pay 100" {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 64)
+	pt, err := receiver.Open(buf, nonce, ct, nil)
+	if !errors.Is(err, ErrNonceReuse) || pt != nil || reported == nil {
+		t.Fatalf("replay: %v %q", err, pt)
+	}
+	if !bytes.Equal(buf[:7], make([]byte, 7)) {
+		t.Fatal("the replayed plaintext is not wiped")
+	}
+	ct[0] ^= 1
+	if _, err := receiver.Open(nil, counterNonce(2), ct, nil); err == nil || errors.Is(err, ErrNonceReuse) {
+		t.Fatal("a forged message must fail as the AEAD fails")
+	}
+}
+
+func TestBadConfigIsRefused(t *testing.T) {
+	key := freshKey(t)
+	for _, c := range []Config{{Window: -1}, {Shards: -2}, {Mode: 7}} {
+		if _, err := NewWithConfig(gcm(t, key), "AES-256-GCM", key, c); err == nil {
+			t.Fatalf("%+v accepted", c)
+		}
+	}
+	if _, err := NewWithConfig(nil, "x", key, Config{}); err == nil {
+		t.Fatal("nil AEAD accepted")
+	}
+}
+
+func TestZeroAllocationsPerSeal(t *testing.T) {
+	key := freshKey(t)
+	for _, mode := range []Mode{Random, Counter} {
+		a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", append(key, byte(mode)), Config{Mode: mode})
+		buf := make([]byte, 0, 64+16)
+		msg := make([]byte, 64)
+		n := make([]byte, 12)
+		i := uint64(0)
+		seal := func() {
+			v := i
+			if mode == Random {
+				v *= 0x9e3779b97f4a7c15
+			}
+			binary.BigEndian.PutUint64(n[4:], v)
+			i++
+			a.Seal(buf[:0], n, msg, nil)
+		}
+		for range 5000 {
+			seal()
+		}
+		mem := a.MemoryBytes()
+		if allocs := testing.AllocsPerRun(100000, seal); allocs != 0 {
+			t.Fatalf("%v: %v allocations per Seal", mode, allocs)
+		}
+		if a.MemoryBytes() != mem {
+			t.Fatal("memory grew")
+		}
+	}
+}
