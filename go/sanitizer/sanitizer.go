@@ -112,7 +112,7 @@ func (v *Violation) Is(target error) bool { return target == ErrNonceReuse }
 // later instances share it and keep their own OnViolation.
 type Config struct {
 	Mode Mode
-	// Window: seals remembered exactly (default 1024; 64..2^24-1).
+	// Window: seals remembered exactly (default 1024; 64..2^24).
 	Window int
 	// CounterWindow: how far below the highest a counter may arrive and still
 	// be checked exactly (default 65536).
@@ -215,7 +215,7 @@ func newKeyState(algorithm string, keyID uint32, n int, c *Config) *keyState {
 	if window == 0 {
 		window = 1024
 	}
-	window = max(64, min(window, maxWindow))
+	window = max(64, min(window, 1<<24))
 	cw := c.CounterWindow
 	if cw == 0 {
 		cw = 1 << 16
@@ -296,7 +296,7 @@ type ticket struct {
 	kind  int
 	x     uint64
 	shard int
-	pos   int
+	pos   wpos
 	tag   []byte
 	bytes uint64
 }

@@ -1,144 +1,126 @@
 package sanitizer
 
-// window is one shard's exact memory of the last `capacity` nonces it saw: a
-// ring of nonces (oldest evicted first) and an open-addressing index over it.
+import "encoding/binary"
+
+// window is one shard's exact memory of at least the last `capacity` nonces it
+// saw, in two generations of an open-addressing table. Nonces go into the
+// current table; once it holds `capacity` of them the older table is cleared
+// and becomes current. A lookup checks both, so every nonce of the last
+// `capacity` insertions (and some older ones) is found, and nothing is ever
+// deleted from a table: no tombstones, no backward shifts, no ring.
 //
-// An index slot holds fp<<24 | (position+1), where fp is 40 bits of the
-// nonce's keyed hash and also gives the home slot (fp & mask), so probes and
-// backward-shift deletion never touch the ring except to confirm a match.
+// Each table has 2·capacity slots (at most half full); a slot is
+// [meta uint32][nonce][pad] in one stride, meta = 0 when empty, else
+// 1<<31 | 31 bits of the nonce's keyed hash.
+//
+// Everything remembered was really sealed, so remembering more than
+// `capacity` never makes a false positive.
 type window struct {
-	n        int      // nonce length
-	nonces   []byte   // capacity * n
-	slotOf   []uint32 // ring position -> index slot (noSlot: empty)
-	index    []uint64 // 0: empty
-	mask     uint64
-	head     int
-	tags     []byte // capacity * 16, when identical messages are allowed
-	tagged   []bool
+	n        int // nonce length
+	stride   int
+	tables   [2][]byte
+	cur      int // index of the current table
+	count    int // nonces in the current table
 	capacity int
+	mask     uint64
+	tags     [2][]byte // 16 bytes a slot, when identical messages are allowed
+	tagged   [2][]bool
 }
-
-const noSlot = ^uint32(0)
-
-// maxWindow keeps position+1 within the slot's 24 low bits.
-const maxWindow = 1<<24 - 1
 
 func newWindow(capacity, n int, keepTags bool) *window {
 	slots := 1
 	for slots < 2*capacity {
 		slots <<= 1
 	}
-	w := &window{
-		n:        n,
-		nonces:   make([]byte, capacity*n),
-		slotOf:   make([]uint32, capacity),
-		index:    make([]uint64, slots),
-		mask:     uint64(slots - 1),
-		capacity: capacity,
-	}
-	for i := range w.slotOf {
-		w.slotOf[i] = noSlot
-	}
-	if keepTags {
-		w.tags = make([]byte, capacity*16)
-		w.tagged = make([]bool, capacity)
+	stride := (4 + n + 7) &^ 7
+	w := &window{n: n, stride: stride, capacity: capacity, mask: uint64(slots - 1)}
+	for i := range w.tables {
+		w.tables[i] = make([]byte, slots*stride)
+		if keepTags {
+			w.tags[i] = make([]byte, slots*16)
+			w.tagged[i] = make([]bool, slots)
+		}
 	}
 	return w
 }
 
 func (w *window) memoryBytes() int {
-	return len(w.nonces) + 4*len(w.slotOf) + 8*len(w.index) + len(w.tags) + len(w.tagged)
+	total := 0
+	for i := range w.tables {
+		total += len(w.tables[i]) + len(w.tags[i]) + len(w.tagged[i])
+	}
+	return total
 }
 
-func (w *window) nonceAt(pos int) []byte { return w.nonces[pos*w.n : (pos+1)*w.n] }
-
-func (w *window) find(nonce []byte, fp uint64) (slot uint64, pos int, ok bool) {
-	slot = fp & w.mask
+// find looks nonce up in table t; ok with its slot, or the empty slot where
+// it would go.
+func (w *window) find(t int, nonce []byte, h uint64) (slot uint64, ok bool) {
+	meta := uint32(h>>33) | 1<<31
+	tab := w.tables[t]
+	slot = h & w.mask
 	for {
-		v := w.index[slot]
-		if v == 0 {
-			return 0, 0, false
+		e := tab[int(slot)*w.stride:]
+		m := binary.LittleEndian.Uint32(e)
+		if m == 0 {
+			return slot, false
 		}
-		if v>>24 == fp {
-			p := int(v&(1<<24-1)) - 1
-			if string(w.nonceAt(p)) == string(nonce) {
-				return slot, p, true
-			}
+		if m == meta && string(e[4:4+w.n]) == string(nonce) {
+			return slot, true
 		}
 		slot = (slot + 1) & w.mask
 	}
 }
 
-// checkAndInsert reports whether nonce was remembered (with its tag, if
-// recorded); if not, remembers it and returns its ring position.
-func (w *window) checkAndInsert(nonce []byte, h uint64) (pos int, seen bool, tag []byte) {
-	fp := h >> 24
-	if _, p, ok := w.find(nonce, fp); ok {
-		if w.tagged != nil && w.tagged[p] {
-			return p, true, w.tags[p*16 : p*16+16]
-		}
-		return p, true, nil
-	}
-	pos = w.head
-	if s := w.slotOf[pos]; s != noSlot {
-		w.unindex(uint64(s))
-	}
-	copy(w.nonceAt(pos), nonce)
-	if w.tagged != nil {
-		w.tagged[pos] = false
-	}
-	slot := fp & w.mask
-	for w.index[slot] != 0 {
-		slot = (slot + 1) & w.mask
-	}
-	w.index[slot] = fp<<24 | uint64(pos+1)
-	w.slotOf[pos] = uint32(slot)
-	w.head++
-	if w.head == w.capacity {
-		w.head = 0
-	}
-	return pos, false, nil
+// A place in the window: table and slot.
+type wpos struct {
+	table int
+	slot  uint64
 }
 
-// setTag records the tag sealed under the nonce at pos, if it is still there.
-func (w *window) setTag(pos int, nonce, tag []byte) {
-	if w.tagged == nil || w.slotOf[pos] == noSlot || string(w.nonceAt(pos)) != string(nonce) {
+// checkAndInsert reports whether nonce is remembered (with the tag of its
+// first message, if recorded); if not, remembers it.
+func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag []byte) {
+	old := 1 - w.cur
+	if s, ok := w.find(old, nonce, h); ok {
+		return wpos{old, s}, true, w.tagOf(old, s)
+	}
+	s, ok := w.find(w.cur, nonce, h)
+	if ok {
+		return wpos{w.cur, s}, true, w.tagOf(w.cur, s)
+	}
+	if w.count == w.capacity {
+		// The older generation is at least `capacity` insertions old: drop it.
+		clear(w.tables[old])
+		if w.tagged[old] != nil {
+			clear(w.tagged[old])
+		}
+		w.cur, w.count = old, 0
+		s, _ = w.find(w.cur, nonce, h)
+	}
+	e := w.tables[w.cur][int(s)*w.stride:]
+	binary.LittleEndian.PutUint32(e, uint32(h>>33)|1<<31)
+	copy(e[4:4+w.n], nonce)
+	w.count++
+	return wpos{w.cur, s}, false, nil
+}
+
+func (w *window) tagOf(t int, s uint64) []byte {
+	if w.tagged[t] == nil || !w.tagged[t][s] {
+		return nil
+	}
+	return w.tags[t][s*16 : s*16+16]
+}
+
+func (w *window) holds(p wpos, nonce []byte) bool {
+	e := w.tables[p.table][int(p.slot)*w.stride:]
+	return binary.LittleEndian.Uint32(e) != 0 && string(e[4:4+w.n]) == string(nonce)
+}
+
+// setTag records the tag sealed under the nonce at p, if it is still there.
+func (w *window) setTag(p wpos, nonce, tag []byte) {
+	if w.tagged[p.table] == nil || !w.holds(p, nonce) {
 		return
 	}
-	copy(w.tags[pos*16:pos*16+16], tag)
-	w.tagged[pos] = true
-}
-
-// forget removes the nonce at pos (a seal that failed before any output).
-func (w *window) forget(pos int, nonce []byte) {
-	if s := w.slotOf[pos]; s != noSlot && string(w.nonceAt(pos)) == string(nonce) {
-		w.unindex(uint64(s))
-	}
-}
-
-// unindex empties a slot by backward-shift deletion, so every remaining entry
-// stays reachable from its home slot.
-func (w *window) unindex(hole uint64) {
-	w.slotOf[int(w.index[hole]&(1<<24-1))-1] = noSlot
-	j := hole
-	for {
-		j = (j + 1) & w.mask
-		v := w.index[j]
-		if v == 0 {
-			break
-		}
-		home := (v >> 24) & w.mask
-		var between bool
-		if hole <= j {
-			between = hole < home && home <= j
-		} else {
-			between = hole < home || home <= j
-		}
-		if !between {
-			w.index[hole] = v
-			w.slotOf[int(v&(1<<24-1))-1] = uint32(hole)
-			hole = j
-		}
-	}
-	w.index[hole] = 0
+	copy(w.tags[p.table][p.slot*16:p.slot*16+16], tag)
+	w.tagged[p.table][p.slot] = true
 }
