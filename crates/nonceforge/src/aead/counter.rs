@@ -56,10 +56,10 @@ struct Slow {
 }
 
 impl CounterTrack {
-    /// A window of `width` values (rounded up to a multiple of 64).
+    /// A window of `width` values (rounded up to a power of two, at least 64).
     pub(crate) fn new(width: usize, keep_tags: bool, always_slow: bool) -> Self {
-        let words = width.div_ceil(64).max(1);
-        let width = words * 64;
+        let width = width.max(64).next_power_of_two();
+        let words = width / 64;
         CounterTrack {
             width: width as u64,
             high: AtomicU64::new(0),
@@ -89,8 +89,9 @@ impl CounterTrack {
                 .map_or(0, |(t, f)| size_of_val(&**t) + size_of_val(&**f))
     }
 
+    #[inline]
     fn bit(&self, x: u64) -> (usize, u64) {
-        let p = x % self.width;
+        let p = x & (self.width - 1);
         ((p / 64) as usize, 1 << (p % 64))
     }
 
@@ -127,12 +128,12 @@ impl CounterTrack {
             let (w, b) = self.bit(x);
             if self.holes[w].fetch_and(!b, Ordering::AcqRel) & b != 0 {
                 if let Some((_, has)) = &mut slow.tags {
-                    has[(x % self.width) as usize] = false;
+                    has[(x & (self.width - 1)) as usize] = false;
                 }
                 return CounterSeen::New;
             }
             let tag = slow.tags.as_ref().and_then(|(t, has)| {
-                let p = (x % self.width) as usize;
+                let p = (x & (self.width - 1)) as usize;
                 has[p].then_some(t[p])
             });
             return CounterSeen::Again { tag };
@@ -170,7 +171,7 @@ impl CounterTrack {
         if let Some((_, has)) = &mut slow.tags {
             let span = (x - from + 1).min(self.width);
             for v in x + 1 - span..=x {
-                has[(v % self.width) as usize] = false;
+                has[(v & (self.width - 1)) as usize] = false;
             }
         }
         self.high.store(x + 1, Ordering::Release);
@@ -185,7 +186,7 @@ impl CounterTrack {
             return;
         }
         if let Some((t, has)) = &mut slow.tags {
-            let p = (x % self.width) as usize;
+            let p = (x & (self.width - 1)) as usize;
             t[p] = *tag;
             has[p] = true;
         }

@@ -4,7 +4,7 @@
 
 use super::bloom::Bloom;
 use super::counter::{COUNTER_LIMIT, CounterSeen, CounterTrack};
-use super::window::{Seen, Window};
+use super::window::{Place as WindowPlace, Seen, Window};
 use super::{DEFAULT_MAX_SEALS, GuardConfig, NonceMode, Policy, Tag, Violation, ViolationKind};
 use crate::error::{Error, Result};
 use crossbeam_utils::CachePadded;
@@ -91,7 +91,7 @@ enum Place {
     Counter(u64),
     Window {
         shard: u16,
-        position: u32,
+        at: WindowPlace,
     },
     /// A repeat of a nonce whose first message had this tag.
     Repeat(Tag),
@@ -236,10 +236,10 @@ impl<const N: usize> NonceGuard<N> {
                 s.counter.as_ref().expect("counter place").set_tag(x, tag);
                 Ok(())
             }
-            Place::Window { shard, position } => {
+            Place::Window { shard, at } => {
                 lock(&s.shards[shard as usize])
                     .window
-                    .set_tag(position, &ticket.nonce, tag);
+                    .set_tag(at, &ticket.nonce, tag);
                 Ok(())
             }
         }
@@ -250,9 +250,9 @@ impl<const N: usize> NonceGuard<N> {
         let s = &*self.state;
         match ticket.place {
             Place::Counter(x) => s.counter.as_ref().expect("counter place").forget(x),
-            Place::Window { shard, position } => {
+            Place::Window { shard, at } => {
                 let mut sh = lock(&s.shards[shard as usize]);
-                sh.window.forget(position, &ticket.nonce);
+                sh.window.forget(at, &ticket.nonce);
                 sh.budget += 1;
             }
             Place::Repeat(_) => {}
@@ -286,7 +286,7 @@ impl<const N: usize> NonceGuard<N> {
         let h = hasher.hash_one(nonce);
         let shard = &shards[(h >> 40) as usize % shards.len()];
         match lock(shard).check_and_insert(nonce, h) {
-            Seen::New { .. } => Ok(()),
+            Seen::New(_) => Ok(()),
             Seen::Again { .. } => {
                 let v = s.violation(ViolationKind::Replay, nonce, 0);
                 if let Policy::Callback(f) = &self.policy {
@@ -349,7 +349,7 @@ impl<const N: usize> KeyState<N> {
         let max_seals = c.max_seals.unwrap_or(DEFAULT_MAX_SEALS);
         let window_shards = |n: usize| {
             (0..n)
-                .map(|_| CachePadded::new(Mutex::new(Window::<N>::new(c.window))))
+                .map(|_| CachePadded::new(Mutex::new(Window::<N>::new(c.window, false))))
                 .collect::<Box<[_]>>()
         };
         KeyState {
@@ -365,7 +365,7 @@ impl<const N: usize> KeyState<N> {
             shards: (0..c.shards)
                 .map(|_| {
                     CachePadded::new(Mutex::new(Shard {
-                        window: Window::new(c.window),
+                        window: Window::new(c.window, c.allow_identical),
                         budget: 0,
                     }))
                 })
@@ -467,17 +467,17 @@ impl<const N: usize> KeyState<N> {
             }
         }
         match shard.window.check_and_insert(nonce, h) {
-            Seen::New { position } => {
+            Seen::New(at) => {
                 if let Some(bloom) = &self.bloom
                     && bloom.check_and_insert(h, mix(h ^ self.seeds[1], self.seeds[0] | 1))
                 {
-                    shard.window.forget(position, nonce);
+                    shard.window.forget(at, nonce);
                     return Err(self.violation(ViolationKind::Suspected, nonce, 0));
                 }
                 shard.budget -= 1;
                 Ok(Place::Window {
                     shard: shard_no as u16,
-                    position,
+                    at,
                 })
             }
             Seen::Again { tag } => {
