@@ -4,6 +4,7 @@
 
 use super::bloom::Bloom;
 use super::counter::{COUNTER_LIMIT, CounterSeen, CounterTrack};
+use super::spin::SpinLock;
 use super::window::{Place as WindowPlace, Seen, Window};
 use super::{DEFAULT_MAX_SEALS, GuardConfig, NonceMode, Policy, Tag, Violation, ViolationKind};
 use crate::error::{Error, Result};
@@ -53,6 +54,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The shard for hash `h` among `n`: the top 32 bits scaled to 0..n (a
+/// multiply, not a division: a 64-bit division cost more than the rest of
+/// the window lookup here).
+#[inline]
+fn shard_of(h: u64, n: usize) -> usize {
+    (((h >> 32) * n as u64) >> 32) as usize
+}
+
 #[inline]
 fn mix(a: u64, b: u64) -> u64 {
     let r = a as u128 * b as u128;
@@ -65,7 +74,7 @@ struct Shard<const N: usize> {
     budget: u64,
 }
 
-type Shards<T> = Box<[CachePadded<Mutex<T>>]>;
+type Shards<T> = Box<[CachePadded<SpinLock<T>>]>;
 
 struct KeyState<const N: usize> {
     algorithm: &'static str,
@@ -194,7 +203,7 @@ impl<const N: usize> NonceGuard<N> {
     /// ahead, then [`finish_seal`](Self::finish_seal) with the tag. `Err`: do not
     /// seal (and wipe the output); report it with [`refuse`](Self::refuse).
     #[inline]
-    pub fn begin_seal(&self, nonce: &[u8; N], len: usize) -> Result<SealTicket<N>, Violation> {
+    pub fn begin_seal(&self, nonce: &[u8; N], len: usize) -> Result<SealTicket<N>, Box<Violation>> {
         let s = &*self.state;
         let len = len as u64;
         if let Some((left, limit)) = &s.bytes
@@ -221,7 +230,7 @@ impl<const N: usize> NonceGuard<N> {
     /// are allowed), or, for a nonce sealed before, accepts the seal only if the
     /// tag equals the first message's (the same message).
     #[inline]
-    pub fn finish_seal(&self, ticket: SealTicket<N>, tag: &Tag) -> Result<(), Violation> {
+    pub fn finish_seal(&self, ticket: SealTicket<N>, tag: &Tag) -> Result<(), Box<Violation>> {
         let s = &*self.state;
         match ticket.place {
             Place::Repeat(first) => {
@@ -237,9 +246,7 @@ impl<const N: usize> NonceGuard<N> {
                 Ok(())
             }
             Place::Window { shard, at } => {
-                lock(&s.shards[shard as usize])
-                    .window
-                    .set_tag(at, &ticket.nonce, tag);
+                s.shards[shard as usize].lock().window.set_tag(at, tag);
                 Ok(())
             }
         }
@@ -251,8 +258,8 @@ impl<const N: usize> NonceGuard<N> {
         match ticket.place {
             Place::Counter(x) => s.counter.as_ref().expect("counter place").forget(x),
             Place::Window { shard, at } => {
-                let mut sh = lock(&s.shards[shard as usize]);
-                sh.window.forget(at, &ticket.nonce);
+                let mut sh = s.shards[shard as usize].lock();
+                sh.window.forget(at, &ticket.nonce, s.hash(&ticket.nonce));
                 sh.budget += 1;
             }
             Place::Repeat(_) => {}
@@ -284,28 +291,31 @@ impl<const N: usize> NonceGuard<N> {
             return Ok(());
         };
         let h = hasher.hash_one(nonce);
-        let shard = &shards[(h >> 40) as usize % shards.len()];
-        match lock(shard).check_and_insert(nonce, h) {
+        let shard = &shards[shard_of(h, shards.len())];
+        match shard
+            .lock()
+            .check_and_insert(nonce, h, |n| hasher.hash_one(n))
+        {
             Seen::New(_) => Ok(()),
             Seen::Again { .. } => {
                 let v = s.violation(ViolationKind::Replay, nonce, 0);
                 if let Policy::Callback(f) = &self.policy {
                     f(&v);
                 }
-                Err(Error::NonceReuse(Box::new(v)))
+                Err(Error::NonceReuse(v))
             }
         }
     }
 
     /// Applies the policy to a violation: panics (`Policy::Panic`), or returns
     /// the error after calling the callback, if any.
-    pub fn refuse(&self, v: Violation) -> Error {
+    pub fn refuse(&self, v: Box<Violation>) -> Error {
         match &self.policy {
             Policy::Panic => panic!("{v}"),
             Policy::Error => {}
             Policy::Callback(f) => f(&v),
         }
-        Error::NonceReuse(Box::new(v))
+        Error::NonceReuse(v)
     }
 
     /// Whether the open side checks for replays.
@@ -316,16 +326,16 @@ impl<const N: usize> NonceGuard<N> {
     /// Bytes of memory this key's state holds (fixed at construction).
     pub fn memory_bytes(&self) -> usize {
         let s = &*self.state;
-        let shard = |w: &Window<N>| w.memory_bytes() + size_of::<CachePadded<Mutex<Shard<N>>>>();
+        let shard = |w: &Window<N>| w.memory_bytes() + size_of::<CachePadded<SpinLock<Shard<N>>>>();
         size_of::<KeyState<N>>()
             + s.counter.as_ref().map_or(0, CounterTrack::memory_bytes)
             + s.shards
                 .iter()
-                .map(|m| shard(&lock(m).window))
+                .map(|m| shard(&m.lock().window))
                 .sum::<usize>()
             + s.bloom.as_ref().map_or(0, Bloom::memory_bytes)
             + s.open.as_ref().map_or(0, |(sh, _)| {
-                sh.iter().map(|m| shard(&lock(m))).sum::<usize>()
+                sh.iter().map(|m| shard(&m.lock())).sum::<usize>()
             })
     }
 
@@ -349,7 +359,7 @@ impl<const N: usize> KeyState<N> {
         let max_seals = c.max_seals.unwrap_or(DEFAULT_MAX_SEALS);
         let window_shards = |n: usize| {
             (0..n)
-                .map(|_| CachePadded::new(Mutex::new(Window::<N>::new(c.window, false))))
+                .map(|_| CachePadded::new(SpinLock::new(Window::<N>::new(c.window, false))))
                 .collect::<Box<[_]>>()
         };
         KeyState {
@@ -364,7 +374,7 @@ impl<const N: usize> KeyState<N> {
             counter_max,
             shards: (0..c.shards)
                 .map(|_| {
-                    CachePadded::new(Mutex::new(Shard {
+                    CachePadded::new(SpinLock::new(Shard {
                         window: Window::new(c.window, c.allow_identical),
                         budget: 0,
                     }))
@@ -386,8 +396,15 @@ impl<const N: usize> KeyState<N> {
         }
     }
 
-    fn violation(&self, kind: ViolationKind, nonce: &[u8; N], limit: u64) -> Violation {
-        Violation::new(kind, self.algorithm, self.key_id, nonce, limit)
+    #[cold]
+    fn violation(&self, kind: ViolationKind, nonce: &[u8; N], limit: u64) -> Box<Violation> {
+        Box::new(Violation::new(
+            kind,
+            self.algorithm,
+            self.key_id,
+            nonce,
+            limit,
+        ))
     }
 
     /// The nonce as a counter: its XOR with the first nonce, if every byte but
@@ -404,7 +421,7 @@ impl<const N: usize> KeyState<N> {
     }
 
     #[inline]
-    fn place(&self, nonce: &[u8; N]) -> Result<Place, Violation> {
+    fn place(&self, nonce: &[u8; N]) -> Result<Place, Box<Violation>> {
         if let Some(counter) = &self.counter {
             let first = self.first.get_or_init(|| *nonce);
             if let Some(x) = Self::counter_value(nonce, first) {
@@ -428,7 +445,7 @@ impl<const N: usize> KeyState<N> {
         self.window_place(nonce)
     }
 
-    fn repeat(&self, nonce: &[u8; N], tag: Option<Tag>) -> Result<Place, Violation> {
+    fn repeat(&self, nonce: &[u8; N], tag: Option<Tag>) -> Result<Place, Box<Violation>> {
         match tag {
             Some(t) if self.allow_identical => Ok(Place::Repeat(t)),
             // Not allowed, or the first seal's tag is not recorded yet (it is
@@ -448,11 +465,11 @@ impl<const N: usize> KeyState<N> {
         h
     }
 
-    #[inline]
-    fn window_place(&self, nonce: &[u8; N]) -> Result<Place, Violation> {
+    #[inline(always)]
+    fn window_place(&self, nonce: &[u8; N]) -> Result<Place, Box<Violation>> {
         let h = self.hash(nonce);
-        let shard_no = (h >> 40) as usize % self.shards.len();
-        let mut shard = lock(&self.shards[shard_no]);
+        let shard_no = shard_of(h, self.shards.len());
+        let mut shard = self.shards[shard_no].lock();
         if shard.budget == 0 {
             let took = self
                 .seals_left
@@ -466,12 +483,12 @@ impl<const N: usize> KeyState<N> {
                 }
             }
         }
-        match shard.window.check_and_insert(nonce, h) {
+        match shard.window.check_and_insert(nonce, h, |n| self.hash(n)) {
             Seen::New(at) => {
                 if let Some(bloom) = &self.bloom
                     && bloom.check_and_insert(h, mix(h ^ self.seeds[1], self.seeds[0] | 1))
                 {
-                    shard.window.forget(at, nonce);
+                    shard.window.forget(at, nonce, h);
                     return Err(self.violation(ViolationKind::Suspected, nonce, 0));
                 }
                 shard.budget -= 1;

@@ -65,6 +65,7 @@ mod guard;
 mod ring_adapter;
 #[cfg(feature = "rustcrypto-aead")]
 mod rustcrypto;
+mod spin;
 mod window;
 
 pub use guard::{NonceGuard, SealTicket};
