@@ -260,23 +260,28 @@ func newKeyState(algorithm string, keyID uint32, n int, c *Config) *keyState {
 	return s
 }
 
+// shardOf scales the hash's top 32 bits to 0..n (a multiply, not a division).
+func shardOf(h uint64, n int) int {
+	return int(((h >> 32) * uint64(n)) >> 32)
+}
+
 func mix(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
 }
 
-// hash is a keyed multiply-fold hash of the nonce; the keys are random per
-// state, so nobody outside the process can aim nonces at one probe chain.
+// hash is a keyed multiply-fold hash of the nonce (8 to 24 bytes); the keys
+// are random per state, so nobody outside the process can aim nonces at one
+// shard. The last word is read overlapping the one before: nonces of one state
+// all have one length, so the hash is still a function of every byte.
 func hash(nonce []byte, k0, k1 uint64) uint64 {
-	h := k0
-	for len(nonce) >= 8 {
-		h = mix(h^binary.LittleEndian.Uint64(nonce), k1)
-		nonce = nonce[8:]
+	n := len(nonce)
+	h := mix(k0^binary.LittleEndian.Uint64(nonce), k1)
+	if n > 16 {
+		h = mix(h^binary.LittleEndian.Uint64(nonce[8:]), k1)
 	}
-	if len(nonce) > 0 {
-		var w [8]byte
-		copy(w[:], nonce)
-		h = mix(h^binary.LittleEndian.Uint64(w[:]), k1)
+	if n > 8 {
+		h = mix(h^binary.LittleEndian.Uint64(nonce[n-8:]), k1)
 	}
 	return h
 }
@@ -287,18 +292,17 @@ func (s *keyState) violation(k Kind, nonce []byte, limit uint64) *Violation {
 
 // place kinds
 const (
-	placeCounter = iota
+	placeCounter uint8 = iota
 	placeWindow
 	placeRepeat
 )
 
 type ticket struct {
-	kind  int
 	x     uint64
-	shard int
+	tag   []byte // the first message's tag, for placeRepeat
 	pos   wpos
-	tag   []byte
-	bytes uint64
+	shard uint16
+	kind  uint8
 }
 
 func (s *keyState) counterValue(nonce []byte) (uint64, bool) {
@@ -328,7 +332,6 @@ func (s *keyState) begin(nonce []byte, length int) (ticket, *Violation) {
 	if v != nil && s.maxBytes != 0 {
 		s.bytesLeft.Add(n)
 	}
-	t.bytes = n
 	return t, v
 }
 
@@ -352,7 +355,7 @@ func (s *keyState) place(nonce []byte) (ticket, *Violation) {
 		}
 	}
 	h := hash(nonce, s.k0, s.k1)
-	i := int((h >> 40) % uint64(len(s.shards)))
+	i := shardOf(h, len(s.shards))
 	sh := &s.shards[i]
 	sh.mu.Lock()
 	if sh.budget == 0 {
@@ -373,7 +376,7 @@ func (s *keyState) place(nonce []byte) (ticket, *Violation) {
 	if !seen {
 		sh.budget--
 		sh.mu.Unlock()
-		return ticket{kind: placeWindow, shard: i, pos: pos}, nil
+		return ticket{kind: placeWindow, shard: uint16(i), pos: pos}, nil
 	}
 	var t []byte
 	if tag != nil {
@@ -415,7 +418,7 @@ func (s *keyState) checkOpen(nonce []byte) *Violation {
 		return nil
 	}
 	h := hash(nonce, s.openKey[0], s.openKey[1])
-	sh := &s.open[int((h>>40)%uint64(len(s.open)))]
+	sh := &s.open[shardOf(h, len(s.open))]
 	sh.mu.Lock()
 	_, seen, _ := sh.w.checkAndInsert(nonce, h)
 	sh.mu.Unlock()
