@@ -1,6 +1,6 @@
 # nonceforge — the README's two commands:
 #   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
-#   make test   every test: formatting, lints, unit, integration, doc, CLI and PostgreSQL (pgrx + psql) tests
+#   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql) and Go tests
 #
 # Other targets: make setup | build | bench | bench-criterion | vectors | clean
 
@@ -17,7 +17,9 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # A throwaway key for the demo's encrypted nonces: 32 bytes, never printed.
 DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: all demo setup build test lint bench bench-criterion bench-pg pg-install vectors clean
+GO           ?= go
+
+.PHONY: all demo setup build test lint go-test bench bench-criterion bench-go bench-pg pg-install vectors clean
 
 all: demo
 
@@ -29,6 +31,7 @@ setup:
 	fi
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust 1.89 or newer (rustup)"; exit 1; }
 	@$(CARGO) clippy --version >/dev/null 2>&1 || { echo "clippy missing: rustup component add clippy rustfmt"; exit 1; }
+	@command -v $(GO) >/dev/null || { echo "go not found: install Go 1.26 or newer (https://go.dev/dl)"; exit 1; }
 	@# cargo-pgrx builds the PostgreSQL extension; compiling it takes several minutes, so only when missing.
 	@$(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || { \
 	  echo "installing cargo-pgrx $(PGRX_VERSION) (several minutes, once)"; \
@@ -66,12 +69,22 @@ test: setup lint
 	@cd $(PG_CRATE) && pgdata=$$(mktemp -d /tmp/nonceforge-pgrx.XXXXXX) && chown postgres "$$pgdata" && \
 	  { $(CARGO) pgrx test pg15 --runas postgres --pgdata "$$pgdata"; rc=$$?; rm -rf "$$pgdata"; exit $$rc; }
 	$(PG_CRATE)/tests/sql/run.sh
+	$(MAKE) --no-print-directory go-test
+
+# The Go module: all tests (incl. age's stream tests through the drop-in,
+# fetched from the Go module proxy), then the concurrent ones again under -race.
+go-test:
+	@echo "== Go: the sanitizer (go/)"
+	cd go && $(GO) test -count=1 ./...
+	cd go && $(GO) test -count=1 -race -short ./...
 
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
+	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
+	cd go && $(GO) vet ./...
 
 bench: build
 	$(BIN) bench --threads 1,2 --seconds 1
@@ -82,6 +95,12 @@ bench-pg: setup
 
 bench-criterion:
 	$(CARGO) bench -p nonceforge --bench nonces
+	$(CARGO) bench -p nonceforge --bench extid
+	$(CARGO) bench -p nonceforge --bench sanitizer
+
+# The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.
+bench-go:
+	cd go && $(GO) test -run '^$$' -bench Seal -benchmem -count 5 ./sanitizer/
 
 # Regenerate testdata/vectors/nonces.json with the independent Python implementation
 # (needs python3 and the `cryptography` package; not needed by the tests).
