@@ -28,7 +28,7 @@ func BenchmarkSeal(b *testing.B) {
 						mode = Counter
 					}
 					// A key per run: state is per key.
-					k := append([]byte(fmt.Sprintf("%s/%d/%d", variant, size, b.N)), key...)
+					k := benchKey(variant)
 					s, err := NewWithConfig(a, "AES-256-GCM", k, Config{Mode: mode})
 					if err != nil {
 						b.Fatal(err)

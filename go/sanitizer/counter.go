@@ -57,7 +57,19 @@ func (c *counterTrack) bit(x uint64) (int, uint64) {
 	return int(p / 64), 1 << (p % 64)
 }
 
-func (c *counterTrack) checkAndInsert(x uint64) (counterSeen, []byte) {
+// tryFast takes x if it is the next value in order and its slot holds no
+// hole: one load of each word and one compare-and-swap (x == h also means
+// high is not locked, as x < counterLimit).
+func (c *counterTrack) tryFast(x uint64) bool {
+	h := c.high.Load()
+	if h == 0 || x != h {
+		return false
+	}
+	p := x & (c.width - 1)
+	return c.holes[p>>6].Load()&(1<<(p&63)) == 0 && c.high.CompareAndSwap(h, h+1)
+}
+
+func (c *counterTrack) checkAndInsert(x uint64) (counterSeen, *[16]byte) {
 	if !c.slow {
 		h := c.high.Load()
 		if h != 0 && x == h && h&counterLocked == 0 {
@@ -70,7 +82,7 @@ func (c *counterTrack) checkAndInsert(x uint64) (counterSeen, []byte) {
 	return c.slowPath(x)
 }
 
-func (c *counterTrack) slowPath(x uint64) (counterSeen, []byte) {
+func (c *counterTrack) slowPath(x uint64) (counterSeen, *[16]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
@@ -88,7 +100,9 @@ func (c *counterTrack) slowPath(x uint64) (counterSeen, []byte) {
 			}
 			if c.tagged != nil && c.tagged[x&(c.width-1)] {
 				p := x & (c.width - 1)
-				return counterAgain, c.tags[p*16 : p*16+16]
+				t := new([16]byte) // a repeat: off the hot path
+				copy(t[:], c.tags[p*16:p*16+16])
+				return counterAgain, t
 			}
 			return counterAgain, nil
 		}
