@@ -95,22 +95,32 @@ impl CounterTrack {
         ((p / 64) as usize, 1 << (p % 64))
     }
 
+    /// Takes `x` if it is the next value in order and its slot holds no hole:
+    /// one load of each word and one compare-and-swap (`x == h` also means
+    /// `high` is not locked, as x < COUNTER_LIMIT). False: ask
+    /// [`check_and_insert`](Self::check_and_insert).
+    #[inline(always)]
+    pub(crate) fn try_fast(&self, x: u64) -> bool {
+        if self.always_slow {
+            return false;
+        }
+        let h = self.high.load(Ordering::Acquire);
+        if h == 0 || x != h {
+            return false;
+        }
+        let (w, b) = self.bit(x);
+        self.holes[w].load(Ordering::Acquire) & b == 0
+            && self
+                .high
+                .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+    }
+
     /// Checks `x` (< COUNTER_LIMIT) and records it as sealed if it is new.
     #[inline]
     pub(crate) fn check_and_insert(&self, x: u64) -> CounterSeen {
-        if !self.always_slow {
-            let h = self.high.load(Ordering::Acquire);
-            if h != 0 && x == h && h & LOCKED == 0 {
-                let (w, b) = self.bit(x);
-                if self.holes[w].load(Ordering::Acquire) & b == 0
-                    && self
-                        .high
-                        .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                {
-                    return CounterSeen::New;
-                }
-            }
+        if self.try_fast(x) {
+            return CounterSeen::New;
         }
         self.slow_path(x)
     }

@@ -84,6 +84,9 @@ struct KeyState<const N: usize> {
     first: OnceLock<[u8; N]>,
     counter: Option<CounterTrack>,
     counter_max: u64,
+    /// New nonces may skip begin/finish: no tags kept, no bytes counted, no
+    /// Bloom filter.
+    fast: bool,
     shards: Shards<Shard<N>>,
     seeds: [u64; 2],
     seals_left: AtomicU64,
@@ -269,6 +272,27 @@ impl<const N: usize> NonceGuard<N> {
         }
     }
 
+    /// The common case in one step: a nonce that is new (the next counter in
+    /// order, or a nonce the window has not seen) is recorded and `true` comes
+    /// back — seal, and there is nothing to finish. `false` changes nothing:
+    /// go through [`begin_seal`](Self::begin_seal) and
+    /// [`finish_seal`](Self::finish_seal), which decide every other case. Only
+    /// for guards that keep no tags and count no bytes (otherwise always false).
+    #[inline(always)]
+    pub fn try_fast(&self, nonce: &[u8; N]) -> bool {
+        let s = &*self.state;
+        if !s.fast {
+            return false;
+        }
+        if let Some(counter) = &s.counter {
+            let first = s.first.get_or_init(|| *nonce);
+            if let Some(x) = KeyState::counter_value(nonce, first) {
+                return x < s.counter_max && counter.try_fast(x);
+            }
+        }
+        s.window_fast(nonce)
+    }
+
     /// `begin_seal` and `finish_seal` in one, for a detector used without tags
     /// (identical messages are then always a violation); reports by policy.
     pub fn check_seal(&self, nonce: &[u8; N], len: usize) -> Result<()> {
@@ -372,6 +396,7 @@ impl<const N: usize> KeyState<N> {
                 CounterTrack::new(c.counter_window, c.allow_identical, c.max_bytes.is_some())
             }),
             counter_max,
+            fast: !c.allow_identical && c.max_bytes.is_none() && c.bloom.is_none(),
             shards: (0..c.shards)
                 .map(|_| {
                     CachePadded::new(SpinLock::new(Shard {
@@ -463,6 +488,24 @@ impl<const N: usize> KeyState<N> {
             h = mix(h ^ u64::from_le_bytes(w), self.seeds[1]);
         }
         h
+    }
+
+    /// Records `nonce` in the window and says true if it is new and within the
+    /// budget; anything else is left to `window_place`, which finds it again.
+    #[inline(always)]
+    fn window_fast(&self, nonce: &[u8; N]) -> bool {
+        let h = self.hash(nonce);
+        let mut shard = self.shards[shard_of(h, self.shards.len())].lock();
+        if shard.budget == 0 {
+            return false;
+        }
+        match shard.window.check_and_insert(nonce, h, |n| self.hash(n)) {
+            Seen::New(_) => {
+                shard.budget -= 1;
+                true
+            }
+            Seen::Again { .. } => false,
+        }
     }
 
     #[inline(always)]

@@ -127,6 +127,29 @@ impl<A: AeadInOut + KeyInit + NamedAead, const N: usize> Sanitized<A, N> {
         &self,
         nonce: &Nonce<A>,
         associated_data: &[u8],
+        buffer: InOutBuf<'_, '_, u8>,
+    ) -> Result<aead::Tag<A>> {
+        let n = Self::nonce_bytes(nonce);
+        if self.guard.try_fast(n) {
+            // (An AEAD error here leaves the nonce recorded though unused: the
+            // AEADs fail only on messages too long to exist in memory.)
+            return self
+                .inner
+                .encrypt_inout_detached(nonce, associated_data, buffer)
+                .map_err(|_| Error::Aead {
+                    algorithm: A::NAME,
+                    operation: "seal",
+                });
+        }
+        self.seal_checked(nonce, associated_data, buffer)
+    }
+
+    /// Everything but the common case, out of line so the fast path stays small.
+    #[inline(never)]
+    fn seal_checked(
+        &self,
+        nonce: &Nonce<A>,
+        associated_data: &[u8],
         mut buffer: InOutBuf<'_, '_, u8>,
     ) -> Result<aead::Tag<A>> {
         let n = Self::nonce_bytes(nonce);
@@ -208,13 +231,21 @@ impl<A: AeadCore, const N: usize> AeadCore for Sanitized<A, N> {
 }
 
 impl<A: AeadInOut + KeyInit + NamedAead, const N: usize> AeadInOut for Sanitized<A, N> {
+    #[inline]
     fn encrypt_inout_detached(
         &self,
         nonce: &Nonce<Self>,
         associated_data: &[u8],
         buffer: InOutBuf<'_, '_, u8>,
     ) -> aead::Result<aead::Tag<Self>> {
-        self.seal(nonce, associated_data, buffer)
+        // The common case returns the AEAD's own result straight away (see
+        // the ring adapter: the crate's larger error type costs a copy).
+        if self.guard.try_fast(Self::nonce_bytes(nonce)) {
+            return self
+                .inner
+                .encrypt_inout_detached(nonce, associated_data, buffer);
+        }
+        self.seal_checked(nonce, associated_data, buffer)
             .map_err(|_| aead::Error)
     }
 
