@@ -619,3 +619,101 @@ fn state_lives_while_an_instance_does() {
     let c = NonceGuard::<12>::new("AES-256-GCM", &key, errors()).unwrap();
     c.check_seal(&[3; 12], 1).unwrap();
 }
+
+/// One thread seals alone (the state is biased to it: no locked
+/// instructions), then other threads join mid-stream and revoke the bias. No
+/// nonce may be accepted twice and none refused wrongly, across the handover.
+#[test]
+fn bias_handover_under_concurrency() {
+    for round in 0..20u64 {
+        // Counter nonces from one shared source.
+        let g = NonceGuard::<12>::new(
+            "AES-256-GCM",
+            &fresh_key(20),
+            errors().mode(NonceMode::Counter).counter_window(1 << 22),
+        )
+        .unwrap();
+        let seal = |g: &NonceGuard<12>, n: &[u8; 12]| -> bool {
+            if g.try_fast(n) {
+                return true;
+            }
+            match g.begin_seal(n, 1) {
+                Ok(t) => g.finish_seal(t, &[0; 16]).is_ok(),
+                Err(_) => false,
+            }
+        };
+        let next = AtomicU64::new(0);
+        let nonce = |i: u64| {
+            let mut n = [0u8; 12];
+            n[4..].copy_from_slice(&i.to_be_bytes());
+            n
+        };
+        let refused = AtomicU64::new(0);
+        let owner_ready = std::sync::atomic::AtomicBool::new(false);
+        let was_biased = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for t in 0..3u64 {
+                let (g, next, refused) = (&g, &next, &refused);
+                let (owner_ready, was_biased) = (&owner_ready, &was_biased);
+                s.spawn(move || {
+                    if t == 0 {
+                        // The owner: alone for a while, then in full flow
+                        // while the others arrive.
+                        for _ in 0..1000 {
+                            assert!(seal(g, &nonce(next.fetch_add(1, Ordering::Relaxed))));
+                        }
+                        was_biased.store(g.is_biased(), Ordering::Relaxed);
+                        owner_ready.store(true, Ordering::Release);
+                    } else {
+                        while !owner_ready.load(Ordering::Acquire) {
+                            std::hint::spin_loop();
+                        }
+                        std::thread::sleep(std::time::Duration::from_micros(20 * t));
+                    }
+                    for _ in 0..20_000 {
+                        if !seal(g, &nonce(next.fetch_add(1, Ordering::Relaxed))) {
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert!(
+            was_biased.load(Ordering::Relaxed) || std::env::var_os("NONCEFORGE_NO_BIAS").is_some()
+        );
+        assert_eq!(refused.load(Ordering::Relaxed), 0, "round {round}");
+        assert!(!g.is_biased());
+        // Every value taken is now refused, from any thread.
+        let total = next.load(Ordering::Relaxed);
+        for i in (0..total).step_by(101) {
+            assert!(!seal(&g, &nonce(i)), "round {round}: {i} sealed twice");
+        }
+
+        // Random nonces: the owner seals, then another thread repeats the
+        // owner's most recent nonces right after taking the state over.
+        let g = NonceGuard::<12>::new(
+            "AES-256-GCM",
+            &fresh_key(21),
+            errors().mode(NonceMode::Random),
+        )
+        .unwrap();
+        let mut rng = ChaCha12Rng::seed_from_u64(round);
+        let mut recent = Vec::new();
+        for _ in 0..5000 {
+            let mut n = [0u8; 12];
+            rng.fill_bytes(&mut n);
+            assert!(seal(&g, &n));
+            recent.push(n);
+        }
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for n in &recent[recent.len() - 500..] {
+                    assert!(
+                        !seal(&g, n),
+                        "round {round}: a repeat passed after the handover"
+                    );
+                }
+            });
+        });
+    }
+}

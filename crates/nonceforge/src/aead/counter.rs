@@ -116,6 +116,25 @@ impl CounterTrack {
                 .is_ok()
     }
 
+    /// `try_fast` for the biased owner (bias.rs): no other thread touches the
+    /// state, so a plain store replaces the compare-and-swap.
+    #[inline(always)]
+    pub(crate) fn try_fast_owned(&self, x: u64) -> bool {
+        if self.always_slow {
+            return false;
+        }
+        let h = self.high.load(Ordering::Relaxed);
+        if h == 0 || x != h {
+            return false;
+        }
+        let (w, b) = self.bit(x);
+        if self.holes[w].load(Ordering::Relaxed) & b != 0 {
+            return false;
+        }
+        self.high.store(h + 1, Ordering::Relaxed);
+        true
+    }
+
     /// Checks `x` (< COUNTER_LIMIT) and records it as sealed if it is new.
     #[inline]
     pub(crate) fn check_and_insert(&self, x: u64) -> CounterSeen {

@@ -2,6 +2,7 @@
 //! registry, independent of any cipher. Adapters call [`NonceGuard::begin_seal`]
 //! before encrypting and [`NonceGuard::finish_seal`] with the tag after.
 
+use super::bias::Bias;
 use super::bloom::Bloom;
 use super::counter::{COUNTER_LIMIT, CounterSeen, CounterTrack};
 use super::spin::SpinLock;
@@ -87,6 +88,7 @@ struct KeyState<const N: usize> {
     /// New nonces may skip begin/finish: no tags kept, no bytes counted, no
     /// Bloom filter.
     fast: bool,
+    bias: Bias,
     shards: Shards<Shard<N>>,
     seeds: [u64; 2],
     seals_left: AtomicU64,
@@ -208,6 +210,7 @@ impl<const N: usize> NonceGuard<N> {
     #[inline]
     pub fn begin_seal(&self, nonce: &[u8; N], len: usize) -> Result<SealTicket<N>, Box<Violation>> {
         let s = &*self.state;
+        s.bias.share();
         let len = len as u64;
         if let Some((left, limit)) = &s.bytes
             && left
@@ -235,6 +238,7 @@ impl<const N: usize> NonceGuard<N> {
     #[inline]
     pub fn finish_seal(&self, ticket: SealTicket<N>, tag: &Tag) -> Result<(), Box<Violation>> {
         let s = &*self.state;
+        s.bias.share();
         match ticket.place {
             Place::Repeat(first) => {
                 if bool::from(first.ct_eq(tag)) {
@@ -258,6 +262,7 @@ impl<const N: usize> NonceGuard<N> {
     /// Withdraws a seal that failed before any output: its nonce may be used.
     pub fn cancel_seal(&self, ticket: SealTicket<N>) {
         let s = &*self.state;
+        s.bias.share();
         match ticket.place {
             Place::Counter(x) => s.counter.as_ref().expect("counter place").forget(x),
             Place::Window { shard, at } => {
@@ -284,6 +289,17 @@ impl<const N: usize> NonceGuard<N> {
         if !s.fast {
             return false;
         }
+        if let Some(_owned) = s.bias.enter() {
+            // The only thread sealing under this key: no locked instruction.
+            if let Some(counter) = &s.counter {
+                let first = s.first.get_or_init(|| *nonce);
+                if let Some(x) = KeyState::counter_value(nonce, first) {
+                    return x < s.counter_max && counter.try_fast_owned(x);
+                }
+            }
+            return s.window_fast_owned(nonce);
+        }
+        s.bias.share();
         if let Some(counter) = &s.counter {
             let first = s.first.get_or_init(|| *nonce);
             if let Some(x) = KeyState::counter_value(nonce, first) {
@@ -350,6 +366,7 @@ impl<const N: usize> NonceGuard<N> {
     /// Bytes of memory this key's state holds (fixed at construction).
     pub fn memory_bytes(&self) -> usize {
         let s = &*self.state;
+        s.bias.share();
         let shard = |w: &Window<N>| w.memory_bytes() + size_of::<CachePadded<SpinLock<Shard<N>>>>();
         size_of::<KeyState<N>>()
             + s.counter.as_ref().map_or(0, CounterTrack::memory_bytes)
@@ -361,6 +378,12 @@ impl<const N: usize> NonceGuard<N> {
             + s.open.as_ref().map_or(0, |(sh, _)| {
                 sh.iter().map(|m| shard(&m.lock())).sum::<usize>()
             })
+    }
+
+    /// Whether a thread holds the key's state biased (checks without locked
+    /// instructions; bias.rs). For tests and diagnostics.
+    pub fn is_biased(&self) -> bool {
+        self.state.bias.is_owned()
     }
 
     /// Whether two guards share one state (one key and algorithm).
@@ -397,6 +420,7 @@ impl<const N: usize> KeyState<N> {
             }),
             counter_max,
             fast: !c.allow_identical && c.max_bytes.is_none() && c.bloom.is_none(),
+            bias: Bias::new(),
             shards: (0..c.shards)
                 .map(|_| {
                     CachePadded::new(SpinLock::new(Shard {
@@ -496,6 +520,27 @@ impl<const N: usize> KeyState<N> {
     fn window_fast(&self, nonce: &[u8; N]) -> bool {
         let h = self.hash(nonce);
         let mut shard = self.shards[shard_of(h, self.shards.len())].lock();
+        if shard.budget == 0 {
+            return false;
+        }
+        match shard.window.check_and_insert(nonce, h, |n| self.hash(n)) {
+            Seen::New(_) => {
+                shard.budget -= 1;
+                true
+            }
+            Seen::Again { .. } => false,
+        }
+    }
+
+    /// `window_fast` for the biased owner: the shard without its lock.
+    #[inline(always)]
+    fn window_fast_owned(&self, nonce: &[u8; N]) -> bool {
+        let h = self.hash(nonce);
+        // SAFETY: only the biased owner gets here, inside `Bias::enter`; every
+        // other thread revokes the bias (waiting until the owner is out) before
+        // it touches a shard, and the owner's own locked paths never run at the
+        // same time as this, on the same thread.
+        let shard = unsafe { self.shards[shard_of(h, self.shards.len())].get_unchecked() };
         if shard.budget == 0 {
             return false;
         }

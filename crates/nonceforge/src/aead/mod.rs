@@ -58,6 +58,7 @@
 //! all been dropped starts afresh. The sanitizer is a seat belt for bugs, not a
 //! nonce scheme: pick nonces with [`crate::NonceGenerator`].
 
+mod bias;
 mod bloom;
 mod counter;
 mod guard;

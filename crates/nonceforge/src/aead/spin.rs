@@ -44,6 +44,18 @@ impl<T> SpinLock<T> {
         SpinGuard { lock: self }
     }
 
+    /// The value without taking the lock, for the biased owner (bias.rs).
+    ///
+    /// # Safety
+    /// No other access to the value — locked or not — may happen while the
+    /// returned reference lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)] // exclusivity is the caller's contract, as documented
+    pub(crate) unsafe fn get_unchecked(&self) -> &mut T {
+        // SAFETY: the caller guarantees exclusive access (see above).
+        unsafe { &mut *self.value.get() }
+    }
+
     #[cold]
     fn lock_slow(&self) {
         let backoff = Backoff::new();
