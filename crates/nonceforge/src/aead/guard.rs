@@ -299,14 +299,7 @@ impl<const N: usize> NonceGuard<N> {
             }
             return s.window_fast_owned(nonce);
         }
-        s.bias.share();
-        if let Some(counter) = &s.counter {
-            let first = s.first.get_or_init(|| *nonce);
-            if let Some(x) = KeyState::counter_value(nonce, first) {
-                return x < s.counter_max && counter.try_fast(x);
-            }
-        }
-        s.window_fast(nonce)
+        s.try_fast_shared(nonce)
     }
 
     /// `begin_seal` and `finish_seal` in one, for a detector used without tags
@@ -512,6 +505,20 @@ impl<const N: usize> KeyState<N> {
             h = mix(h ^ u64::from_le_bytes(w), self.seeds[1]);
         }
         h
+    }
+
+    /// `try_fast` for a state that is not (or not only) this thread's: the
+    /// locked paths. Out of line, so the biased path stays small.
+    #[inline(never)]
+    fn try_fast_shared(&self, nonce: &[u8; N]) -> bool {
+        self.bias.share();
+        if let Some(counter) = &self.counter {
+            let first = self.first.get_or_init(|| *nonce);
+            if let Some(x) = Self::counter_value(nonce, first) {
+                return x < self.counter_max && counter.try_fast(x);
+            }
+        }
+        self.window_fast(nonce)
     }
 
     /// Records `nonce` in the window and says true if it is new and within the
