@@ -527,16 +527,7 @@ impl<const N: usize> KeyState<N> {
     fn window_fast(&self, nonce: &[u8; N]) -> bool {
         let h = self.hash(nonce);
         let mut shard = self.shards[shard_of(h, self.shards.len())].lock();
-        if shard.budget == 0 {
-            return false;
-        }
-        match shard.window.check_and_insert(nonce, h, |n| self.hash(n)) {
-            Seen::New(_) => {
-                shard.budget -= 1;
-                true
-            }
-            Seen::Again { .. } => false,
-        }
+        self.insert_if_new(&mut shard, nonce, h)
     }
 
     /// `window_fast` for the biased owner: the shard without its lock.
@@ -548,6 +539,12 @@ impl<const N: usize> KeyState<N> {
         // it touches a shard, and the owner's own locked paths never run at the
         // same time as this, on the same thread.
         let shard = unsafe { self.shards[shard_of(h, self.shards.len())].get_unchecked() };
+        self.insert_if_new(shard, nonce, h)
+    }
+
+    /// Remembers `nonce` in `shard` if it is new and the shard's budget allows.
+    #[inline(always)]
+    fn insert_if_new(&self, shard: &mut Shard<N>, nonce: &[u8; N], h: u64) -> bool {
         if shard.budget == 0 {
             return false;
         }
