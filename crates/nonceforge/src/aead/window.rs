@@ -16,11 +16,13 @@
 //!
 //! Measured before choosing it (10M random 96-bit nonces into a 1024 window,
 //! one thread, this machine): 20.4 ns a nonce with our own linear-probing
-//! tables (mispredicted probe branches), 6.2 ns with this.
+//! tables (mispredicted probe branches), 6.2 ns with this. Each generation
+//! also keeps a 16-bits-a-nonce filter (2 KB for 1024, in L1): a clear bit
+//! means "not here", so a fresh nonce usually probes neither table before its
+//! insert (the window row of `nonceforge bench` at 64 B: +22 → +19 ns a seal).
 
 use super::Tag;
 use hashbrown::HashTable;
-use hashbrown::hash_table::Entry;
 
 /// Where a nonce was put: generation and index within it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,24 @@ struct Generation<const N: usize> {
     epoch: u64,
     /// Tags by index, when identical messages may be sealed again.
     tags: Option<Box<[Option<Tag>]>>,
+    /// One bit per hash bucket of 16 × capacity: clear means "not in this
+    /// generation", so most fresh nonces skip a probe of the (larger) table.
+    filter: Box<[u64]>,
+}
+
+impl<const N: usize> Generation<N> {
+    #[inline(always)]
+    fn filter_bit(&self, hash: u64) -> (usize, u64) {
+        // Bits of the hash that hashbrown's bucket index and tag do not use.
+        let b = (hash >> 20) as usize & (self.filter.len() * 64 - 1);
+        (b / 64, 1 << (b % 64))
+    }
+
+    #[inline(always)]
+    fn may_hold(&self, hash: u64) -> bool {
+        let (w, b) = self.filter_bit(hash);
+        self.filter[w] & b != 0
+    }
 }
 
 /// One shard's window of nonces of `N` bytes.
@@ -61,10 +81,12 @@ const FORGOTTEN: u32 = u32::MAX;
 impl<const N: usize> Window<N> {
     pub(crate) fn new(capacity: usize, keep_tags: bool) -> Self {
         let capacity = capacity.max(1);
+        let filter_words = (capacity * 16).next_power_of_two().div_ceil(64);
         let generation = |epoch| Generation {
             table: HashTable::with_capacity(capacity),
             epoch,
             tags: keep_tags.then(|| vec![None; capacity].into_boxed_slice()),
+            filter: vec![0u64; filter_words].into_boxed_slice(),
         };
         Window {
             generations: [generation(1), generation(0)],
@@ -82,6 +104,7 @@ impl<const N: usize> Window<N> {
                 // Slots plus one control byte each (hashbrown's layout).
                 g.table.capacity().next_power_of_two() * (size_of::<([u8; N], u32)>() + 1)
                     + g.tags.as_ref().map_or(0, |t| size_of_val(&**t))
+                    + size_of_val(&*g.filter)
             })
             .sum()
     }
@@ -89,6 +112,9 @@ impl<const N: usize> Window<N> {
     #[inline]
     fn lookup(&self, g: usize, nonce: &[u8; N], hash: u64) -> Option<Option<Tag>> {
         let gen_ = &self.generations[g];
+        if !gen_.may_hold(hash) {
+            return None;
+        }
         gen_.table
             .find(hash, |(n, i)| *i != FORGOTTEN && n == nonce)
             .map(|&(_, i)| gen_.tags.as_ref().and_then(|t| t[i as usize]))
@@ -110,6 +136,7 @@ impl<const N: usize> Window<N> {
             self.epochs += 1;
             let g = &mut self.generations[older];
             g.table.clear();
+            g.filter.fill(0);
             g.epoch = self.epochs;
             if let Some(t) = &mut g.tags {
                 t.fill(None);
@@ -119,28 +146,20 @@ impl<const N: usize> Window<N> {
         if let Some(tag) = self.lookup(1 - self.current, nonce, hash) {
             return Seen::Again { tag };
         }
+        if let Some(tag) = self.lookup(self.current, nonce, hash) {
+            return Seen::Again { tag };
+        }
         let index = self.count as u32;
         let g = &mut self.generations[self.current];
-        match g.table.entry(
-            hash,
-            |(n, i)| *i != FORGOTTEN && n == nonce,
-            |(n, _)| rehash(n),
-        ) {
-            Entry::Occupied(e) => {
-                let i = e.get().1;
-                Seen::Again {
-                    tag: g.tags.as_ref().and_then(|t| t[i as usize]),
-                }
-            }
-            Entry::Vacant(v) => {
-                v.insert((*nonce, index));
-                self.count += 1;
-                Seen::New(Place {
-                    epoch: g.epoch,
-                    index,
-                })
-            }
-        }
+        g.table
+            .insert_unique(hash, (*nonce, index), |(n, _)| rehash(n));
+        let (w, b) = g.filter_bit(hash);
+        g.filter[w] |= b;
+        self.count += 1;
+        Seen::New(Place {
+            epoch: g.epoch,
+            index,
+        })
     }
 
     fn generation_of(&mut self, p: Place) -> Option<&mut Generation<N>> {
