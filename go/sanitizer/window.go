@@ -30,6 +30,10 @@ type window struct {
 	epoch    uint64
 	tags     [2][]byte // 16 bytes a slot, when identical messages are allowed
 	tagged   [2][]bool
+	// filter: one bit per bucket of 16 × capacity and generation; clear means
+	// "not in this generation", so a fresh nonce usually probes neither table.
+	filter [2][]uint64
+	fmask  uint64
 }
 
 // wpos is where a nonce went: generation (by epoch) and slot.
@@ -48,8 +52,13 @@ func newWindow(capacity, n int, keepTags bool) *window {
 	for groups*8 < 2*capacity {
 		groups <<= 1
 	}
-	w := &window{n: n, gmask: uint64(groups - 1), capacity: capacity, epochs: [2]uint64{1, 0}, epoch: 1}
+	fbits := 64
+	for fbits < 16*capacity {
+		fbits <<= 1
+	}
+	w := &window{n: n, gmask: uint64(groups - 1), capacity: capacity, epochs: [2]uint64{1, 0}, epoch: 1, fmask: uint64(fbits - 1)}
 	for i := range w.ctrl {
+		w.filter[i] = make([]uint64, fbits/64)
 		w.ctrl[i] = make([]uint64, groups)
 		w.keys[i] = make([]byte, groups*8*n)
 		if keepTags {
@@ -63,7 +72,7 @@ func newWindow(capacity, n int, keepTags bool) *window {
 func (w *window) memoryBytes() int {
 	total := 0
 	for i := range w.ctrl {
-		total += 8*len(w.ctrl[i]) + len(w.keys[i]) + len(w.tags[i]) + len(w.tagged[i])
+		total += 8*len(w.ctrl[i]) + len(w.keys[i]) + len(w.tags[i]) + len(w.tagged[i]) + 8*len(w.filter[i])
 	}
 	return total
 }
@@ -89,6 +98,13 @@ func (w *window) equal(t int, slot uint64, nonce []byte) bool {
 		return false
 	}
 	return n <= 16 || binary.LittleEndian.Uint64(k[8:]) == binary.LittleEndian.Uint64(nonce[8:])
+}
+
+// mayHold is false when nonce (of hash h) is surely not in table t. The bits
+// used are neither the group index (low bits) nor the tag (top 7).
+func (w *window) mayHold(t int, h uint64) bool {
+	b := (h >> 20) & w.fmask
+	return w.filter[t][b>>6]&(1<<(b&63)) != 0
 }
 
 // find looks nonce up in table t: its slot, or the empty slot where it goes.
@@ -124,6 +140,7 @@ func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag 
 	if w.count == w.capacity {
 		older := 1 - w.cur
 		clear(w.ctrl[older])
+		clear(w.filter[older])
 		if w.tagged[older] != nil {
 			clear(w.tagged[older])
 		}
@@ -131,16 +148,20 @@ func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag 
 		w.epochs[older] = w.epoch
 		w.cur, w.count = older, 0
 	}
-	if s, ok := w.find(1-w.cur, nonce, h); ok {
-		return wpos{1 - w.cur, s}, true, w.tagOf(1-w.cur, s)
+	if w.mayHold(1-w.cur, h) {
+		if s, ok := w.find(1-w.cur, nonce, h); ok {
+			return wpos{1 - w.cur, s}, true, w.tagOf(1-w.cur, s)
+		}
 	}
-	s, ok := w.find(w.cur, nonce, h)
+	s, ok := w.find(w.cur, nonce, h) // also the empty slot to insert into
 	if ok {
 		return wpos{w.cur, s}, true, w.tagOf(w.cur, s)
 	}
 	g, i := s/8, s%8
 	w.ctrl[w.cur][g] |= uint64(uint8(h>>57)|0x80) << (8 * i)
 	copy(w.keys[w.cur][int(s)*w.n:], nonce)
+	b := (h >> 20) & w.fmask
+	w.filter[w.cur][b>>6] |= 1 << (b & 63)
 	w.count++
 	return wpos{w.cur, s}, false, nil
 }
