@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -354,6 +355,47 @@ func TestZeroAllocationsPerSeal(t *testing.T) {
 		}
 		if a.MemoryBytes() != mem {
 			t.Fatal("memory grew")
+		}
+	}
+}
+
+// Memory stays flat over ten million seals: the heap after equals the heap
+// before (within 1 MiB), and the number of allocations does not grow with
+// the number of seals.
+func TestMemoryFlatOverTenMillionSeals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10M seals")
+	}
+	for _, mode := range []Mode{Random, Counter} {
+		key := freshKey(t)
+		a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{Mode: mode})
+		buf := make([]byte, 0, 64+16)
+		msg := make([]byte, 64)
+		n := make([]byte, 12)
+		seal := func(i uint64) {
+			v := i
+			if mode == Random {
+				v *= 0x9e3779b97f4a7c15
+			}
+			binary.BigEndian.PutUint64(n[4:], v)
+			a.Seal(buf[:0], n, msg, nil)
+		}
+		for i := range uint64(10_000) {
+			seal(i)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := uint64(10_000); i < 10_000_000; i++ {
+			seal(i)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
+			t.Fatalf("%v: the heap grew by %d bytes over 10M seals", mode, grew)
+		}
+		if mallocs := after.Mallocs - before.Mallocs; mallocs > 1000 {
+			t.Fatalf("%v: %d allocations over 10M seals", mode, mallocs)
 		}
 	}
 }
