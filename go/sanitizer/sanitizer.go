@@ -58,6 +58,18 @@ const (
 	Random
 )
 
+func (m Mode) String() string {
+	switch m {
+	case Auto:
+		return "Auto"
+	case Counter:
+		return "Counter"
+	case Random:
+		return "Random"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
 // Kind says what went wrong.
 type Kind int
 
