@@ -48,6 +48,14 @@
 //! * Counter and encrypted nonces cannot be guessed only in the encrypted form;
 //!   never use counter nonces where a value must be unpredictable.
 //!
+//! # Guarding an AEAD
+//!
+//! Nonces that cannot repeat are half of it; [`aead`] is the other half: a
+//! sanitizer that wraps an AEAD (RustCrypto's `aead` traits, ring's
+//! `LessSafeKey`) with byte-identical output and refuses to seal twice under
+//! one (key, nonce) — a seat belt for the bug that breaks AES-GCM and
+//! ChaCha20-Poly1305.
+//!
 //! # Security
 //!
 //! Keys are never printed (their `Debug` says `..`), are derived per cipher and
