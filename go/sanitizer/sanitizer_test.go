@@ -399,3 +399,25 @@ func TestMemoryFlatOverTenMillionSeals(t *testing.T) {
 		}
 	}
 }
+
+// A nonce of the wrong length is refused exactly as by the wrapped AEAD: the
+// same panic, and nothing recorded.
+func TestWrongNonceLengthPanicsAsTheOriginal(t *testing.T) {
+	key := freshKey(t)
+	plain, sanitized := gcm(t, key), New(gcm(t, key), "AES-256-GCM", key)
+	panicOf := func(f func()) (msg any) {
+		defer func() { msg = recover() }()
+		f()
+		return nil
+	}
+	for _, n := range [][]byte{nil, make([]byte, 11), make([]byte, 13)} {
+		want := panicOf(func() { plain.Seal(nil, n, []byte("m"), nil) })
+		got := panicOf(func() { sanitized.Seal(nil, n, []byte("m"), nil) })
+		if want == nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("nonce of %d bytes: panic %v, want %v", len(n), got, want)
+		}
+	}
+	if got := sanitized.Seal(nil, make([]byte, 12), []byte("m"), nil); len(got) == 0 {
+		t.Fatal("a valid nonce after the refused ones was not sealed")
+	}
+}

@@ -75,72 +75,50 @@ macro_rules! seal_op {
     };
 }
 
+/// One row per message size (64, 1350, 8192 bytes) for one variant.
+macro_rules! at_each_size {
+    ($s:ident, $name:literal, $note:literal, $field:ident, $scramble:expr) => {
+        [
+            $s($name, "64B", 64, $note, seal_op!($field, 64, $scramble)),
+            $s(
+                $name,
+                "1350B",
+                1350,
+                $note,
+                seal_op!($field, 1350, $scramble),
+            ),
+            $s(
+                $name,
+                "8192B",
+                8192,
+                $note,
+                seal_op!($field, 8192, $scramble),
+            ),
+        ]
+    };
+}
+
 pub(super) fn specs(
     s: impl Fn(&'static str, &'static str, usize, &'static str, Op) -> Spec,
 ) -> Vec<Spec> {
-    vec![
-        s(
-            "seal_ring_aes256gcm",
-            "64B",
-            64,
-            "unwrapped",
-            seal_op!(plain, 64, true),
-        ),
-        s(
-            "seal_ring_aes256gcm",
-            "1350B",
-            1350,
-            "unwrapped",
-            seal_op!(plain, 1350, true),
-        ),
-        s(
-            "seal_ring_aes256gcm",
-            "8192B",
-            8192,
-            "unwrapped",
-            seal_op!(plain, 8192, true),
-        ),
-        s(
+    [
+        at_each_size!(s, "seal_ring_aes256gcm", "unwrapped", plain, true),
+        at_each_size!(
+            s,
             "seal_sanitized_window_ring_aes256gcm",
-            "64B",
-            64,
             "random-looking nonces",
-            seal_op!(window, 64, true),
+            window,
+            true
         ),
-        s(
-            "seal_sanitized_window_ring_aes256gcm",
-            "1350B",
-            1350,
-            "random-looking nonces",
-            seal_op!(window, 1350, true),
-        ),
-        s(
-            "seal_sanitized_window_ring_aes256gcm",
-            "8192B",
-            8192,
-            "random-looking nonces",
-            seal_op!(window, 8192, true),
-        ),
-        s(
+        at_each_size!(
+            s,
             "seal_sanitized_counter_ring_aes256gcm",
-            "64B",
-            64,
             "counter nonces",
-            seal_op!(counter, 64, false),
-        ),
-        s(
-            "seal_sanitized_counter_ring_aes256gcm",
-            "1350B",
-            1350,
-            "counter nonces",
-            seal_op!(counter, 1350, false),
-        ),
-        s(
-            "seal_sanitized_counter_ring_aes256gcm",
-            "8192B",
-            8192,
-            "counter nonces",
-            seal_op!(counter, 8192, false),
+            counter,
+            false
         ),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

@@ -140,9 +140,9 @@ impl Bias {
         // above before the load below (see the module's comment).
         compiler_fence(Ordering::SeqCst);
         if self.owner.load(Ordering::Relaxed) == t {
-            // Acquire for the state's data: pairs with nothing here (only
-            // this thread wrote it while owner), but keeps the data reads
-            // after the ownership check.
+            // Keeps the compiler from moving the caller's reads of the state
+            // above the ownership check. No CPU fence is needed: since this
+            // thread became owner, no other thread has written the state.
             compiler_fence(Ordering::Acquire);
             return Some(Owned { bias: self });
         }

@@ -136,12 +136,18 @@ impl<A: AeadInOut + KeyInit + NamedAead, const N: usize> Sanitized<A, N> {
             return self
                 .inner
                 .encrypt_inout_detached(nonce, associated_data, buffer)
-                .map_err(|_| Error::Aead {
-                    algorithm: A::NAME,
-                    operation: "seal",
-                });
+                .map_err(|_| Self::failed("seal"));
         }
         self.seal_checked(nonce, associated_data, buffer)
+    }
+
+    /// The AEAD refused (a message too long, or a tag that does not verify).
+    #[cold]
+    fn failed(operation: &'static str) -> Error {
+        Error::Aead {
+            algorithm: A::NAME,
+            operation,
+        }
     }
 
     /// Everything but the common case, out of line so the fast path stays small.
@@ -176,10 +182,7 @@ impl<A: AeadInOut + KeyInit + NamedAead, const N: usize> Sanitized<A, N> {
             }
             Err(_) => {
                 self.guard.cancel_seal(ticket);
-                Err(Error::Aead {
-                    algorithm: A::NAME,
-                    operation: "seal",
-                })
+                Err(Self::failed("seal"))
             }
         }
     }
@@ -196,10 +199,7 @@ impl<A: AeadInOut + KeyInit + NamedAead, const N: usize> Sanitized<A, N> {
             .decrypt_inout_detached(nonce, associated_data, buffer.reborrow(), tag)
             .is_err()
         {
-            return Err(Error::Aead {
-                algorithm: A::NAME,
-                operation: "open",
-            });
+            return Err(Self::failed("open"));
         }
         if let Err(e) = self.guard.check_open(Self::nonce_bytes(nonce)) {
             buffer.get_out().zeroize();
