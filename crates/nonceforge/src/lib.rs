@@ -66,6 +66,8 @@
 #![warn(missing_docs)]
 
 pub mod aead;
+#[cfg(feature = "bulk")]
+pub mod bulk;
 pub mod cipher;
 pub mod clock;
 pub mod error;
