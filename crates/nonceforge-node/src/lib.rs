@@ -1,0 +1,424 @@
+//! The Rust side of the `nonceforge` npm package: thin napi-rs bindings over
+//! the core crate. The JavaScript in node/ validates arguments, shapes the API
+//! and owns the documentation; see node/README.md.
+//!
+//! Every exported function catches panics (`catch_unwind`), so none crosses
+//! into Node: a bug surfaces as a thrown Error, never an abort.
+
+mod bulk;
+
+use aes_gcm::aead::array::typenum::Unsigned;
+use aes_gcm::aead::{AeadInOut, Key, KeyInit, Nonce, Tag};
+use napi::bindgen_prelude::*;
+use napi::{Env, Unknown};
+use napi_derive::napi;
+use nonceforge::Bits;
+use nonceforge::aead::{GuardConfig, NamedAead, Policy, Sanitized};
+use nonceforge::extid::{ExtId, ExtIdCodec, Keyring};
+use nonceforge::nonce::NonceKind;
+use nonceforge::{MachineId, NonceGenerator};
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::new(Status::InvalidArg, msg.into())
+}
+
+fn core_err(e: nonceforge::Error) -> Error {
+    let status = match e {
+        nonceforge::Error::Disabled => Status::GenericFailure,
+        _ => Status::InvalidArg,
+    };
+    Error::new(status, e.to_string())
+}
+
+fn kind(name: &str) -> Result<NonceKind> {
+    match name {
+        "counter" => Ok(NonceKind::Counter),
+        "sortable" => Ok(NonceKind::Sortable),
+        "encrypted" => Ok(NonceKind::Encrypted),
+        _ => Err(invalid(format!(
+            "kind must be 'counter', 'sortable' or 'encrypted', got {name:?}"
+        ))),
+    }
+}
+
+fn bits(n: u32) -> Result<Bits> {
+    Bits::new(n as u64).map_err(core_err)
+}
+
+/// A nonce generator (one per process and machine id).
+#[napi]
+pub struct Generator {
+    inner: NonceGenerator,
+}
+
+#[napi]
+impl Generator {
+    /// `machineId` in 0..=511; `key` (≥ 32 bytes) for encrypted nonces;
+    /// `epochUnixMs` to move the epoch.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(machine_id: u32, key: Option<&[u8]>, epoch_unix_ms: Option<f64>) -> Result<Self> {
+        let mut b = NonceGenerator::builder(MachineId::new(machine_id as u64).map_err(core_err)?);
+        if let Some(k) = key {
+            b = b.key(k);
+        }
+        if let Some(e) = epoch_unix_ms {
+            if !(e >= 0.0 && e.fract() == 0.0 && e <= 9_007_199_254_740_991.0) {
+                return Err(invalid("epochUnixMs must be a non-negative integer"));
+            }
+            b = b.epoch_unix_ms(e as u64);
+        }
+        Ok(Self {
+            inner: b.build().map_err(core_err)?,
+        })
+    }
+
+    /// One nonce written into `out` at `offset` (the bytes it takes: 8, 12 or 16).
+    #[napi(catch_unwind)]
+    pub fn next_into(
+        &self,
+        env: Env,
+        kind_name: String,
+        n_bits: u32,
+        out: Unknown<'_>,
+        offset: u32,
+    ) -> Result<()> {
+        let (k, b) = (kind(&kind_name)?, bits(n_bits)?);
+        let nonce = self.inner.generate(k, b).map_err(core_err)?;
+        let mut view = BufferSlice::from_unknown(out)?;
+        let _ = env;
+        let (off, n) = (offset as usize, b.bytes());
+        let dst = view.get_mut(off..off + n).ok_or_else(|| {
+            invalid(format!(
+                "out is too short: {n} bytes needed at offset {off}"
+            ))
+        })?;
+        nonce.write_to(dst).map_err(core_err)
+    }
+
+    /// `count` nonces, back to back, in one new Buffer (one reservation).
+    #[napi(catch_unwind)]
+    pub fn fill(&self, kind_name: String, n_bits: u32, count: u32) -> Result<Buffer> {
+        let (k, b) = (kind(&kind_name)?, bits(n_bits)?);
+        let mut out = vec![0u8; b.bytes() * count as usize];
+        self.inner.fill(k, b, &mut out).map_err(core_err)?;
+        Ok(out.into())
+    }
+
+    /// Fill `out` (a whole number of nonces) in place.
+    #[napi(catch_unwind)]
+    pub fn fill_into(&self, kind_name: String, n_bits: u32, out: Unknown<'_>) -> Result<()> {
+        let (k, b) = (kind(&kind_name)?, bits(n_bits)?);
+        let mut view = BufferSlice::from_unknown(out)?;
+        if view.len() % b.bytes() != 0 {
+            return Err(invalid(format!(
+                "out.length must be a multiple of {} (the nonce size)",
+                b.bytes()
+            )));
+        }
+        self.inner.fill(k, b, &mut view).map_err(core_err)
+    }
+
+    /// Decrypt an encrypted nonce back to its counter form.
+    #[napi(catch_unwind)]
+    pub fn decrypt(&self, nonce: &[u8]) -> Result<Buffer> {
+        Ok(self.inner.decrypt(nonce).map_err(core_err)?.to_vec().into())
+    }
+
+    /// The parts of a counter or sortable nonce: `[unixMs, machineId, counter]`.
+    #[napi(catch_unwind)]
+    pub fn inspect(&self, nonce: &[u8]) -> Result<(f64, u32, BigInt)> {
+        let p = self.inner.inspect(nonce).map_err(core_err)?;
+        Ok((
+            p.unix_ms as f64,
+            p.machine_id as u32,
+            BigInt::from(p.counter),
+        ))
+    }
+
+    /// The machine id.
+    #[napi(getter)]
+    pub fn machine_id(&self) -> u32 {
+        self.inner.machine_id().get() as u32
+    }
+
+    /// Stop issuing: every call fails until `enable()`.
+    #[napi]
+    pub fn disable(&self) {
+        self.inner.disable();
+    }
+
+    /// Issue again.
+    #[napi]
+    pub fn enable(&self) {
+        self.inner.enable();
+    }
+
+    /// Whether it issues.
+    #[napi(getter)]
+    pub fn enabled(&self) -> bool {
+        self.inner.is_enabled()
+    }
+}
+
+/// A UUIDv7 (RFC 9562), 16 bytes.
+#[napi]
+pub fn uuidv7_bytes() -> Buffer {
+    nonceforge::uuid::uuidv7().to_vec().into()
+}
+
+/// A tuid6 (time-prefixed, version 6 layout), 16 bytes.
+#[napi]
+pub fn tuid6_bytes() -> Buffer {
+    nonceforge::uuid::tuid6().to_vec().into()
+}
+
+/// A UUIDv7 in the canonical text form.
+#[napi]
+pub fn uuidv7() -> String {
+    hyphenated(&nonceforge::uuid::uuidv7())
+}
+
+/// A tuid6 in the canonical text form.
+#[napi]
+pub fn tuid6() -> String {
+    hyphenated(&nonceforge::uuid::tuid6())
+}
+
+/// A UUIDv7, compact (22 characters of base64url).
+#[napi]
+pub fn uuidv7_compact() -> String {
+    nonceforge::uuid::to_compact(&nonceforge::uuid::uuidv7())
+}
+
+/// A tuid6, compact (22 characters of base64url).
+#[napi]
+pub fn tuid6_compact() -> String {
+    nonceforge::uuid::to_compact(&nonceforge::uuid::tuid6())
+}
+
+/// The 16 bytes of a compact id.
+#[napi(catch_unwind)]
+pub fn from_compact(text: String) -> Result<Buffer> {
+    Ok(nonceforge::uuid::from_compact::<16>(&text)
+        .map_err(core_err)?
+        .to_vec()
+        .into())
+}
+
+/// The Unix milliseconds in a UUIDv7 or tuid6.
+#[napi(catch_unwind)]
+pub fn uuid_unix_ms(id: &[u8]) -> Result<Option<f64>> {
+    let id: &[u8; 16] = id.try_into().map_err(|_| invalid("id must be 16 bytes"))?;
+    Ok(nonceforge::uuid::extract_unix_ms(id).map(|ms| ms as f64))
+}
+
+fn hyphenated(b: &[u8; 16]) -> String {
+    ExtId(*b).to_uuid_string()
+}
+
+/// The external-id codec: internal (seq, rand) ⇄ opaque UUID-shaped id.
+#[napi]
+pub struct ExtIdCoder {
+    inner: ExtIdCodec,
+}
+
+fn u64_of(v: Either<f64, BigInt>, name: &str) -> Result<u64> {
+    match v {
+        Either::A(f) if f >= 0.0 && f.fract() == 0.0 && f <= 9_007_199_254_740_991.0 => {
+            Ok(f as u64)
+        }
+        Either::A(_) => Err(invalid(format!(
+            "{name} must be a non-negative safe integer or a bigint"
+        ))),
+        Either::B(b) => {
+            let (neg, v, lossless) = b.get_u64();
+            if neg || !lossless {
+                return Err(invalid(format!("{name} must be in 0..2^64")));
+            }
+            Ok(v)
+        }
+    }
+}
+
+#[napi]
+impl ExtIdCoder {
+    /// A codec for one type of id, under `key` (≥ 32 bytes) as key version `version`.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(
+        key: &[u8],
+        type_name: String,
+        mode: Option<String>,
+        version: Option<u32>,
+    ) -> Result<Self> {
+        let version = u8::try_from(version.unwrap_or(1))
+            .map_err(|_| invalid("version must be in 0..=255"))?;
+        let ring = Keyring::new(version, key).map_err(core_err)?;
+        let mut b = ExtIdCodec::builder(&ring, &type_name);
+        if let Some(m) = mode {
+            b = b.mode(m.parse().map_err(core_err)?);
+        }
+        Ok(Self {
+            inner: b.build().map_err(core_err)?,
+        })
+    }
+
+    /// Encode: the id as a UUID string.
+    #[napi(catch_unwind)]
+    pub fn encode(
+        &self,
+        seq: Either<f64, BigInt>,
+        rand: Option<Either<f64, BigInt>>,
+    ) -> Result<String> {
+        let seq = u64_of(seq, "seq")?;
+        let rand = match rand {
+            Some(r) => u64_of(r, "rand")?,
+            None => 0,
+        };
+        Ok(self
+            .inner
+            .encode(seq, rand)
+            .map_err(core_err)?
+            .to_uuid_string())
+    }
+
+    /// Decode a UUID string: `[seq, rand, keyVersion]`.
+    #[napi(catch_unwind)]
+    pub fn decode(&self, id: String) -> Result<(BigInt, BigInt, u32)> {
+        let ext = ExtId::parse_uuid(&id).map_err(core_err)?;
+        let d = self.inner.decode(&ext).map_err(core_err)?;
+        Ok((
+            BigInt::from(d.seq),
+            BigInt::from(d.rand),
+            d.key_version as u32,
+        ))
+    }
+}
+
+enum AnyAead {
+    Aes128(Sanitized<aes_gcm::Aes128Gcm>),
+    Aes256(Sanitized<aes_gcm::Aes256Gcm>),
+    ChaCha(Sanitized<chacha20poly1305::ChaCha20Poly1305>),
+}
+
+fn sanitized<A: AeadInOut + KeyInit + NamedAead>(
+    key: &[u8],
+    cfg: GuardConfig,
+) -> Result<Sanitized<A>> {
+    let k = Key::<A>::try_from(key).map_err(|_| {
+        invalid(format!(
+            "key must be {} bytes, got {}",
+            A::KeySize::USIZE,
+            key.len()
+        ))
+    })?;
+    Sanitized::with_config(&k, cfg).map_err(core_err)
+}
+
+fn seal_with<A: AeadInOut + KeyInit + NamedAead>(
+    a: &Sanitized<A>,
+    nonce: &[u8],
+    aad: &[u8],
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    let n = Nonce::<A>::try_from(nonce).map_err(|_| {
+        invalid(format!(
+            "nonce must be {} bytes, got {}",
+            A::NonceSize::USIZE,
+            nonce.len()
+        ))
+    })?;
+    let tag = a.seal_in_place_detached(&n, aad, buf).map_err(aead_err)?;
+    buf.extend_from_slice(&tag);
+    Ok(())
+}
+
+fn open_with<A: AeadInOut + KeyInit + NamedAead>(
+    a: &Sanitized<A>,
+    nonce: &[u8],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+) -> Result<()> {
+    let n = Nonce::<A>::try_from(nonce).map_err(|_| {
+        invalid(format!(
+            "nonce must be {} bytes, got {}",
+            A::NonceSize::USIZE,
+            nonce.len()
+        ))
+    })?;
+    let t = Tag::<A>::try_from(tag).map_err(|_| invalid("the tag must be 16 bytes"))?;
+    a.open_in_place_detached(&n, aad, buf, &t).map_err(aead_err)
+}
+
+/// An AEAD that refuses to seal twice under one (key, nonce).
+#[napi]
+pub struct SanitizedAead {
+    inner: AnyAead,
+}
+
+#[napi]
+impl SanitizedAead {
+    /// `algorithm`: 'aes-128-gcm', 'aes-256-gcm' or 'chacha20-poly1305'.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(algorithm: String, key: &[u8], window: Option<u32>) -> Result<Self> {
+        let mut cfg = GuardConfig::default().policy(Policy::Error);
+        if let Some(w) = window {
+            cfg = cfg.window(w as usize);
+        }
+        let inner = match algorithm.to_ascii_lowercase().as_str() {
+            "aes-128-gcm" => AnyAead::Aes128(sanitized(key, cfg)?),
+            "aes-256-gcm" => AnyAead::Aes256(sanitized(key, cfg)?),
+            "chacha20-poly1305" => AnyAead::ChaCha(sanitized(key, cfg)?),
+            other => {
+                return Err(invalid(format!(
+                    "algorithm must be 'aes-128-gcm', 'aes-256-gcm' or 'chacha20-poly1305', got {other:?}"
+                )));
+            }
+        };
+        Ok(Self { inner })
+    }
+
+    /// Seal: ciphertext ‖ 16-byte tag. Throws on a repeated nonce.
+    #[napi(catch_unwind)]
+    pub fn seal(&self, nonce: &[u8], plaintext: &[u8], aad: Option<&[u8]>) -> Result<Buffer> {
+        let aad = aad.unwrap_or(&[]);
+        let mut out = Vec::with_capacity(plaintext.len() + 16);
+        out.extend_from_slice(plaintext);
+        match &self.inner {
+            AnyAead::Aes128(a) => seal_with(a, nonce, aad, &mut out),
+            AnyAead::Aes256(a) => seal_with(a, nonce, aad, &mut out),
+            AnyAead::ChaCha(a) => seal_with(a, nonce, aad, &mut out),
+        }?;
+        Ok(out.into())
+    }
+
+    /// Open ciphertext ‖ tag: the plaintext, or throws.
+    #[napi(catch_unwind)]
+    pub fn open(&self, nonce: &[u8], sealed: &[u8], aad: Option<&[u8]>) -> Result<Buffer> {
+        let aad = aad.unwrap_or(&[]);
+        if sealed.len() < 16 {
+            return Err(invalid("sealed must hold at least the 16-byte tag"));
+        }
+        let (ct, tag) = sealed.split_at(sealed.len() - 16);
+        let mut out = ct.to_vec();
+        match &self.inner {
+            AnyAead::Aes128(a) => open_with(a, nonce, aad, &mut out, tag),
+            AnyAead::Aes256(a) => open_with(a, nonce, aad, &mut out, tag),
+            AnyAead::ChaCha(a) => open_with(a, nonce, aad, &mut out, tag),
+        }?;
+        Ok(out.into())
+    }
+}
+
+fn aead_err(e: nonceforge::Error) -> Error {
+    match e {
+        nonceforge::Error::NonceReuse(_) => Error::new(Status::GenericFailure, e.to_string()),
+        nonceforge::Error::Aead {
+            operation: "open", ..
+        } => Error::new(
+            Status::GenericFailure,
+            "decryption failed: the message was forged or damaged",
+        ),
+        other => core_err(other),
+    }
+}
