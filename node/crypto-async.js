@@ -127,13 +127,15 @@ function later(end, code, map) {
   else setImmediate(end, undefined, map ? map(code) : code);
 }
 
+// The callback runs outside the promise chain, so that an exception it throws
+// is an uncaught exception (as with the original), not a rejected promise.
 function pooled(promise, end, map) {
   promise.then(
     (code) => {
-      if (code < 0) end(nativeError(code));
-      else end(undefined, map ? map(code) : code);
+      if (code < 0) process.nextTick(end, nativeError(code));
+      else process.nextTick(end, undefined, map ? map(code) : code);
     },
-    (error) => end(error && error.name === 'AbortError' ? new Error(E.E_CANCELLED) : error)
+    (error) => process.nextTick(end, error && error.name === 'AbortError' ? new Error(E.E_CANCELLED) : error)
   );
 }
 

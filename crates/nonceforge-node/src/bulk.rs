@@ -94,7 +94,7 @@ impl Span {
 }
 
 /// `(data, length)` of a Buffer / TypedArray / DataView argument.
-fn buffer_info(env: &Env, value: &Unknown<'_>) -> Result<(*mut u8, usize)> {
+pub(crate) fn buffer_info(env: &Env, value: &Unknown<'_>) -> Result<(*mut u8, usize)> {
     let mut data = std::ptr::null_mut();
     let mut len = 0usize;
     // SAFETY: env and value are live for this call; napi checks the type.

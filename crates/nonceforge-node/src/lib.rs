@@ -72,27 +72,10 @@ impl Generator {
         })
     }
 
-    /// One nonce written into `out` at `offset` (the bytes it takes: 8, 12 or 16).
-    #[napi(catch_unwind)]
-    pub fn next_into(
-        &self,
-        env: Env,
-        kind_name: String,
-        n_bits: u32,
-        out: Unknown<'_>,
-        offset: u32,
-    ) -> Result<()> {
-        let (k, b) = (kind(&kind_name)?, bits(n_bits)?);
-        let nonce = self.inner.generate(k, b).map_err(core_err)?;
-        let mut view = BufferSlice::from_unknown(out)?;
-        let _ = env;
-        let (off, n) = (offset as usize, b.bytes());
-        let dst = view.get_mut(off..off + n).ok_or_else(|| {
-            invalid(format!(
-                "out is too short: {n} bytes needed at offset {off}"
-            ))
-        })?;
-        nonce.write_to(dst).map_err(core_err)
+    /// A handle on the same generator (shared state) for [`next_nonce_into`].
+    #[napi]
+    pub fn handle(&self) -> External<NonceGenerator> {
+        External::new(self.inner.clone())
     }
 
     /// `count` nonces, back to back, in one new Buffer (one reservation).
@@ -421,4 +404,22 @@ fn aead_err(e: nonceforge::Error) -> Error {
         ),
         other => core_err(other),
     }
+}
+
+/// One nonce into the start of `out`: the hot path of `NonceGenerator#next`,
+/// a free function over an External because a napi-rs class method call costs
+/// ~250 ns here and a free function ~130 ns. `code` is `kind * 3 + size`
+/// (kind: 0 counter, 1 sortable, 2 encrypted; size: 0 = 64, 1 = 96, 2 = 128 bits).
+#[napi(catch_unwind)]
+pub fn next_nonce_into(env: Env, generator: &External<NonceGenerator>, code: u32, out: Unknown<'_>) -> Result<()> {
+    const KINDS: [NonceKind; 3] = [NonceKind::Counter, NonceKind::Sortable, NonceKind::Encrypted];
+    let k = *KINDS.get(code as usize / 3).ok_or_else(|| invalid("code must be in 0..9"))?;
+    let b = Bits::ALL[code as usize % 3];
+    let nonce = generator.generate(k, b).map_err(core_err)?;
+    let (ptr, len) = bulk::buffer_info(&env, &out)?;
+    if len < b.bytes() {
+        return Err(invalid(format!("out is too short: {} bytes needed", b.bytes())));
+    }
+    // SAFETY: `out` is a live buffer of at least `len` bytes and JS is blocked in this call.
+    nonce.write_to(unsafe { &mut std::slice::from_raw_parts_mut(ptr, len)[..b.bytes()] }).map_err(core_err)
 }

@@ -1,0 +1,303 @@
+'use strict';
+// nonceforge for JavaScript: thin bindings over the Rust core (see README.md).
+
+const binding = require('./binding.js');
+const cryptoAsync = require('./crypto-async.js');
+
+const KINDS = new Set(['counter', 'sortable', 'encrypted']);
+const BYTES = { 64: 8, 96: 12, 128: 16 };
+
+function checkKindBits(kind, bits) {
+  if (!KINDS.has(kind)) throw new TypeError(`kind must be 'counter', 'sortable' or 'encrypted', got ${String(kind)}`);
+  if (!(bits in BYTES)) throw new RangeError(`bits must be 64, 96 or 128, got ${String(bits)}`);
+}
+
+function checkBuffer(value, name) {
+  if (!ArrayBuffer.isView(value)) throw new TypeError(`${name} must be a Buffer or TypedArray`);
+}
+
+// Nonces are taken from the core a batch at a time (one atomic reservation per
+// batch) and handed out one by one: a napi call per nonce would cost more
+// than the nonce. A batch is at most BATCH nonces; sortable nonces are not
+// batched (each carries the millisecond it was made in).
+const BATCH = 256;
+
+class NonceGenerator {
+  /**
+   * @param {{machineId: number, key?: Buffer, epochUnixMs?: number}} options
+   */
+  constructor(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError('options must be an object: { machineId, key?, epochUnixMs? }');
+    const { machineId, key, epochUnixMs } = options;
+    if (!Number.isInteger(machineId) || machineId < 0 || machineId > 511) {
+      throw new RangeError(`machineId must be an integer in 0..511, got ${String(machineId)}`);
+    }
+    if (key !== undefined) checkBuffer(key, 'key');
+    if (epochUnixMs !== undefined && (!Number.isSafeInteger(epochUnixMs) || epochUnixMs < 0)) {
+      throw new RangeError('epochUnixMs must be a non-negative integer');
+    }
+    this._native = new binding.Generator(machineId, key, epochUnixMs);
+    this._handle = this._native.handle();
+    this._pools = new Map();
+  }
+
+  get machineId() {
+    return this._native.machineId;
+  }
+
+  /** One nonce of `kind` ('counter' | 'sortable' | 'encrypted') and `bits` (64 | 96 | 128), as a Buffer. */
+  next(kind = 'counter', bits = 96) {
+    checkKindBits(kind, bits);
+    const size = BYTES[bits];
+    if (kind === 'sortable') {
+      const out = Buffer.allocUnsafe(size);
+      binding.nextNonceInto(this._handle, 3 + (bits === 64 ? 0 : bits === 96 ? 1 : 2), out);
+      return out;
+    }
+    const id = kind === 'counter' ? bits : bits + 1;
+    let pool = this._pools.get(id);
+    if (pool === undefined || pool.at === pool.buffer.length) {
+      pool = { buffer: this._native.fill(kind, bits, BATCH), at: 0 };
+      this._pools.set(id, pool);
+    }
+    const out = Buffer.allocUnsafe(size);
+    pool.buffer.copy(out, 0, pool.at, pool.at + size);
+    pool.at += size;
+    return out;
+  }
+
+  counter(bits = 96) {
+    return this.next('counter', bits);
+  }
+
+  sortable(bits = 128) {
+    return this.next('sortable', bits);
+  }
+
+  encrypted(bits = 128) {
+    return this.next('encrypted', bits);
+  }
+
+  /** One nonce as an unsigned big-endian BigInt. */
+  bigint(kind = 'counter', bits = 64) {
+    const b = this.next(kind, bits);
+    return bits === 64 ? b.readBigUInt64BE(0) : BigInt('0x' + b.toString('hex'));
+  }
+
+  /** `count` nonces back to back in one new Buffer (one reservation). */
+  many(kind, bits, count) {
+    checkKindBits(kind, bits);
+    if (!Number.isInteger(count) || count < 0 || count > 2 ** 28) throw new RangeError('count must be an integer in 0..2^28');
+    return this._native.fill(kind, bits, count);
+  }
+
+  /** Fill `out` (a whole number of nonces) in place; returns it. */
+  fillInto(kind, bits, out) {
+    checkKindBits(kind, bits);
+    checkBuffer(out, 'out');
+    this._native.fillInto(kind, bits, out);
+    return out;
+  }
+
+  /** The counter form of an encrypted nonce. */
+  decrypt(nonce) {
+    checkBuffer(nonce, 'nonce');
+    return this._native.decrypt(nonce);
+  }
+
+  /** `{ unixMs, machineId, counter }` of a counter or sortable nonce. */
+  inspect(nonce) {
+    checkBuffer(nonce, 'nonce');
+    const [unixMs, machineId, counter] = this._native.inspect(nonce);
+    return { unixMs, machineId, counter };
+  }
+
+  /** Stop issuing (every call throws) until enable(); drops nonces already reserved. */
+  disable() {
+    this._native.disable();
+    this._pools.clear();
+  }
+
+  enable() {
+    this._native.enable();
+  }
+
+  get enabled() {
+    return this._native.enabled;
+  }
+}
+
+class ExtIdCodec {
+  /**
+   * @param {Buffer} key at least 32 bytes
+   * @param {string} typeName e.g. 'user'
+   * @param {{mode?: 'aes'|'feistel', version?: number}} [options]
+   */
+  constructor(key, typeName, options = {}) {
+    checkBuffer(key, 'key');
+    if (typeof typeName !== 'string') throw new TypeError('typeName must be a string');
+    this._native = new binding.ExtIdCoder(key, typeName, options.mode, options.version);
+  }
+
+  /** The external id (a UUID string) of internal id `seq` (number or bigint). */
+  encode(seq, rand = 0) {
+    return this._native.encode(seq, rand);
+  }
+
+  /** `{ seq, rand, keyVersion }` of an external id; throws when it is not one of ours. */
+  decode(id) {
+    if (typeof id !== 'string') throw new TypeError('id must be a string');
+    const [seq, rand, keyVersion] = this._native.decode(id);
+    return { seq, rand, keyVersion };
+  }
+}
+
+class SanitizedAead {
+  /**
+   * An AEAD that refuses to seal twice under one (key, nonce): 'aes-128-gcm',
+   * 'aes-256-gcm' or 'chacha20-poly1305'. Output is byte-identical to node:crypto's.
+   */
+  constructor(algorithm, key, options = {}) {
+    if (typeof algorithm !== 'string') throw new TypeError('algorithm must be a string');
+    checkBuffer(key, 'key');
+    if (options.window !== undefined && (!Number.isInteger(options.window) || options.window < 1)) {
+      throw new RangeError('window must be a positive integer');
+    }
+    this._native = new binding.SanitizedAead(algorithm, key, options.window);
+  }
+
+  /** ciphertext ‖ 16-byte tag. Throws an Error with code 'ERR_NONCE_REUSE' on a repeated nonce. */
+  seal(nonce, plaintext, aad) {
+    try {
+      return this._native.seal(nonce, plaintext, aad);
+    } catch (error) {
+      if (/nonce reuse/.test(error.message)) error.code = 'ERR_NONCE_REUSE';
+      throw error;
+    }
+  }
+
+  /** The plaintext of ciphertext ‖ tag; throws when it does not verify. */
+  open(nonce, sealed, aad) {
+    return this._native.open(nonce, sealed, aad);
+  }
+}
+
+function abortError(signal) {
+  if (signal.reason !== undefined) return signal.reason;
+  const error = new Error('The operation was aborted');
+  error.name = 'AbortError';
+  error.code = 'ABORT_ERR';
+  return error;
+}
+
+// Runs a callback-style drop-in call as a promise that an AbortSignal can reject.
+function promised(signal, start) {
+  return new Promise((resolve, reject) => {
+    if (signal !== undefined) {
+      if (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean') {
+        throw new TypeError('signal must be an AbortSignal');
+      }
+      if (signal.aborted) return reject(abortError(signal));
+    }
+    let done = false;
+    const onAbort = () => {
+      if (!done) {
+        done = true;
+        reject(abortError(signal));
+      }
+    };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    start((error, value) => {
+      if (signal) signal.removeEventListener('abort', onAbort);
+      if (done) return;
+      done = true;
+      if (error) reject(error);
+      else resolve(value);
+    });
+  });
+}
+
+/**
+ * Encrypt (encrypt = true) or decrypt `source`; resolves to a new Buffer.
+ * AEADs: pass `aad` and a `tag` buffer (written on encrypt, checked on decrypt).
+ * An aborted signal rejects at once; work already running finishes in the
+ * background (its buffers stay in use until then).
+ */
+function cipher(algorithm, encrypt, key, iv, source, options = {}) {
+  const { aad, tag, signal } = options;
+  return promised(signal, (end) => {
+    if (aad !== undefined || tag !== undefined) {
+      cryptoAsync.cipher(algorithm, encrypt ? 1 : 0, key, iv, source, aad || Buffer.alloc(0), tag || Buffer.alloc(0), end);
+    } else {
+      cryptoAsync.cipher(algorithm, encrypt ? 1 : 0, key, iv, source, end);
+    }
+  });
+}
+
+/** Hash `source`; resolves to the digest. */
+function hash(algorithm, source, options = {}) {
+  return promised(options.signal, (end) => cryptoAsync.hash(algorithm, source, end));
+}
+
+/** HMAC of `source` under `key`; resolves to the MAC. */
+function hmac(algorithm, key, source, options = {}) {
+  return promised(options.signal, (end) => cryptoAsync.hmac(algorithm, key, source, end));
+}
+
+const DIGEST_IDS = new Map(binding.algorithms().digests.map(([name, id]) => [name, id]));
+
+/** A streaming hash: `createHash('sha256').update(a).update(b).digest('hex')`. */
+class Hash {
+  constructor(algorithm) {
+    if (typeof algorithm !== 'string') throw new TypeError('algorithm must be a string');
+    const id = DIGEST_IDS.get(algorithm.toLowerCase());
+    if (id === undefined) throw new Error(`algorithm unknown: ${algorithm}`);
+    this._native = new binding.StreamingHash(id);
+  }
+
+  update(data, encoding) {
+    if (typeof data === 'string') data = Buffer.from(data, encoding);
+    checkBuffer(data, 'data');
+    this._native.update(data, 0, data.byteLength);
+    return this;
+  }
+
+  digest(encoding) {
+    const out = this._native.digest();
+    return encoding === undefined ? out : out.toString(encoding);
+  }
+}
+
+function createHash(algorithm) {
+  return new Hash(algorithm);
+}
+
+function fromCompact(text) {
+  if (typeof text !== 'string') throw new TypeError('text must be a string');
+  return binding.fromCompact(text);
+}
+
+function timestampOf(id) {
+  checkBuffer(id, 'id');
+  return binding.uuidUnixMs(id);
+}
+
+module.exports = {
+  NonceGenerator,
+  ExtIdCodec,
+  SanitizedAead,
+  cipher,
+  hash,
+  hmac,
+  createHash,
+  Hash,
+  uuidv7: binding.uuidv7,
+  tuid6: binding.tuid6,
+  uuidv7Buffer: binding.uuidv7Bytes,
+  tuid6Buffer: binding.tuid6Bytes,
+  uuidv7Compact: binding.uuidv7Compact,
+  tuid6Compact: binding.tuid6Compact,
+  fromCompact,
+  timestampOf,
+  cryptoAsync,
+};
