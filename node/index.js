@@ -144,7 +144,10 @@ class ExtIdCodec {
     return this._native.encode(seq, rand);
   }
 
-  /** `{ seq, rand, keyVersion }` of an external id; throws when it is not one of ours. */
+  /**
+   * `{ seq, rand, keyVersion }` of an external id. Any well-formed id decodes:
+   * check seq against the ids you issued, or rand against the stored one.
+   */
   decode(id) {
     if (typeof id !== 'string') throw new TypeError('id must be a string');
     const [seq, rand, keyVersion] = this._native.decode(id);

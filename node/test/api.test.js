@@ -1,0 +1,187 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const { Worker } = require('node:worker_threads');
+const nf = require('..');
+
+test('nonces: one at a time, in batches and into a buffer, all distinct', () => {
+  const g = new nf.NonceGenerator({ machineId: 9, key: crypto.randomBytes(32) });
+  for (const kind of ['counter', 'sortable', 'encrypted']) {
+    for (const bits of [64, 96, 128]) {
+      const seen = new Set();
+      for (let i = 0; i < 3000; i++) seen.add(g.next(kind, bits).toString('hex'));
+      const many = g.many(kind, bits, 3000);
+      assert.equal(many.length, 3000 * (bits / 8));
+      for (let i = 0; i < many.length; i += bits / 8) seen.add(many.subarray(i, i + bits / 8).toString('hex'));
+      const into = g.fillInto(kind, bits, Buffer.alloc(100 * (bits / 8)));
+      for (let i = 0; i < into.length; i += bits / 8) seen.add(into.subarray(i, i + bits / 8).toString('hex'));
+      assert.equal(seen.size, 6100, `${kind}/${bits}`);
+    }
+  }
+  const s1 = g.bigint('sortable', 64);
+  const s2 = g.bigint('sortable', 64);
+  assert.ok(s2 > s1, 'sortable nonces increase');
+  const parts = g.inspect(g.sortable(128));
+  assert.equal(parts.machineId, 9);
+  assert.ok(Math.abs(parts.unixMs - Date.now()) < 5000);
+  const enc = g.encrypted(128);
+  assert.equal(g.inspect(g.decrypt(enc)).machineId, 9);
+});
+
+test('nonces: two worker threads with one machine id each never collide', async () => {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const nf = require(${JSON.stringify(require.resolve('..'))});
+    const g = new nf.NonceGenerator({ machineId: workerData, key: Buffer.alloc(32, 5) });
+    const out = [];
+    for (let i = 0; i < 20000; i++) out.push(g.next(i % 2 ? 'counter' : 'encrypted', 96).toString('hex'));
+    parentPort.postMessage(out);`;
+  const run = (id) =>
+    new Promise((resolve, reject) => {
+      const w = new Worker(code, { eval: true, workerData: id });
+      w.once('message', resolve);
+      w.once('error', reject);
+    });
+  const [a, b] = await Promise.all([run(1), run(2)]);
+  assert.equal(new Set([...a, ...b]).size, 40000);
+});
+
+test('nonces: disabled generators issue nothing; bad options are clear errors', () => {
+  const g = new nf.NonceGenerator({ machineId: 1 });
+  g.counter();
+  g.disable();
+  assert.equal(g.enabled, false);
+  for (const f of [() => g.counter(), () => g.sortable(), () => g.many('counter', 64, 5)]) {
+    assert.throws(f, /disabled: no nonce was issued/);
+  }
+  g.enable();
+  g.counter();
+  assert.throws(() => new nf.NonceGenerator({ machineId: 512 }), /machineId must be an integer in 0..511/);
+  assert.throws(() => new nf.NonceGenerator(), /options must be an object/);
+  assert.throws(() => g.next('counter', 32), /bits must be 64, 96 or 128/);
+  assert.throws(() => g.next('random', 64), /kind must be/);
+  assert.throws(() => g.encrypted(), /key/); // no key given
+  assert.throws(() => new nf.NonceGenerator({ machineId: 1, key: Buffer.alloc(8) }), /key/);
+  assert.throws(() => g.fillInto('counter', 64, Buffer.alloc(7)), /multiple of 8/);
+  assert.throws(() => g.many('counter', 64, -1), /count must be/);
+});
+
+test('uuids: versions, order, compact forms and timestamps', () => {
+  const ids = Array.from({ length: 1000 }, () => nf.uuidv7());
+  assert.ok(ids.every((u) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(u)));
+  assert.deepEqual([...ids].sort(), ids, 'UUIDv7s from one process sort in creation order');
+  assert.equal(new Set(ids).size, 1000);
+  const t = nf.tuid6();
+  assert.match(t, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  const c = nf.uuidv7Compact();
+  assert.match(c, /^[A-Za-z0-9_-]{22}$/);
+  assert.equal(nf.fromCompact(c).length, 16);
+  assert.ok(Math.abs(nf.timestampOf(nf.uuidv7Buffer()) - Date.now()) < 5000);
+  assert.ok(Math.abs(nf.timestampOf(nf.tuid6Buffer()) - Date.now()) < 5000);
+  assert.throws(() => nf.fromCompact('not compact!'), /./);
+});
+
+test('external ids: round trip, other keys and types refuse', () => {
+  const key = crypto.randomBytes(32);
+  for (const mode of ['feistel-uuid', 'aes128', 'cycle-walk']) {
+    const c = new nf.ExtIdCodec(key, 'user', { mode });
+    const seen = new Set();
+    for (let seq = 0; seq < 2000; seq++) {
+      const id = c.encode(seq, seq * 7);
+      seen.add(id);
+      const d = c.decode(id);
+      assert.equal(d.seq, BigInt(seq));
+      assert.equal(d.rand, BigInt(seq * 7));
+    }
+    assert.equal(seen.size, 2000);
+    assert.equal(c.decode(c.encode(2n ** 40n)).seq, 2n ** 40n);
+    // Another key or type decodes to an unrelated (seq, rand): the caller checks
+    // seq against what it issued, and rand against what it stored.
+    const other = new nf.ExtIdCodec(crypto.randomBytes(32), 'user', { mode });
+    const order = new nf.ExtIdCodec(key, 'order', { mode });
+    for (const x of [other, order]) {
+      const d = x.decode(c.encode(5, 9));
+      assert.ok(d.seq !== 5n || d.rand !== 9n, mode);
+    }
+  }
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(4), 'user'), /key/);
+  const c = new nf.ExtIdCodec(key, 'user');
+  assert.throws(() => c.encode(-1), /seq must be/);
+  assert.throws(() => c.encode(1.5), /seq must be/);
+  assert.throws(() => c.encode(2n ** 64n), /seq must be/);
+  assert.throws(() => c.decode('nope'), /./);
+});
+
+test('sanitized AEAD: node:crypto bytes, refuses a second seal under one nonce', () => {
+  for (const [alg, keyLength] of [['aes-128-gcm', 16], ['aes-256-gcm', 32], ['chacha20-poly1305', 32]]) {
+    const key = crypto.randomBytes(keyLength);
+    const aead = new nf.SanitizedAead(alg, key);
+    const nonce = crypto.randomBytes(12);
+    const msg = crypto.randomBytes(100);
+    const aad = Buffer.from('hdr');
+    const sealed = aead.seal(nonce, msg, aad);
+    const c = crypto.createCipheriv(alg, key, nonce, { authTagLength: 16 });
+    c.setAAD(aad);
+    const want = Buffer.concat([c.update(msg), c.final(), c.getAuthTag()]);
+    assert.ok(sealed.equals(want), alg);
+    assert.ok(aead.open(nonce, sealed, aad).equals(msg));
+    assert.throws(() => aead.seal(nonce, Buffer.from('other'), aad), (e) => e.code === 'ERR_NONCE_REUSE' && /nonce reuse/.test(e.message));
+    // A second instance with the same key shares the state.
+    assert.throws(() => new nf.SanitizedAead(alg, key).seal(nonce, msg, aad), { code: 'ERR_NONCE_REUSE' });
+    sealed[0] ^= 1;
+    assert.throws(() => aead.open(nonce, sealed, aad), /forged or damaged/);
+    assert.throws(() => aead.seal(Buffer.alloc(8), msg), /nonce must be 12 bytes/);
+  }
+  assert.throws(() => new nf.SanitizedAead('aes-256-cbc', Buffer.alloc(32)), /algorithm must be/);
+  assert.throws(() => new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(31)), /key must be 32 bytes/);
+});
+
+test('promises: cipher, hash, hmac agree with node:crypto; an aborted signal rejects', async () => {
+  const data = crypto.randomBytes(100000);
+  assert.ok((await nf.hash('sha256', data)).equals(crypto.createHash('sha256').update(data).digest()));
+  const key = crypto.randomBytes(32);
+  assert.ok((await nf.hmac('sha512', key, data)).equals(crypto.createHmac('sha512', key).update(data).digest()));
+  const iv = crypto.randomBytes(12);
+  const tag = Buffer.alloc(16);
+  const ct = await nf.cipher('aes-256-gcm', true, key, iv, data, { aad: Buffer.from('a'), tag });
+  assert.ok((await nf.cipher('aes-256-gcm', false, key, iv, ct, { aad: Buffer.from('a'), tag })).equals(data));
+  tag[0] ^= 1;
+  await assert.rejects(nf.cipher('aes-256-gcm', false, key, iv, ct, { aad: Buffer.from('a'), tag }), /corrupt/);
+  const controller = new AbortController();
+  controller.abort();
+  await assert.rejects(nf.hash('sha256', data, { signal: controller.signal }), { name: 'AbortError' });
+  const later = new AbortController();
+  const p = nf.hash('sha256', Buffer.alloc(64 << 20), { signal: later.signal });
+  later.abort();
+  await assert.rejects(p, { name: 'AbortError' });
+  await assert.rejects(nf.hash('nope', data), /algorithm unknown/);
+  await assert.rejects(nf.hash('sha256', data, { signal: 'x' }), /signal must be an AbortSignal/);
+});
+
+test('streaming hash equals the one-shot digest for every algorithm', () => {
+  const data = crypto.randomBytes(5000);
+  for (const name of ['md5', 'sha1', 'sha256', 'sha512', 'sha3-256', 'blake2b512', 'blake2s256']) {
+    const h = nf.createHash(name);
+    for (let i = 0; i < data.length; i += 777) h.update(data.subarray(i, i + 777));
+    assert.equal(h.digest('hex'), crypto.createHash(name).update(data).digest('hex'), name);
+  }
+  const b3 = nf.createHash('blake3').update('abc').digest('hex');
+  assert.equal(b3, '6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85');
+  const h = nf.createHash('sha256');
+  h.digest();
+  assert.throws(() => h.digest(), /digest already called/);
+  assert.throws(() => nf.createHash('sha256').update(42), /data must be/);
+  assert.throws(() => nf.createHash('whirlpool'), /algorithm unknown/);
+});
+
+test('the event loop stays free while 64 MiB is hashed and encrypted', async () => {
+  const big = Buffer.alloc(64 << 20, 1);
+  const key = Buffer.alloc(32);
+  const iv = Buffer.alloc(16);
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  await Promise.all([nf.hash('sha256', big), nf.cipher('aes-256-ctr', true, key, iv, big)]);
+  clearInterval(timer);
+  assert.ok(ticks > 0, 'the interval ran while the work was on the pool');
+});

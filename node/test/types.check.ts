@@ -1,0 +1,43 @@
+// Compiled with `tsc --noEmit` by `npm test`: the declarations must accept real
+// uses and reject wrong ones (the @ts-expect-error lines fail the build if they
+// ever type-check).
+import * as nf from '../index';
+import * as ca from '../crypto-async';
+
+const g = new nf.NonceGenerator({ machineId: 7, key: Buffer.alloc(32) });
+const a: Buffer = g.counter(96);
+const b: bigint = g.bigint('sortable', 64);
+const parts: nf.NonceParts = g.inspect(g.sortable());
+const many: Buffer = g.many('encrypted', 128, 100);
+const filled: Uint8Array = g.fillInto('counter', 64, new Uint8Array(80));
+// @ts-expect-error bits must be 64, 96 or 128
+g.counter(32);
+// @ts-expect-error machineId is required
+new nf.NonceGenerator({});
+
+const codec = new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'aes128' });
+const id: string = codec.encode(42n, 7);
+const back: bigint = codec.decode(id).seq;
+
+const aead = new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(32));
+const sealed: Buffer = aead.seal(Buffer.alloc(12), Buffer.from('x'));
+// @ts-expect-error only the three AEADs
+new nf.SanitizedAead('aes-256-cbc', Buffer.alloc(32));
+
+async function promises(signal: AbortSignal): Promise<string> {
+  const digest: Buffer = await nf.hash('sha256', Buffer.from('x'), { signal });
+  const mac: Buffer = await nf.hmac('sha256', Buffer.alloc(32), digest);
+  const ct: Buffer = await nf.cipher('aes-256-gcm', true, Buffer.alloc(32), Buffer.alloc(12), mac, { tag: Buffer.alloc(16) });
+  return nf.createHash('blake3').update(ct).update('more', 'utf8').digest('hex');
+}
+
+const n: number = ca.cipher('aes-256-ctr', 1, Buffer.alloc(32), 0, 32, Buffer.alloc(16), 0, 16, Buffer.alloc(4), 0, 4, Buffer.alloc(4), 0);
+ca.hash('sha256', Buffer.alloc(1), (error, digest) => {
+  if (!error && digest) digest.toString('hex');
+});
+// @ts-expect-error encrypt is 0 or 1
+ca.cipher('aes-256-ctr', 2, Buffer.alloc(32), Buffer.alloc(16), Buffer.alloc(1));
+const max: 32 = ca.CIPHER_BLOCK_MAX;
+const t: number = nf.timestampOf(nf.uuidv7Buffer());
+
+export { a, b, parts, many, filled, back, sealed, promises, n, max, t };
