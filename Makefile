@@ -19,7 +19,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint go-test bench bench-criterion bench-go bench-pg pg-install vectors clean
+.PHONY: all demo setup build test lint go-test node-deps node-test bench-node bench bench-criterion bench-go bench-pg pg-install vectors clean
 
 all: demo
 
@@ -70,6 +70,19 @@ test: setup lint
 	  { $(CARGO) pgrx test pg15 --runas postgres --pgdata "$$pgdata"; rc=$$?; rm -rf "$$pgdata"; exit $$rc; }
 	$(PG_CRATE)/tests/sql/run.sh
 	$(MAKE) --no-print-directory go-test
+	$(MAKE) --no-print-directory node-test
+
+# The Node package: install its dev dependencies (TypeScript, and
+# @ronomon/crypto-async as the oracle and the benchmark's peer), build the
+# addon, run node:test (probe, fuzz, API) and tsc --noEmit over the types.
+node-deps:
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "node/npm not found: install Node.js 20"; exit 1; }
+	@cd node && { [ -d node_modules/@ronomon/crypto-async ] && [ -d node_modules/typescript ] || npm ci --no-audit --no-fund; }
+	cd node && npm run build
+
+node-test: node-deps
+	@echo "== Node: the crypto-async drop-in and the nonceforge API (node/test)"
+	cd node && npm test
 
 # The Go module: all tests (incl. age's stream tests through the drop-in,
 # fetched from the Go module proxy), then the concurrent ones again under -race.
@@ -101,6 +114,9 @@ bench-criterion:
 	$(CARGO) bench -p nonceforge --bench sanitizer
 
 # The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.
+bench-node: node-deps
+	node bench/node/bench.js
+
 bench-go:
 	cd go && $(GO) test -run '^$$' -bench Seal -benchmem -count 5 ./sanitizer/
 

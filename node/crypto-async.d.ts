@@ -5,7 +5,7 @@ type Bytes = Buffer | NodeJS.TypedArray | DataView;
 type Done<T> = (error: Error | undefined, result?: T) => void;
 
 export declare const CIPHER_BLOCK_MAX: 32;
-/** Jobs of at most this many bytes run on the calling thread; their callback still comes later. Default 16384. */
+/** Hash, HMAC and AEAD jobs of at most this many bytes (AES-CTR and ChaCha20: 4x) run on the calling thread; their callback still comes later. Default 16384; 0 sends every job to the pool. */
 export declare let INLINE_MAX: number;
 
 export declare const E_AAD: string;

@@ -5,7 +5,7 @@
 //! Every exported function catches panics (`catch_unwind`), so none crosses
 //! into Node: a bug surfaces as a thrown Error, never an abort.
 
-mod bulk;
+pub mod bulk;
 
 use aes_gcm::aead::array::typenum::Unsigned;
 use aes_gcm::aead::{AeadInOut, Key, KeyInit, Nonce, Tag};

@@ -1,0 +1,192 @@
+'use strict';
+// Side by side in one run: nonceforge/crypto-async, @ronomon/crypto-async 5.0.1,
+// node:crypto and WebCrypto — AES-256-CTR, SHA-256 and HMAC-SHA256 at 256 B to
+// 1 MiB, sync and with 2 and 4 calls in flight; the event loop's largest stall
+// while 64 MiB is processed; nonce rates from JS. Usage:
+//   node bench/node/bench.js [--seconds 0.3] [--runs 3] [--json]
+// Each cell is the median of --runs runs of --seconds each.
+const path = require('node:path');
+const crypto = require('node:crypto');
+const nodeDir = path.join(__dirname, '..', '..', 'node');
+const ours = require(path.join(nodeDir, 'crypto-async.js'));
+const nf = require(nodeDir);
+let theirs;
+try {
+  theirs = require(require.resolve('@ronomon/crypto-async', { paths: [nodeDir] }));
+} catch {
+  console.error('@ronomon/crypto-async is not installed (cd node && npm ci): its columns are left out');
+}
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i === -1 ? dflt : Number(args[i + 1]);
+};
+const SECONDS = opt('--seconds', 0.3);
+const RUNS = opt('--runs', 3);
+const JSON_OUT = args.includes('--json');
+const SIZES = [256, 1024, 4096, 65536, 1 << 20];
+
+const key = crypto.randomBytes(32);
+const iv = crypto.randomBytes(16);
+const now = () => Number(process.hrtime.bigint()) / 1e9;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function syncRate(fn, size) {
+  const src = crypto.randomBytes(size);
+  const dst = Buffer.alloc(size + 64);
+  let bytes = 0;
+  const t0 = now();
+  while (now() - t0 < SECONDS) {
+    for (let i = 0; i < 16; i++) fn(src, dst);
+    bytes += 16 * size;
+  }
+  return bytes / (now() - t0) / 1e6;
+}
+
+function asyncRate(fn, size, inFlight) {
+  return new Promise((resolve) => {
+    const t0 = now();
+    let bytes = 0;
+    let running = inFlight;
+    const chain = () => {
+      const src = crypto.randomBytes(size);
+      const dst = Buffer.alloc(size + 64);
+      const next = (error) => {
+        if (error) throw error;
+        bytes += size;
+        if (now() - t0 < SECONDS) fn(src, dst, next);
+        else if (--running === 0) resolve(bytes / (now() - t0) / 1e6);
+      };
+      fn(src, dst, next);
+    };
+    for (let i = 0; i < inFlight; i++) chain();
+  });
+}
+
+const ctrWeb = crypto.webcrypto.subtle.importKey('raw', key, 'AES-CTR', false, ['encrypt']);
+const hmacWeb = crypto.webcrypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+
+const ALGS = {
+  'AES-256-CTR': {
+    zc: (m) => (s, d, cb) => cb
+      ? m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0, cb)
+      : m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0),
+    node: (s) => { const c = crypto.createCipheriv('aes-256-ctr', key, iv); c.update(s); c.final(); },
+    web: async (s) => crypto.webcrypto.subtle.encrypt({ name: 'AES-CTR', counter: iv, length: 64 }, await ctrWeb, s),
+  },
+  'SHA-256': {
+    zc: (m) => (s, d, cb) => cb ? m.hash('sha256', s, 0, s.length, d, 0, cb) : m.hash('sha256', s, 0, s.length, d, 0),
+    node: (s) => crypto.createHash('sha256').update(s).digest(),
+    web: (s) => crypto.webcrypto.subtle.digest('SHA-256', s),
+  },
+  'HMAC-SHA256': {
+    zc: (m) => (s, d, cb) => cb
+      ? m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0, cb)
+      : m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0),
+    node: (s) => crypto.createHmac('sha256', key).update(s).digest(),
+    web: async (s) => crypto.webcrypto.subtle.sign('HMAC', await hmacWeb, s),
+  },
+};
+
+async function measure(f) {
+  const xs = [];
+  for (let r = 0; r < RUNS; r++) xs.push(await f());
+  return median(xs);
+}
+
+async function maxStall(work) {
+  // The largest gap between 1 ms interval ticks while `work` runs.
+  let last = now();
+  let worst = 0;
+  const timer = setInterval(() => {
+    const t = now();
+    worst = Math.max(worst, t - last);
+    last = t;
+  }, 1);
+  await new Promise((r) => setTimeout(r, 50));
+  worst = 0;
+  last = now();
+  await work();
+  // One more tick, so that a stall at the very end is seen too.
+  await new Promise((r) => setTimeout(r, 5));
+  clearInterval(timer);
+  return worst * 1000;
+}
+
+async function main() {
+  const rows = [];
+  const fmt = (x) => (x === undefined ? '-' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
+  console.log(`# MB/s, median of ${RUNS} runs of ${SECONDS}s; ratio = nonceforge / @ronomon`);
+  console.log('| algorithm | size | mode | nonceforge | @ronomon | ratio | node:crypto | WebCrypto |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const [name, a] of Object.entries(ALGS)) {
+    for (const size of SIZES) {
+      const cells = [
+        ['sync', () => syncRate(a.zc(ours), size), theirs && (() => syncRate(a.zc(theirs), size)), () => syncRate(a.node, size), undefined],
+        ...[2, 4].map((k) => [
+          `async ×${k}`,
+          () => asyncRate(a.zc(ours), size, k),
+          theirs && (() => asyncRate(a.zc(theirs), size, k)),
+          undefined,
+          () => asyncRate((s, d, cb) => a.web(s).then(() => cb(), cb), size, k),
+        ]),
+      ];
+      for (const [mode, o, t, n, w] of cells) {
+        const r = { algorithm: name, size, mode };
+        r.nonceforge = await measure(o);
+        if (t) r.ronomon = await measure(t);
+        if (n) r.node = await measure(n);
+        if (w) r.webcrypto = await measure(w);
+        r.ratio = r.ronomon ? r.nonceforge / r.ronomon : undefined;
+        rows.push(r);
+        console.log(`| ${name} | ${size} | ${mode} | ${fmt(r.nonceforge)} | ${fmt(r.ronomon)} | ${r.ratio ? r.ratio.toFixed(2) + '×' : '-'} | ${fmt(r.node)} | ${fmt(r.webcrypto)} |`);
+      }
+    }
+  }
+
+  console.log('\n# largest event-loop stall (ms) while 64 MiB is processed asynchronously; idle first');
+  const big = Buffer.alloc(64 << 20, 7);
+  const out = Buffer.alloc(64 << 20);
+  const idle = await maxStall(() => new Promise((r) => setTimeout(r, 300)));
+  const stalls = { idle };
+  const run = (m, f) => () => new Promise((resolve) => f(m, resolve));
+  const hashOn = (m, done) => m.hash('sha256', big, 0, big.length, out, 0, done);
+  const ctrOn = (m, done) => m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, big, 0, big.length, out, 0, done);
+  stalls['nonceforge SHA-256'] = await maxStall(run(ours, hashOn));
+  stalls['nonceforge AES-256-CTR'] = await maxStall(run(ours, ctrOn));
+  if (theirs) {
+    stalls['@ronomon SHA-256'] = await maxStall(run(theirs, hashOn));
+    stalls['@ronomon AES-256-CTR'] = await maxStall(run(theirs, ctrOn));
+  }
+  stalls['node:crypto SHA-256 (sync, for scale)'] = await maxStall(async () => crypto.createHash('sha256').update(big).digest());
+  for (const [k, v] of Object.entries(stalls)) console.log(`| ${k} | ${v.toFixed(2)} |`);
+
+  console.log('\n# nonces from JavaScript (M/s, median of runs)');
+  const g = new nf.NonceGenerator({ machineId: 1, key: crypto.randomBytes(32) });
+  const rate = (f, per) => measure(async () => {
+    let n = 0;
+    const t0 = now();
+    while (now() - t0 < SECONDS) {
+      for (let i = 0; i < 1000; i++) f();
+      n += 1000 * per;
+    }
+    return n / (now() - t0) / 1e6;
+  });
+  const batch = Buffer.alloc(12 * 4096);
+  const nonces = {
+    'counter 96, one call each': await rate(() => g.counter(96), 1),
+    'sortable 64, one call each': await rate(() => g.sortable(64), 1),
+    'encrypted 128, one call each': await rate(() => g.encrypted(128), 1),
+    'counter 96, batches of 4096 into a Buffer': await rate(() => g.fillInto('counter', 96, batch), 4096),
+    'uuidv7 strings': await rate(() => nf.uuidv7(), 1),
+    'crypto.randomUUID (for scale)': await rate(() => crypto.randomUUID(), 1),
+  };
+  for (const [k, v] of Object.entries(nonces)) console.log(`| ${k} | ${v.toFixed(1)} |`);
+  if (JSON_OUT) console.log(JSON.stringify({ rows, stalls, nonces }));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
