@@ -77,7 +77,10 @@ test: setup lint
 # addon, run node:test (probe, fuzz, API) and tsc --noEmit over the types.
 node-deps:
 	@command -v node >/dev/null && command -v npm >/dev/null || { echo "node/npm not found: install Node.js 20"; exit 1; }
-	@cd node && { [ -d node_modules/@ronomon/crypto-async ] && [ -d node_modules/typescript ] || npm ci --no-audit --no-fund; }
+	@# @ronomon/crypto-async compiles with node-gyp: point it at this Node's own headers
+	@# (nothing is downloaded from nodejs.org, which a build machine may not reach).
+	@cd node && { [ -f node_modules/@ronomon/crypto-async/binding.node ] && [ -d node_modules/typescript ] || \
+	  npm_config_nodedir="$$(dirname "$$(dirname "$$(readlink -f "$$(command -v node)")")")" npm ci --no-audit --no-fund; }
 	cd node && npm run build
 
 node-test: node-deps
