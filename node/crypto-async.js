@@ -65,13 +65,7 @@ const E = {
 const NATIVE_ERRORS = { '-1': E.E_CORRUPT, '-2': 'initialization failed', '-3': 'update failed', '-4': 'invalid arguments' };
 
 // Name tables: OpenSSL's names and aliases, without regard to case.
-const tables = binding.algorithms();
-const CIPHERS = new Map();
-for (const [name, id, keyLength, ivLength, aead] of tables.ciphers) {
-  CIPHERS.set(name, { id, keyLength, ivLength, aead, chacha: name.startsWith('chacha20-') });
-}
-const DIGESTS = new Map();
-for (const [name, id, length] of tables.digests) DIGESTS.set(name, { id, length });
+const { CIPHERS, DIGESTS } = require('./algorithms.js');
 // Names OpenSSL knows but that are not CTR, GCM or ChaCha20(-Poly1305): refused.
 const KNOWN_CIPHERS = new Set(crypto.getCiphers().map((n) => n.toLowerCase()));
 
@@ -123,10 +117,16 @@ function nativeError(code) {
   return new Error(NATIVE_ERRORS[code] || 'failed');
 }
 
-// Deliver `(error)` or `(undefined, value)` later, never now.
-function later(end, code, map) {
+// A result computed on this thread: returned (or thrown) for a sync call;
+// for a call with a callback, delivered later (setImmediate), never now.
+function finish(code, end, map) {
+  if (end === undefined) {
+    if (code < 0) throw nativeError(code);
+    return map ? map(code) : code;
+  }
   if (code < 0) setImmediate(end, nativeError(code));
   else setImmediate(end, undefined, map ? map(code) : code);
+  return undefined;
 }
 
 // The callback runs outside the promise chain, so that an exception it throws
@@ -177,33 +177,23 @@ function cipherBinding(args, map) {
   if (ivSize !== cipher.ivLength) fail(E.E_IV_INVALID);
   if (!cipher.aead && aadSize !== 0) fail(E.E_AAD_INVALID);
   if (!validTag(cipher, tagSize)) fail(E.E_TAG_INVALID);
-  if (args.length === 19) {
-    const code = binding.cipherSync(
-      cipher.id, encrypt, args[2], keyOffset, keySize, args[5], ivOffset, ivSize,
-      args[8], sourceOffset, sourceSize, args[11], targetOffset,
-      args[13], aadOffset, aadSize, args[16], tagOffset, tagSize
-    );
-    if (code < 0) throw nativeError(code);
-    return map ? map(code) : code;
-  }
-  const end = args[19];
-  if (typeof end !== 'function') fail(E.E_CALLBACK);
+  const async = args.length === 20;
+  if (async && typeof args[19] !== 'function') fail(E.E_CALLBACK);
   // Stream ciphers run ~4x faster than hashes and AEADs here (AES-CTR ~9 GB/s,
   // SHA-256 ~1.9 GB/s on one core): the same time on the calling thread.
-  if (sourceSize <= (cipher.aead ? settings.INLINE_MAX : 4 * settings.INLINE_MAX)) {
+  if (!async || sourceSize <= (cipher.aead ? settings.INLINE_MAX : 4 * settings.INLINE_MAX)) {
     const code = binding.cipherSync(
       cipher.id, encrypt, args[2], keyOffset, keySize, args[5], ivOffset, ivSize,
       args[8], sourceOffset, sourceSize, args[11], targetOffset,
       args[13], aadOffset, aadSize, args[16], tagOffset, tagSize
     );
-    later(end, code, map);
-  } else {
-    pooled(binding.cipherPool(
-      cipher.id, encrypt, args[2], keyOffset, keySize, args[5], ivOffset, ivSize,
-      args[8], sourceOffset, sourceSize, args[11], targetOffset,
-      args[13], aadOffset, aadSize, args[16], tagOffset, tagSize, undefined
-    ), end, map);
+    return finish(code, async ? args[19] : undefined, map);
   }
+  pooled(binding.cipherPool(
+    cipher.id, encrypt, args[2], keyOffset, keySize, args[5], ivOffset, ivSize,
+    args[8], sourceOffset, sourceSize, args[11], targetOffset,
+    args[13], aadOffset, aadSize, args[16], tagOffset, tagSize, undefined
+  ), args[19], map);
   return undefined;
 }
 
@@ -235,25 +225,18 @@ function digestBinding(args, keyed, map) {
   if (keyed) range(keyOffset, keySize, keyLength, E.E_KEY_RANGE);
   range(sourceOffset, sourceSize, sourceLength, E.E_SOURCE_RANGE);
   range(targetOffset, digest.length, targetLength, E.E_TARGET_RANGE);
-  const sync = (k) =>
-    k
+  const async = args.length === n + 1;
+  if (async && typeof args[n] !== 'function') fail(E.E_CALLBACK);
+  if (!async || sourceSize <= settings.INLINE_MAX) {
+    const code = keyed
       ? binding.hmacSync(digest.id, key, keyOffset, keySize, source, sourceOffset, sourceSize, target, targetOffset)
       : binding.hashSync(digest.id, source, sourceOffset, sourceSize, target, targetOffset);
-  if (args.length === n) {
-    const code = sync(keyed);
-    if (code < 0) throw nativeError(code);
-    return map ? map(code) : code;
+    return finish(code, async ? args[n] : undefined, map);
   }
-  const end = args[n];
-  if (typeof end !== 'function') fail(E.E_CALLBACK);
-  if (sourceSize <= settings.INLINE_MAX) {
-    later(end, sync(keyed), map);
-  } else {
-    pooled(binding.digestPool(
-      digest.id, keyed ? key : undefined, keyOffset, keySize,
-      source, sourceOffset, sourceSize, target, targetOffset, undefined
-    ), end, map);
-  }
+  pooled(binding.digestPool(
+    digest.id, keyed ? key : undefined, keyOffset, keySize,
+    source, sourceOffset, sourceSize, target, targetOffset, undefined
+  ), args[n], map);
   return undefined;
 }
 

@@ -3,13 +3,19 @@
 
 const binding = require('./binding.js');
 const cryptoAsync = require('./crypto-async.js');
+const { DIGESTS } = require('./algorithms.js');
 
-const KINDS = new Set(['counter', 'sortable', 'encrypted']);
-const BYTES = { 64: 8, 96: 12, 128: 16 };
+const KINDS = ['counter', 'sortable', 'encrypted'];
+const SIZES = [64, 96, 128];
 
-function checkKindBits(kind, bits) {
-  if (!KINDS.has(kind)) throw new TypeError(`kind must be 'counter', 'sortable' or 'encrypted', got ${String(kind)}`);
-  if (!(bits in BYTES)) throw new RangeError(`bits must be 64, 96 or 128, got ${String(bits)}`);
+// The number the addon takes for a kind and size: kind * 3 + size (see
+// kind_bits in crates/nonceforge-node/src/lib.rs).
+function nonceCode(kind, bits) {
+  const k = KINDS.indexOf(kind);
+  if (k === -1) throw new TypeError(`kind must be 'counter', 'sortable' or 'encrypted', got ${String(kind)}`);
+  const size = SIZES.indexOf(bits);
+  if (size === -1) throw new RangeError(`bits must be 64, 96 or 128, got ${String(bits)}`);
+  return k * 3 + size;
 }
 
 function checkBuffer(value, name) {
@@ -47,18 +53,17 @@ class NonceGenerator {
 
   /** One nonce of `kind` ('counter' | 'sortable' | 'encrypted') and `bits` (64 | 96 | 128), as a Buffer. */
   next(kind = 'counter', bits = 96) {
-    checkKindBits(kind, bits);
-    const size = BYTES[bits];
+    const code = nonceCode(kind, bits);
+    const size = bits / 8;
     if (kind === 'sortable') {
       const out = Buffer.allocUnsafe(size);
-      binding.nextNonceInto(this._handle, 3 + (bits === 64 ? 0 : bits === 96 ? 1 : 2), out);
+      binding.nextNonceInto(this._handle, code, out);
       return out;
     }
-    const id = kind === 'counter' ? bits : bits + 1;
-    let pool = this._pools.get(id);
+    let pool = this._pools.get(code);
     if (pool === undefined || pool.at === pool.buffer.length) {
-      pool = { buffer: this._native.fill(kind, bits, BATCH), at: 0 };
-      this._pools.set(id, pool);
+      pool = { buffer: this._native.fill(code, BATCH), at: 0 };
+      this._pools.set(code, pool);
     }
     const out = Buffer.allocUnsafe(size);
     pool.buffer.copy(out, 0, pool.at, pool.at + size);
@@ -86,16 +91,16 @@ class NonceGenerator {
 
   /** `count` nonces back to back in one new Buffer (one reservation). */
   many(kind, bits, count) {
-    checkKindBits(kind, bits);
+    const code = nonceCode(kind, bits);
     if (!Number.isInteger(count) || count < 0 || count > 2 ** 28) throw new RangeError('count must be an integer in 0..2^28');
-    return this._native.fill(kind, bits, count);
+    return this._native.fill(code, count);
   }
 
   /** Fill `out` (a whole number of nonces) in place; returns it. */
   fillInto(kind, bits, out) {
-    checkKindBits(kind, bits);
+    const code = nonceCode(kind, bits);
     checkBuffer(out, 'out');
-    this._native.fillInto(kind, bits, out);
+    this._native.fillInto(code, out);
     return out;
   }
 
@@ -247,15 +252,13 @@ function hmac(algorithm, key, source, options = {}) {
   return promised(options.signal, (end) => cryptoAsync.hmac(algorithm, key, source, end));
 }
 
-const DIGEST_IDS = new Map(binding.algorithms().digests.map(([name, id]) => [name, id]));
-
 /** A streaming hash: `createHash('sha256').update(a).update(b).digest('hex')`. */
 class Hash {
   constructor(algorithm) {
     if (typeof algorithm !== 'string') throw new TypeError('algorithm must be a string');
-    const id = DIGEST_IDS.get(algorithm.toLowerCase());
-    if (id === undefined) throw new Error(`algorithm unknown: ${algorithm}`);
-    this._native = new binding.StreamingHash(id);
+    const digest = DIGESTS.get(algorithm.toLowerCase());
+    if (digest === undefined) throw new Error(`algorithm unknown: ${algorithm}`);
+    this._native = new binding.StreamingHash(digest.id);
   }
 
   update(data, encoding) {

@@ -128,8 +128,16 @@ impl CipherJob {
     unsafe fn run(&self) -> i32 {
         // SAFETY (all blocks below): per this function's contract; each slice is
         // made only where no mutable slice of the same bytes lives.
-        let key = unsafe { self.key.to_vec() };
-        let iv = unsafe { self.iv.to_vec() };
+        // Key and IV to the stack (no allocation per call): they may lie in the
+        // target, which is written below. Longer ones are no cipher's.
+        let (mut key_buf, mut iv_buf) = (Zeroizing::new([0u8; 32]), [0u8; 16]);
+        if self.key.len > key_buf.len() || self.iv.len > iv_buf.len() {
+            return E_ARGS;
+        }
+        let key = &mut key_buf[..self.key.len];
+        key.copy_from_slice(unsafe { self.key.slice() });
+        let iv = &mut iv_buf[..self.iv.len];
+        iv.copy_from_slice(unsafe { self.iv.slice() });
         let mut tag = match Tag::new(self.tag.len) {
             Ok(t) => t,
             Err(e) => return code(e),
@@ -152,8 +160,8 @@ impl CipherJob {
             bulk::cipher(
                 self.alg,
                 self.encrypt,
-                &key,
-                &iv,
+                key,
+                iv,
                 Data::InPlace(buf),
                 aad,
                 &mut tag,
@@ -164,8 +172,8 @@ impl CipherJob {
             bulk::cipher(
                 self.alg,
                 self.encrypt,
-                &key,
-                &iv,
+                key,
+                iv,
                 Data::Copy(&src, dst),
                 aad,
                 &mut tag,
@@ -175,8 +183,8 @@ impl CipherJob {
             bulk::cipher(
                 self.alg,
                 self.encrypt,
-                &key,
-                &iv,
+                key,
+                iv,
                 Data::Copy(src, dst),
                 aad,
                 &mut tag,
@@ -333,6 +341,29 @@ pub fn cipher_sync(
     Ok(unsafe { job.run() })
 }
 
+/// A hash (`key` None) or HMAC job over `(buffer, offset, size)` ranges; the
+/// target range is as long as the digest.
+fn digest_job(
+    alg: u32,
+    key: Option<((*mut u8, usize), u32, u32)>,
+    source: (*mut u8, usize),
+    source_offset: u32,
+    source_size: u32,
+    target: (*mut u8, usize),
+    target_offset: u32,
+) -> Result<DigestJob> {
+    let alg = digest_alg(alg)?;
+    Ok(DigestJob {
+        alg,
+        key: match key {
+            Some((k, off, size)) => Some(span(k, off, size, "key")?),
+            None => None,
+        },
+        source: span(source, source_offset, source_size, "source")?,
+        target: span(target, target_offset, alg.output_len() as u32, "target")?,
+    })
+}
+
 /// Synchronous hash: the digest's length, or a negative code.
 #[napi(catch_unwind)]
 pub fn hash_sync(
@@ -344,23 +375,15 @@ pub fn hash_sync(
     target: Unknown<'_>,
     target_offset: u32,
 ) -> Result<i32> {
-    let alg = digest_alg(alg)?;
-    let job = DigestJob {
+    let job = digest_job(
         alg,
-        key: None,
-        source: span(
-            buffer_info(&env, &source)?,
-            source_offset,
-            source_size,
-            "source",
-        )?,
-        target: span(
-            buffer_info(&env, &target)?,
-            target_offset,
-            alg.output_len() as u32,
-            "target",
-        )?,
-    };
+        None,
+        buffer_info(&env, &source)?,
+        source_offset,
+        source_size,
+        buffer_info(&env, &target)?,
+        target_offset,
+    )?;
     // SAFETY: as in cipher_sync.
     Ok(unsafe { job.run() })
 }
@@ -380,23 +403,15 @@ pub fn hmac_sync(
     target: Unknown<'_>,
     target_offset: u32,
 ) -> Result<i32> {
-    let alg = digest_alg(alg)?;
-    let job = DigestJob {
+    let job = digest_job(
         alg,
-        key: Some(span(buffer_info(&env, &key)?, key_offset, key_size, "key")?),
-        source: span(
-            buffer_info(&env, &source)?,
-            source_offset,
-            source_size,
-            "source",
-        )?,
-        target: span(
-            buffer_info(&env, &target)?,
-            target_offset,
-            alg.output_len() as u32,
-            "target",
-        )?,
-    };
+        Some((buffer_info(&env, &key)?, key_offset, key_size)),
+        buffer_info(&env, &source)?,
+        source_offset,
+        source_size,
+        buffer_info(&env, &target)?,
+        target_offset,
+    )?;
     // SAFETY: as in cipher_sync.
     Ok(unsafe { job.run() })
 }
@@ -507,27 +522,21 @@ pub fn digest_pool(
     target_offset: u32,
     signal: Option<AbortSignal>,
 ) -> Result<AsyncTask<PoolTask>> {
-    let alg = digest_alg(alg)?;
     let mut pins = Vec::with_capacity(3);
-    let key = match key {
-        Some(mut k) => {
-            let s = span(pinned(&mut k), key_offset, key_size, "key")?;
-            pins.push(k);
-            Some(s)
-        }
-        None => None,
-    };
-    let job = DigestJob {
+    let key = key.map(|mut k| {
+        let base = pinned(&mut k);
+        pins.push(k);
+        (base, key_offset, key_size)
+    });
+    let job = digest_job(
         alg,
         key,
-        source: span(pinned(&mut source), source_offset, source_size, "source")?,
-        target: span(
-            pinned(&mut target),
-            target_offset,
-            alg.output_len() as u32,
-            "target",
-        )?,
-    };
+        pinned(&mut source),
+        source_offset,
+        source_size,
+        pinned(&mut target),
+        target_offset,
+    )?;
     pins.push(source);
     pins.push(target);
     Ok(AsyncTask::with_optional_signal(

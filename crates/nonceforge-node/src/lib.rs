@@ -30,19 +30,20 @@ fn core_err(e: nonceforge::Error) -> Error {
     Error::new(status, e.to_string())
 }
 
-fn kind(name: &str) -> Result<NonceKind> {
-    match name {
-        "counter" => Ok(NonceKind::Counter),
-        "sortable" => Ok(NonceKind::Sortable),
-        "encrypted" => Ok(NonceKind::Encrypted),
-        _ => Err(invalid(format!(
-            "kind must be 'counter', 'sortable' or 'encrypted', got {name:?}"
-        ))),
-    }
-}
-
-fn bits(n: u32) -> Result<Bits> {
-    Bits::new(n as u64).map_err(core_err)
+/// The kind and size a JS call names by one number, `kind * 3 + size` (kind:
+/// 0 counter, 1 sortable, 2 encrypted; size: 0 = 64, 1 = 96, 2 = 128 bits):
+/// numbers, not strings, because `next` is called once a nonce. node/index.js
+/// makes the code (`nonceCode`) after checking the names.
+fn kind_bits(code: u32) -> Result<(NonceKind, Bits)> {
+    const KINDS: [NonceKind; 3] = [
+        NonceKind::Counter,
+        NonceKind::Sortable,
+        NonceKind::Encrypted,
+    ];
+    let k = *KINDS
+        .get(code as usize / 3)
+        .ok_or_else(|| invalid(format!("nonce code must be in 0..9, got {code}")))?;
+    Ok((k, Bits::ALL[code as usize % 3]))
 }
 
 /// A nonce generator (one per process and machine id).
@@ -80,8 +81,8 @@ impl Generator {
 
     /// `count` nonces, back to back, in one new Buffer (one reservation).
     #[napi(catch_unwind)]
-    pub fn fill(&self, kind_name: String, n_bits: u32, count: u32) -> Result<Buffer> {
-        let (k, b) = (kind(&kind_name)?, bits(n_bits)?);
+    pub fn fill(&self, code: u32, count: u32) -> Result<Buffer> {
+        let (k, b) = kind_bits(code)?;
         let mut out = vec![0u8; b.bytes() * count as usize];
         self.inner.fill(k, b, &mut out).map_err(core_err)?;
         Ok(out.into())
@@ -89,8 +90,8 @@ impl Generator {
 
     /// Fill `out` (a whole number of nonces) in place.
     #[napi(catch_unwind)]
-    pub fn fill_into(&self, kind_name: String, n_bits: u32, out: Unknown<'_>) -> Result<()> {
-        let (k, b) = (kind(&kind_name)?, bits(n_bits)?);
+    pub fn fill_into(&self, code: u32, out: Unknown<'_>) -> Result<()> {
+        let (k, b) = kind_bits(code)?;
         let mut view = BufferSlice::from_unknown(out)?;
         if view.len() % b.bytes() != 0 {
             return Err(invalid(format!(
@@ -299,19 +300,23 @@ fn sanitized<A: AeadInOut + KeyInit + NamedAead>(
     Sanitized::with_config(&k, cfg).map_err(core_err)
 }
 
+fn nonce_of<A: AeadInOut>(nonce: &[u8]) -> Result<Nonce<A>> {
+    Nonce::<A>::try_from(nonce).map_err(|_| {
+        invalid(format!(
+            "nonce must be {} bytes, got {}",
+            A::NonceSize::USIZE,
+            nonce.len()
+        ))
+    })
+}
+
 fn seal_with<A: AeadInOut + KeyInit + NamedAead>(
     a: &Sanitized<A>,
     nonce: &[u8],
     aad: &[u8],
     buf: &mut Vec<u8>,
 ) -> Result<()> {
-    let n = Nonce::<A>::try_from(nonce).map_err(|_| {
-        invalid(format!(
-            "nonce must be {} bytes, got {}",
-            A::NonceSize::USIZE,
-            nonce.len()
-        ))
-    })?;
+    let n = nonce_of::<A>(nonce)?;
     let tag = a.seal_in_place_detached(&n, aad, buf).map_err(aead_err)?;
     buf.extend_from_slice(&tag);
     Ok(())
@@ -324,13 +329,7 @@ fn open_with<A: AeadInOut + KeyInit + NamedAead>(
     buf: &mut [u8],
     tag: &[u8],
 ) -> Result<()> {
-    let n = Nonce::<A>::try_from(nonce).map_err(|_| {
-        invalid(format!(
-            "nonce must be {} bytes, got {}",
-            A::NonceSize::USIZE,
-            nonce.len()
-        ))
-    })?;
+    let n = nonce_of::<A>(nonce)?;
     let t = Tag::<A>::try_from(tag).map_err(|_| invalid("the tag must be 16 bytes"))?;
     a.open_in_place_detached(&n, aad, buf, &t).map_err(aead_err)
 }
@@ -410,8 +409,7 @@ fn aead_err(e: nonceforge::Error) -> Error {
 
 /// One nonce into the start of `out`: the hot path of `NonceGenerator#next`,
 /// a free function over an External because a napi-rs class method call costs
-/// ~250 ns here and a free function ~130 ns. `code` is `kind * 3 + size`
-/// (kind: 0 counter, 1 sortable, 2 encrypted; size: 0 = 64, 1 = 96, 2 = 128 bits).
+/// ~250 ns here and a free function ~130 ns. `code` as in `kind_bits`.
 #[napi(catch_unwind)]
 pub fn next_nonce_into(
     env: Env,
@@ -419,15 +417,7 @@ pub fn next_nonce_into(
     code: u32,
     out: Unknown<'_>,
 ) -> Result<()> {
-    const KINDS: [NonceKind; 3] = [
-        NonceKind::Counter,
-        NonceKind::Sortable,
-        NonceKind::Encrypted,
-    ];
-    let k = *KINDS
-        .get(code as usize / 3)
-        .ok_or_else(|| invalid("code must be in 0..9"))?;
-    let b = Bits::ALL[code as usize % 3];
+    let (k, b) = kind_bits(code)?;
     let nonce = generator.generate(k, b).map_err(core_err)?;
     let (ptr, len) = bulk::buffer_info(&env, &out)?;
     if len < b.bytes() {

@@ -124,7 +124,7 @@ impl fmt::Display for BulkError {
 impl std::error::Error for BulkError {}
 
 macro_rules! algs {
-    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:literal,)* }) => {
+    ($(#[$m:meta])* $vis:vis enum $name:ident names $table:path { $($(#[$vm:meta])* $v:ident = $n:literal,)* }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[repr(u32)]
@@ -136,13 +136,34 @@ macro_rules! algs {
             pub fn from_id(id: u32) -> Option<Self> {
                 Self::ALL.get(id as usize).copied()
             }
+
+            /// The algorithm with this OpenSSL name or alias, in any case
+            /// (`aes-256-ctr`, `id-aes256-GCM`, `SHA2-256`, `RSA-SHA256`, the OIDs;
+            /// and `blake3`, nonceforge's extra).
+            pub fn from_name(name: &str) -> Option<Self> {
+                lookup($table, name)
+            }
+
+            /// Every accepted name and alias, lower case, with its algorithm.
+            pub fn names() -> impl Iterator<Item = (&'static str, Self)> {
+                $table.iter().copied()
+            }
+
+            /// OpenSSL's name (the first in the table).
+            pub fn name(self) -> &'static str {
+                $table
+                    .iter()
+                    .find(|(_, a)| *a == self)
+                    .map(|(n, _)| *n)
+                    .unwrap_or("?")
+            }
         }
     };
 }
 
 algs! {
     /// A cipher: a stream cipher (CTR mode or ChaCha20) or an AEAD.
-    pub enum CipherAlg {
+    pub enum CipherAlg names names::CIPHERS {
         /// AES-128 in CTR mode.
         Aes128Ctr = 0,
         /// AES-192 in CTR mode.
@@ -184,7 +205,7 @@ algs! {
 
 algs! {
     /// A message digest.
-    pub enum DigestAlg {
+    pub enum DigestAlg names names::DIGESTS {
         /// MD5 (broken; for compatibility).
         Md5 = 0,
         /// SHA-1 (broken for collisions; for compatibility).
@@ -237,26 +258,6 @@ fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
 }
 
 impl CipherAlg {
-    /// The cipher with this OpenSSL name or alias, in any case (`aes-256-ctr`,
-    /// `id-aes256-GCM`, `2.16.840.1.101.3.4.1.46`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        lookup(names::CIPHERS, name)
-    }
-
-    /// Every accepted name and alias, lower case, with its cipher.
-    pub fn names() -> impl Iterator<Item = (&'static str, Self)> {
-        names::CIPHERS.iter().copied()
-    }
-
-    /// OpenSSL's name.
-    pub fn name(self) -> &'static str {
-        names::CIPHERS
-            .iter()
-            .find(|(_, a)| *a == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
-    }
-
     /// Key length in bytes.
     pub fn key_len(self) -> usize {
         use CipherAlg::*;
@@ -290,26 +291,6 @@ impl CipherAlg {
 }
 
 impl DigestAlg {
-    /// The digest with this OpenSSL name or alias, in any case (`sha256`,
-    /// `SHA2-256`, `RSA-SHA256`, `2.16.840.1.101.3.4.2.1`), or `blake3`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        lookup(names::DIGESTS, name)
-    }
-
-    /// Every accepted name and alias, lower case, with its digest.
-    pub fn names() -> impl Iterator<Item = (&'static str, Self)> {
-        names::DIGESTS.iter().copied()
-    }
-
-    /// OpenSSL's name (or `blake3`).
-    pub fn name(self) -> &'static str {
-        names::DIGESTS
-            .iter()
-            .find(|(_, a)| *a == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
-    }
-
     /// Output length in bytes.
     pub fn output_len(self) -> usize {
         use DigestAlg::*;
