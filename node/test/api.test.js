@@ -80,6 +80,9 @@ test('uuids: versions, order, compact forms and timestamps', () => {
   assert.ok(Math.abs(nf.timestampOf(nf.uuidv7Buffer()) - Date.now()) < 5000);
   assert.ok(Math.abs(nf.timestampOf(nf.tuid6Buffer()) - Date.now()) < 5000);
   assert.throws(() => nf.fromCompact('not compact!'), /./);
+  assert.throws(() => nf.fromCompact(42), /text must be a string/);
+  assert.throws(() => nf.timestampOf(Buffer.alloc(3)), /id must be 16 bytes, got 3/);
+  assert.throws(() => nf.timestampOf('x'), /id must be a Buffer/);
 });
 
 test('external ids: round trip, other keys and types refuse', () => {

@@ -138,16 +138,16 @@ impl CipherJob {
         key.copy_from_slice(unsafe { self.key.slice() });
         let iv = &mut iv_buf[..self.iv.len];
         iv.copy_from_slice(unsafe { self.iv.slice() });
-        let mut tag = match Tag::new(self.tag.len) {
+        // The expected tag (decrypt) is read now, before the target is written.
+        let made = if self.encrypt {
+            Tag::new(self.tag.len)
+        } else {
+            Tag::from_slice(unsafe { self.tag.slice() })
+        };
+        let mut tag = match made {
             Ok(t) => t,
             Err(e) => return code(e),
         };
-        if !self.encrypt {
-            tag = match Tag::from_slice(unsafe { self.tag.slice() }) {
-                Ok(t) => t,
-                Err(e) => return code(e),
-            };
-        }
         let aad_copy;
         let aad: &[u8] = if self.aad.overlaps(&self.target) {
             aad_copy = unsafe { self.aad.to_vec() };
