@@ -505,3 +505,97 @@ fn generators_sharing_one_sortable_word_never_collide() {
         Err(Error::Disabled)
     ));
 }
+
+/// A deadline (a machine-id lease's) bounds every timestamp issued, and the first
+/// look at the clock past it stops the generator for good — until a later
+/// deadline is set.
+#[test]
+fn a_deadline_bounds_timestamps_and_stops_the_generator() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    let until = g.issued_up_to_unix_ms() + 5;
+    g.set_valid_until(Some(until));
+    assert_eq!(g.valid_until(), Some(until));
+    let mut local = g.local();
+    // Sortable 64-bit nonces run ahead of the clock at 8192 a millisecond:
+    // they stop at the deadline's millisecond, without waiting past it.
+    let mut last = 0;
+    let err = loop {
+        match g.sortable_64() {
+            Ok(n) => last = ts_of(&g, &n),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err, Error::Disabled), "{err}");
+    assert_eq!(
+        last, until,
+        "the last sortable nonce is in the deadline's millisecond"
+    );
+    assert!(
+        clock.wall_unix_ms() <= until,
+        "it never waited past the deadline"
+    );
+    // Stopped: every kind, every path, even with the clock before the deadline.
+    assert!(!g.is_enabled());
+    assert!(matches!(g.counter_96(), Err(Error::Disabled)));
+    assert!(matches!(local.counter_128(), Err(Error::Disabled)));
+    assert!(matches!(g.encrypted_64(), Err(Error::Disabled)));
+    // enable() undoes disable(), not the deadline.
+    g.enable();
+    assert!(matches!(g.counter_64(), Err(Error::Disabled)));
+    // A later deadline resumes it; timestamps go on past the old one.
+    g.set_valid_until(Some(clock.wall_unix_ms() + 1000));
+    assert!(g.is_enabled());
+    assert!(ts_of(&g, &g.sortable_64().unwrap()) > until);
+    // A deadline already behind the clock stops it at once.
+    g.set_valid_until(Some(clock.wall_unix_ms() - 1));
+    assert!(matches!(g.counter_128(), Err(Error::Disabled)));
+    g.set_valid_until(None);
+    assert!(g.counter_128().is_ok());
+}
+
+/// Paths that do not read the clock per nonce notice the deadline where they
+/// do: 64-bit counters at the next millisecond, per-thread handles at the next
+/// block, batches at every call, and any path at `check_deadline` (the lease's
+/// timer).
+#[test]
+fn a_deadline_is_seen_where_the_clock_is_read() {
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = build(&clock);
+    g.set_valid_until(Some(g.issued_up_to_unix_ms() + 10));
+    let mut local = g.local();
+    let mut batch = [[0u8; 12]; 4];
+    let a = local.counter_96().unwrap();
+    g.fill_counter_96(&mut batch).unwrap();
+    clock.advance(Duration::from_millis(20));
+    // Within the block already reserved: no clock read, so it still issues, at
+    // the block's old timestamp (at or below the deadline).
+    let b = local.counter_96().unwrap();
+    assert!(ts_of(&g, &b) <= g.valid_until().unwrap() && b != a);
+    // A batch reserves afresh and reads the clock.
+    assert!(matches!(
+        g.fill_counter_96(&mut batch),
+        Err(Error::Disabled)
+    ));
+    assert!(matches!(local.counter_96(), Err(Error::Disabled)));
+
+    let g = build(&clock);
+    g.set_valid_until(Some(g.issued_up_to_unix_ms() + 10));
+    g.counter_64().unwrap();
+    clock.advance(Duration::from_millis(20));
+    // 64-bit counters: the rest of the current millisecond's 8192, then the clock.
+    let mut issued = 0;
+    while g.counter_64().is_ok() {
+        issued += 1;
+    }
+    assert!(issued < 8192 * 11, "{issued}");
+    assert!(!g.is_enabled());
+
+    let g = build(&clock);
+    g.set_valid_until(Some(g.issued_up_to_unix_ms() + 10));
+    assert!(g.check_deadline());
+    clock.advance(Duration::from_millis(20));
+    assert!(g.counter_128().is_ok(), "no clock read yet");
+    assert!(!g.check_deadline());
+    assert!(matches!(g.counter_128(), Err(Error::Disabled)));
+}

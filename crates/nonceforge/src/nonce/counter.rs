@@ -39,6 +39,7 @@ impl<C: Clock> Shared<C> {
     #[inline]
     pub(crate) fn reserve(&self, bits: Bits, n: u64) -> Result<u64> {
         self.check_enabled()?;
+        self.check_deadline()?;
         let t = self.counters[bits as usize].fetch_add(n, Ordering::Relaxed);
         self.admit(bits, t.saturating_add(n - 1))?;
         Ok(t)
@@ -145,7 +146,7 @@ impl<C: Clock> Shared<C> {
         }
         let mut now = self.now_ts()?;
         if now < ts {
-            self.wait_until_ts(ts);
+            self.wait_until_ts(ts)?;
             now = self.now_ts()?;
         }
         self.verified_ts.fetch_max(now, Ordering::Relaxed);

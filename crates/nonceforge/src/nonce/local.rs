@@ -79,7 +79,8 @@ pub struct SortableSequence<C: Clock = SystemClock> {
 
 impl<C: Clock> SortableSequence<C> {
     pub(crate) fn new(generator: NonceGenerator<C>, bits: Bits, slot: u64) -> Result<Self> {
-        let slots = 1u64 << (bits.counter_bits() - SORTABLE_COUNTER_BITS);
+        // 64-bit nonces have no room for slots (and 13 − 21 bits would underflow).
+        let slots = 1u64 << bits.counter_bits().saturating_sub(SORTABLE_COUNTER_BITS);
         if bits == Bits::B64 || slot == 0 || slot >= slots {
             return Err(crate::Error::InvalidOption {
                 option: "slot",
@@ -112,7 +113,7 @@ impl<C: Clock> SortableSequence<C> {
                     self.counter -= 1;
                     return Err(shared.exhausted());
                 }
-                shared.wait_until_ts(self.ts + 1);
+                shared.wait_until_ts(self.ts + 1)?;
                 (self.ts, self.counter) = (self.ts + 1, 0);
             }
         }

@@ -49,7 +49,7 @@ use crate::machine::MachineId;
 use crossbeam_utils::CachePadded;
 use layout::{Bits, DEFAULT_EPOCH_UNIX_MS, NonceParts, TIMESTAMP_END};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 use zeroize::Zeroizing;
 
@@ -300,7 +300,8 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
                 CachePadded::new(AtomicU64::new(init_ts << sortable::state_counter_bits(b)))
             }),
             sortable_slots: AtomicU64::new(1),
-            enabled: AtomicBool::new(true),
+            stopped: AtomicU8::new(0),
+            valid_until_unix_ms: AtomicU64::new(u64::MAX),
             machine_id: self.machine_id,
             epoch_unix_ms: epoch,
             init_ts,
@@ -313,6 +314,11 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
         })
     }
 }
+
+/// [`Shared::stopped`]: [`NonceGenerator::disable`] was called.
+const STOPPED_BY_USER: u8 = 1;
+/// [`Shared::stopped`]: the clock was found past the deadline.
+const STOPPED_PAST_DEADLINE: u8 = 2;
 
 /// The initial value of a shared sortable word ([`NonceGenerator::sortable_shared`])
 /// created at `now_unix_ms`: the next millisecond, counter 0.
@@ -331,7 +337,12 @@ pub(crate) struct Shared<C: Clock> {
     sortables: [CachePadded<AtomicU64>; 3],
     /// The next sortable slot for a per-thread handle (0 is the shared sequence).
     sortable_slots: AtomicU64,
-    enabled: AtomicBool,
+    /// Why the generator does not issue: [`STOPPED_BY_USER`], [`STOPPED_PAST_DEADLINE`]
+    /// (0: it issues).
+    stopped: AtomicU8,
+    /// The last millisecond (since 1970, on this generator's clock) whose
+    /// timestamps it may issue: a machine-id lease's deadline, or `u64::MAX`.
+    valid_until_unix_ms: AtomicU64,
     pub(crate) machine_id: MachineId,
     epoch_unix_ms: u64,
     /// The start time, in ms since the epoch.
@@ -651,17 +662,76 @@ impl<C: Clock> NonceGenerator<C> {
 
     /// Stops issuing: every call returns [`Error::Disabled`] until [`enable`](Self::enable).
     pub fn disable(&self) {
-        self.shared.enabled.store(false, Ordering::SeqCst);
+        self.shared
+            .stopped
+            .fetch_or(STOPPED_BY_USER, Ordering::SeqCst);
     }
 
-    /// Resumes issuing after [`disable`](Self::disable).
+    /// Resumes issuing after [`disable`](Self::disable). A generator stopped by its
+    /// deadline ([`set_valid_until`](Self::set_valid_until)) stays stopped.
     pub fn enable(&self) {
-        self.shared.enabled.store(true, Ordering::SeqCst);
+        self.shared
+            .stopped
+            .fetch_and(!STOPPED_BY_USER, Ordering::SeqCst);
     }
 
-    /// Whether the generator issues nonces.
+    /// Whether the generator issues nonces (neither disabled nor past its deadline).
     pub fn is_enabled(&self) -> bool {
-        self.shared.enabled.load(Ordering::Relaxed)
+        self.shared.stopped.load(Ordering::Relaxed) == 0
+    }
+
+    /// Sets a deadline: the generator issues no nonce whose timestamp is later than
+    /// `unix_ms` (ms since 1970, on this generator's own clock), and stops — every
+    /// call returns [`Error::Disabled`] — the first time it finds its clock past
+    /// it. `None` removes the deadline. Setting a deadline later than the clock
+    /// resumes a generator that its previous deadline had stopped.
+    ///
+    /// This is how a machine-id lease (the `nonceforge-lease` crate) holds a
+    /// generator: each renewal moves the deadline, and a process paused past it
+    /// issues nothing when it wakes. The deadline costs nothing per nonce: it is
+    /// checked where the generator reads its clock anyway (each sortable nonce,
+    /// each new millisecond of 64-bit counters, each block a [`LocalNonces`]
+    /// reserves, each [`fill`](Self::fill)); between those, call
+    /// [`check_deadline`](Self::check_deadline) from a timer (the lease does).
+    ///
+    /// ```
+    /// use nonceforge::{Error, ManualClock, MachineId, NonceGenerator};
+    /// use std::time::Duration;
+    /// let clock = ManualClock::at_unix_ms(1_800_000_000_000);
+    /// let generator = NonceGenerator::builder(MachineId::new(1)?).clock(clock.clone()).build()?;
+    /// generator.set_valid_until(Some(generator.issued_up_to_unix_ms() + 1000));
+    /// assert!(generator.sortable_96().is_ok());
+    /// clock.advance(Duration::from_secs(2));
+    /// assert!(matches!(generator.sortable_96(), Err(Error::Disabled)));
+    /// assert!(matches!(generator.counter_96(), Err(Error::Disabled)));
+    /// # Ok::<(), nonceforge::Error>(())
+    /// ```
+    pub fn set_valid_until(&self, unix_ms: Option<u64>) {
+        let shared = &self.shared;
+        let until = unix_ms.unwrap_or(u64::MAX);
+        shared.valid_until_unix_ms.store(until, Ordering::SeqCst);
+        if shared.ticker.now_ms(&shared.clock) <= until {
+            shared
+                .stopped
+                .fetch_and(!STOPPED_PAST_DEADLINE, Ordering::SeqCst);
+        } else {
+            shared
+                .stopped
+                .fetch_or(STOPPED_PAST_DEADLINE, Ordering::SeqCst);
+        }
+    }
+
+    /// The deadline set by [`set_valid_until`](Self::set_valid_until), if any.
+    pub fn valid_until(&self) -> Option<u64> {
+        let until = self.shared.valid_until_unix_ms.load(Ordering::SeqCst);
+        (until != u64::MAX).then_some(until)
+    }
+
+    /// Reads the clock and stops the generator if it is past its deadline;
+    /// returns whether the generator issues nonces.
+    pub fn check_deadline(&self) -> bool {
+        let _ = self.shared.now_ts();
+        self.is_enabled()
     }
 
     /// Whether the generator has a base key (encrypted nonces work).
@@ -699,7 +769,7 @@ fn encrypt_value(ciphers: &NonceCiphers, bits: Bits, plain: u128) -> u128 {
 impl<C: Clock> Shared<C> {
     #[inline(always)]
     pub(crate) fn check_enabled(&self) -> Result<()> {
-        if self.enabled.load(Ordering::Relaxed) {
+        if self.stopped.load(Ordering::Relaxed) == 0 {
             Ok(())
         } else {
             Err(Error::Disabled)
@@ -711,16 +781,37 @@ impl<C: Clock> Shared<C> {
         self.ciphers.as_ref().ok_or(Error::NoKey)
     }
 
-    /// The clock now, in ms since the epoch; fails past the end of the range.
+    /// The clock now, in ms since the epoch; fails past the end of the range,
+    /// and stops the generator past its deadline.
     #[inline]
     pub(crate) fn now_ts(&self) -> Result<u64> {
         let now = self.ticker.now_ms(&self.clock);
+        if now > self.valid_until_unix_ms.load(Ordering::Relaxed) {
+            return Err(self.past_deadline());
+        }
         // `now` is never below the start (monotonic), so this cannot underflow.
         let ts = now - self.epoch_unix_ms;
         if ts >= TIMESTAMP_END {
             return Err(self.exhausted());
         }
         Ok(ts)
+    }
+
+    /// Stops the generator: its clock has passed its deadline.
+    #[cold]
+    fn past_deadline(&self) -> Error {
+        self.stopped
+            .fetch_or(STOPPED_PAST_DEADLINE, Ordering::SeqCst);
+        Error::Disabled
+    }
+
+    /// With a deadline set, reads the clock (once per block of ticks: cheap).
+    #[inline]
+    pub(crate) fn check_deadline(&self) -> Result<()> {
+        if self.valid_until_unix_ms.load(Ordering::Relaxed) != u64::MAX {
+            self.now_ts()?;
+        }
+        Ok(())
     }
 
     #[cold]
@@ -741,8 +832,13 @@ impl<C: Clock> Shared<C> {
         Ok(slot)
     }
 
-    /// Blocks until millisecond `ts` (since the epoch) has begun.
-    pub(crate) fn wait_until_ts(&self, ts: u64) {
+    /// Blocks until millisecond `ts` (since the epoch) has begun; fails (and stops
+    /// the generator) if `ts` lies past the deadline.
+    pub(crate) fn wait_until_ts(&self, ts: u64) -> Result<()> {
+        if ts + self.epoch_unix_ms > self.valid_until_unix_ms.load(Ordering::Relaxed) {
+            return Err(self.past_deadline());
+        }
         self.ticker.wait_for(&self.clock, ts + self.epoch_unix_ms);
+        Ok(())
     }
 }

@@ -61,7 +61,7 @@ impl<C: Clock> Shared<C> {
                 if ts >= TIMESTAMP_END {
                     return Err(self.exhausted());
                 }
-                self.wait_until_ts(ts);
+                self.wait_until_ts(ts)?;
             }
             let counter = word & ((1 << k) - 1);
             return Ok(layout::compose(bits, ts, self.machine_id.get(), counter));
