@@ -1,0 +1,424 @@
+//! The background side of a lease: one thread with a current-thread tokio
+//! runtime renews the lease, and a watchdog task stops the generators at the
+//! local deadline if no renewal has moved it.
+
+use crate::LeaseState;
+use crate::error::{LeaseError, Result};
+use crate::options::{LeaseOptions, Settled};
+use crate::spec::Backend;
+use crate::store::{Ask, Grant, Renewal, Store};
+use nonceforge::clock::Clock;
+use nonceforge::{MachineId, NonceGenerator};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+
+/// What the lease needs of a generator (any clock).
+pub(crate) trait Gate: Send + Sync {
+    fn clock_unix_ms(&self) -> u64;
+    fn set_valid_until(&self, until: Option<u64>);
+}
+
+impl<C: Clock> Gate for NonceGenerator<C> {
+    fn clock_unix_ms(&self) -> u64 {
+        self.issued_up_to_unix_ms()
+    }
+    fn set_valid_until(&self, until: Option<u64>) {
+        NonceGenerator::set_valid_until(self, until)
+    }
+}
+
+/// Stopped for good: before every timestamp.
+const STOP: Option<u64> = Some(0);
+
+pub(crate) struct Shared {
+    pub(crate) backend: Backend,
+    pub(crate) settled: Settled,
+    pub(crate) machine_id: MachineId,
+    pub(crate) floor_unix_ms: u64,
+    pub(crate) acquired_in: Duration,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    grant: Grant,
+    gens: Vec<Box<dyn Gate>>,
+    /// The local deadline (monotonic).
+    deadline: Instant,
+    /// The floor the last successful request wrote: no generator issues past it.
+    cap_unix_ms: u64,
+    lapsed: bool,
+    lost: bool,
+    released: bool,
+    ok: u64,
+    failed: u64,
+    last_error: Option<String>,
+}
+
+fn wall_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic elsewhere cannot leave Inner half-updated in a way that
+        // matters more than stopping would: keep going with its contents.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        Ask {
+            namespace: &self.settled.namespace,
+            holder: &self.settled.holder,
+            ttl: self.settled.ttl,
+        }
+    }
+
+    /// How long the generators may issue after a request sent now succeeds.
+    fn hold(&self) -> Duration {
+        self.settled.ttl - self.settled.margin
+    }
+
+    pub(crate) fn token(&self) -> u64 {
+        self.lock().grant.token
+    }
+
+    pub(crate) fn attach(&self, gate: Box<dyn Gate>) {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        let until = if inner.lost || inner.released || inner.lapsed || now >= inner.deadline {
+            STOP
+        } else {
+            let left = ms(inner.deadline - now);
+            Some((gate.clock_unix_ms() + left).min(inner.cap_unix_ms))
+        };
+        gate.set_valid_until(until);
+        inner.gens.push(gate);
+    }
+
+    pub(crate) fn state(&self, now: Instant) -> LeaseState {
+        let inner = self.lock();
+        if inner.released {
+            LeaseState::Released
+        } else if inner.lost {
+            LeaseState::Lost
+        } else if inner.lapsed || now >= inner.deadline {
+            LeaseState::Lapsed
+        } else {
+            LeaseState::Held {
+                deadline_in: inner.deadline - now,
+            }
+        }
+    }
+
+    pub(crate) fn renewals(&self) -> (u64, u64) {
+        let inner = self.lock();
+        (inner.ok, inner.failed)
+    }
+
+    pub(crate) fn last_error(&self) -> Option<String> {
+        self.lock().last_error.clone()
+    }
+
+    fn stop_all(inner: &Inner) {
+        for g in &inner.gens {
+            g.set_valid_until(STOP);
+        }
+    }
+
+    /// Past the deadline without a renewal.
+    fn lapse(&self) {
+        let mut inner = self.lock();
+        if !inner.lapsed {
+            Self::stop_all(&inner);
+            inner.lapsed = true;
+            log::warn!(
+                "nonceforge-lease: machine id {} lapsed: no renewal reached the {} store before the deadline; generators stopped",
+                self.machine_id.get(),
+                self.backend.name()
+            );
+        }
+    }
+}
+
+/// The thread and how to talk to it.
+pub(crate) struct Control {
+    tx: mpsc::UnboundedSender<Cmd>,
+    done: std::sync::mpsc::Receiver<Result<()>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+pub(crate) enum Cmd {
+    Release,
+}
+
+impl Control {
+    pub(crate) fn stop(self, cmd: Cmd) -> Result<()> {
+        let _ = self.tx.send(cmd);
+        let result = self.done.recv().unwrap_or(Ok(()));
+        let _ = self.thread.join();
+        result
+    }
+}
+
+fn runtime() -> Result<Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LeaseError::Store {
+            backend: "local",
+            target: "this process".into(),
+            detail: format!("cannot start the I/O runtime: {e}"),
+        })
+}
+
+fn timed_out(backend: &Backend, after: Duration) -> LeaseError {
+    LeaseError::Timeout {
+        backend: backend.name(),
+        target: backend.shown.clone(),
+        after,
+    }
+}
+
+/// Connects, acquires, and starts the renewal thread.
+pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Control)> {
+    let rt = runtime()?;
+    let t0 = Instant::now();
+    let hold = settled.ttl - settled.margin;
+    let cap = wall_unix_ms() + ms(hold);
+    let ask = Ask {
+        namespace: &settled.namespace,
+        holder: &settled.holder,
+        ttl: settled.ttl,
+    };
+    let (store, grant) = rt.block_on(async {
+        tokio::time::timeout(settled.connect_timeout, async {
+            let mut store = Store::connect(&backend, &settled.namespace).await?;
+            let grant = store
+                .acquire(&backend, &ask, settled.ids.clone(), cap)
+                .await?;
+            Ok::<_, LeaseError>((store, grant))
+        })
+        .await
+        .map_err(|_| timed_out(&backend, settled.connect_timeout))?
+    })?;
+    let acquired_in = t0.elapsed();
+    let machine_id = MachineId::new(grant.machine_id as u64)?;
+    log::info!(
+        "nonceforge-lease: machine id {} from {} in {:?} (token {}, floor {})",
+        grant.machine_id,
+        backend.shown,
+        acquired_in,
+        grant.token,
+        grant.floor_unix_ms
+    );
+    let shared = Arc::new(Shared {
+        machine_id,
+        floor_unix_ms: grant.floor_unix_ms,
+        acquired_in,
+        inner: Mutex::new(Inner {
+            grant,
+            gens: Vec::new(),
+            deadline: t0 + hold,
+            cap_unix_ms: cap,
+            lapsed: false,
+            lost: false,
+            released: false,
+            ok: 0,
+            failed: 0,
+            last_error: None,
+        }),
+        backend,
+        settled,
+    });
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let keeper = Arc::clone(&shared);
+    let thread = std::thread::Builder::new()
+        .name("nonceforge-lease".into())
+        .spawn(move || {
+            let result = rt.block_on(keep(Arc::clone(&keeper), Some(store), rx));
+            let _ = done_tx.send(result);
+        })
+        .map_err(|e| LeaseError::Store {
+            backend: "local",
+            target: "this process".into(),
+            detail: format!(
+                "cannot start the renewal thread: {e} (the lease expires after its TTL)"
+            ),
+        })?;
+    Ok((shared, Control { tx, done, thread }))
+}
+
+/// Renews until told to release; returns the release's result.
+async fn keep(
+    shared: Arc<Shared>,
+    mut store: Option<Store>,
+    mut rx: mpsc::UnboundedReceiver<Cmd>,
+) -> Result<()> {
+    let s = &shared.settled;
+    let watchdog = tokio::spawn(watchdog(Arc::clone(&shared)));
+    let retry = (s.renew_every / 4).max(Duration::from_millis(10));
+    let far = Duration::from_secs(86_400 * 365);
+    let mut next = Instant::now() + s.renew_every;
+    loop {
+        tokio::select! {
+            biased;
+            _ = rx.recv() => break,
+            _ = tokio::time::sleep_until(next.into()) => {}
+        }
+        let send = Instant::now();
+        // Read every generator's clock at the send: each may issue up to its
+        // reading plus the hold once this renewal succeeds, and the floor
+        // written covers them all.
+        let (mut grant, readings, cap) = {
+            let inner = shared.lock();
+            let readings: Vec<u64> = inner.gens.iter().map(|g| g.clock_unix_ms()).collect();
+            let top = readings.iter().copied().fold(wall_unix_ms(), u64::max);
+            (inner.grant.clone(), readings, top + ms(shared.hold()))
+        };
+        let ask = shared.ask();
+        let answer = tokio::time::timeout(s.request_timeout, async {
+            if store.is_none() {
+                store = Some(Store::connect(&shared.backend, &s.namespace).await?);
+            }
+            let st = store.as_mut().expect("connected above");
+            st.renew(&shared.backend, &ask, &mut grant, cap).await
+        })
+        .await
+        .unwrap_or_else(|_| Err(timed_out(&shared.backend, s.request_timeout)));
+        let mut inner = shared.lock();
+        match answer {
+            Ok(Renewal::Held) => {
+                let hold = ms(shared.hold());
+                for (g, at) in inner.gens.iter().zip(&readings) {
+                    g.set_valid_until(Some(at + hold));
+                }
+                if inner.lapsed {
+                    log::warn!(
+                        "nonceforge-lease: machine id {} renewed after lapsing (nobody took it): generators resumed",
+                        shared.machine_id.get()
+                    );
+                }
+                inner.grant = grant;
+                inner.deadline = send + shared.hold();
+                inner.cap_unix_ms = cap;
+                inner.lapsed = false;
+                inner.ok += 1;
+                inner.last_error = None;
+                next = send + s.renew_every;
+            }
+            Ok(Renewal::Lost) => {
+                Shared::stop_all(&inner);
+                inner.lost = true;
+                log::error!(
+                    "nonceforge-lease: machine id {} was taken by another holder: generators stopped for good",
+                    shared.machine_id.get()
+                );
+                next = Instant::now() + far;
+            }
+            Err(e) => {
+                if matches!(
+                    e,
+                    LeaseError::Unreachable { .. } | LeaseError::Timeout { .. }
+                ) {
+                    store = None;
+                }
+                log::warn!("nonceforge-lease: renewal failed (retrying): {e}");
+                inner.failed += 1;
+                inner.last_error = Some(e.to_string());
+                next = Instant::now() + retry;
+            }
+        }
+    }
+    watchdog.abort();
+    release(&shared, store).await
+}
+
+/// Stops the generators at the deadline when no renewal has moved it.
+async fn watchdog(shared: Arc<Shared>) {
+    loop {
+        let (deadline, lapsed, over) = {
+            let inner = shared.lock();
+            (inner.deadline, inner.lapsed, inner.lost || inner.released)
+        };
+        if over {
+            return;
+        }
+        if lapsed {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        } else if Instant::now() >= deadline {
+            shared.lapse();
+        } else {
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    }
+}
+
+async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
+    let (grant, floor, lost) = {
+        let mut inner = shared.lock();
+        Shared::stop_all(&inner);
+        inner.released = true;
+        // Every timestamp issued is at or below each generator's clock now (they
+        // are stopped) and at or below the last floor written.
+        let floor = inner
+            .gens
+            .iter()
+            .map(|g| g.clock_unix_ms())
+            .max()
+            .map_or(inner.cap_unix_ms, |c| c.min(inner.cap_unix_ms))
+            .max(shared.floor_unix_ms);
+        (inner.grant.clone(), floor, inner.lost)
+    };
+    let id = shared.machine_id.get();
+    if lost {
+        return Err(LeaseError::Lost { machine_id: id });
+    }
+    let s = &shared.settled;
+    let ask = shared.ask();
+    let done = tokio::time::timeout(s.request_timeout, async {
+        if store.is_none() {
+            store = Some(Store::connect(&shared.backend, &s.namespace).await?);
+        }
+        let st = store.as_mut().expect("connected above");
+        st.release(&shared.backend, &ask, &grant, floor).await
+    })
+    .await
+    .unwrap_or_else(|_| Err(timed_out(&shared.backend, s.request_timeout)))?;
+    if done {
+        log::info!("nonceforge-lease: machine id {id} released (floor {floor})");
+        Ok(())
+    } else {
+        Err(LeaseError::Lost { machine_id: id })
+    }
+}
+
+type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
+
+/// Connects and runs one request (status, evict), all within the connect timeout.
+pub(crate) fn one_shot<T>(
+    backend: &Backend,
+    options: &LeaseOptions,
+    f: impl for<'a> FnOnce(&'a mut Store, &'a Backend) -> StoreFuture<'a, T>,
+) -> Result<T> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        tokio::time::timeout(options.connect_timeout, async {
+            let mut store = Store::connect(backend, &options.namespace).await?;
+            f(&mut store, backend).await
+        })
+        .await
+        .map_err(|_| timed_out(backend, options.connect_timeout))?
+    })
+}

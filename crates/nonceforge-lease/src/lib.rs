@@ -1,0 +1,292 @@
+//! Machine-id leases for nonceforge generators, kept in PostgreSQL, Redis or etcd.
+//!
+//! A nonce is unique only while no two live generators share a machine id. A
+//! [`Lease`] takes the lowest free id (0..=511) from a store every process
+//! trusts, renews it in the background, and holds the generators built on it to
+//! a **local deadline**: the lease's expiry minus a margin, counted on the
+//! monotonic clock from the moment the last successful renewal was *sent*. Past
+//! the deadline every call returns [`nonceforge::Error::Disabled`] — whether the
+//! renewals failed, the store is down, or the process was paused (SIGSTOP, a
+//! frozen VM) and has not yet heard that it lost the lease. Nothing is issued
+//! under an expired lease.
+//!
+//! ```no_run
+//! use nonceforge_lease::{Lease, LeaseOptions};
+//! let lease = Lease::acquire("postgres://app@db.internal/app", &LeaseOptions::default())?;
+//! let generator = lease.generator()?;          // machine id from the lease, attached to it
+//! let nonce: [u8; 12] = generator.counter_96()?;
+//! lease.release()?;                            // on clean shutdown: the id is free at once
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Timestamps across holders
+//!
+//! The store keeps, per id, the highest timestamp its holders may have issued
+//! (the *floor*). Each renewal raises it to the holder's deadline (on the
+//! holder's clock) *before* the deadline moves, and a clean release lowers it to
+//! the last timestamp actually issued. A new holder's generator starts strictly
+//! above the floor ([`nonceforge::NonceGeneratorBuilder::not_before`]), so ids
+//! stay unique across a restart onto a host whose clock is behind — it waits up
+//! to [`LeaseOptions::max_clock_wait`] for its clock to pass the floor, and
+//! fails with [`nonceforge::Error::ClockBehind`] rather than issue below it.
+//!
+//! # What each store survives
+//!
+//! | failure | PostgreSQL | Redis | etcd (3 members) |
+//! |---|---|---|---|
+//! | holder killed (`kill -9`) | id free after the TTL | id free after the TTL | id free after the TTL |
+//! | holder paused past the TTL | disabled at its deadline; on waking, stays disabled (lost) or resumes if nobody took the id | same | same |
+//! | store restarts (down < TTL − margin − renewal period) | generators keep running; renewals resume | same, if Redis persists (AOF/RDB); without persistence the restarted store is empty and another process may take the id (the holder finds out at its next renewal and stops) | same |
+//! | store down longer | generators stop at the deadline; resume when it is back if nobody took the id | same | same |
+//! | a store member lost | no (one server; use a managed HA PostgreSQL with synchronous replication) | **no**: replication is asynchronous — a failover can lose a granted lease and hand the id out twice | **yes**: a minority of members can fail; a new leader extends leases, never shortens them |
+//!
+//! # Choosing the TTL and margins
+//!
+//! * **TTL** bounds how long a crashed holder's id stays taken, and how long a
+//!   store outage the generators ride out (TTL − margin − renewal period). 10 s
+//!   suits most fleets; 2–5 s when ids are scarce and processes churn.
+//! * **renewal period** ≤ (TTL − margin) / 2, so one failed renewal is retried
+//!   before the deadline (enforced). Default TTL / 3.
+//! * **margin** covers the difference between the local monotonic clock's rate
+//!   and the store's (parts per million) and a late watchdog timer: the deadline
+//!   is already counted from the *send* time, so network delay needs no margin.
+//!   Default TTL / 10.
+//! * etcd counts TTLs in whole seconds (rounded up here): the store may hold an
+//!   id a little longer than asked, never shorter.
+//!
+//! # Running etcd with three members (loopback example)
+//!
+//! ```text
+//! etcd --name m1 --data-dir /tmp/m1 \
+//!   --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+//!   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+//!   --initial-cluster m1=http://127.0.0.1:2380,m2=http://127.0.0.1:2382,m3=http://127.0.0.1:2384 \
+//!   --initial-cluster-state new --initial-cluster-token nonceforge
+//! # m2: client 2381, peer 2382; m3: client 2383, peer 2384 (same --initial-cluster)
+//! nonceforge gen counter --lease etcd://127.0.0.1:2379,127.0.0.1:2381,127.0.0.1:2383 -n 10
+//! ```
+//!
+//! Give every endpoint in the URL: the client fails over between them.
+//!
+//! # Holding a lease costs nothing per nonce
+//!
+//! The generator checks its deadline where it reads its clock anyway (every
+//! sortable nonce, every new millisecond of 64-bit counters, every block of
+//! ticks a per-thread handle reserves, every batch); a timer in the lease's
+//! thread stops it at the deadline for the paths that read no clock. A paused
+//! process that wakes past its deadline can finish at most the block of ticks a
+//! thread already held — at timestamps at or below the floor it recorded, which
+//! no later holder issues at.
+
+#![deny(missing_docs)]
+
+mod error;
+mod keeper;
+mod options;
+mod spec;
+mod store;
+
+pub use error::{LeaseError, Result};
+pub use options::LeaseOptions;
+pub use store::Record;
+
+use keeper::{Cmd, Gate, Shared};
+use nonceforge::clock::Clock;
+use nonceforge::{MachineId, NonceGenerator, NonceGeneratorBuilder};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where a lease stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseState {
+    /// Held; the generators issue until the deadline, this far ahead.
+    Held {
+        /// Time left until the local deadline.
+        deadline_in: Duration,
+    },
+    /// The local deadline passed without a renewal: the generators are stopped;
+    /// renewals go on, and resume them if the store still has the id for us.
+    Lapsed,
+    /// Another holder took the id: the generators are stopped for good.
+    Lost,
+    /// Released.
+    Released,
+}
+
+/// A machine id leased from a store, kept alive by a background thread.
+///
+/// Dropping it releases the id (as [`release`](Self::release) does, ignoring errors).
+pub struct Lease {
+    shared: Arc<Shared>,
+    control: Option<keeper::Control>,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("backend", &self.shared.backend)
+            .field("machine_id", &self.shared.machine_id)
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl Lease {
+    /// Connects to the store at `url` (`postgres://…`, `redis://…`,
+    /// `etcd://host:port[,host:port…]`), takes the lowest free machine id in
+    /// `options.ids`, and starts renewing it in the background.
+    ///
+    /// Fails with [`LeaseError::BadUrl`], [`LeaseError::BadOption`],
+    /// [`LeaseError::Unreachable`], [`LeaseError::Timeout`] or
+    /// [`LeaseError::AllTaken`]; nothing is held after an error.
+    pub fn acquire(url: &str, options: &LeaseOptions) -> Result<Lease> {
+        let settled = options.settle()?;
+        let backend = spec::parse(url)?;
+        let (shared, control) = keeper::start(backend, settled)?;
+        Ok(Lease {
+            shared,
+            control: Some(control),
+        })
+    }
+
+    /// The leased machine id.
+    pub fn machine_id(&self) -> MachineId {
+        self.shared.machine_id
+    }
+
+    /// The fencing token of this grant: greater than every earlier grant's in
+    /// this store. Pass it to systems that can reject a stale holder's writes.
+    pub fn token(&self) -> u64 {
+        self.shared.token()
+    }
+
+    /// The highest timestamp (Unix ms) an earlier holder of this id may have
+    /// issued; generators of this lease start above it.
+    pub fn floor_unix_ms(&self) -> u64 {
+        self.shared.floor_unix_ms
+    }
+
+    /// Who holds it, as the store shows it.
+    pub fn holder(&self) -> &str {
+        &self.shared.settled.holder
+    }
+
+    /// The store's URL, without its password.
+    pub fn backend(&self) -> &str {
+        &self.shared.backend.shown
+    }
+
+    /// How long acquiring took (connecting included).
+    pub fn acquired_in(&self) -> Duration {
+        self.shared.acquired_in
+    }
+
+    /// A builder for a generator on this lease: its machine id, and a start
+    /// above the previous holder's last timestamp. Attach what it builds with
+    /// [`attach`](Self::attach) (or use [`generator`](Self::generator)).
+    pub fn builder(&self) -> NonceGeneratorBuilder {
+        NonceGenerator::builder(self.shared.machine_id)
+            .not_before(self.shared.floor_unix_ms)
+            .max_wait(self.shared.settled.max_clock_wait)
+    }
+
+    /// A generator with default settings on this lease, attached.
+    pub fn generator(&self) -> Result<NonceGenerator> {
+        let generator = self.builder().build()?;
+        self.attach(&generator)?;
+        Ok(generator)
+    }
+
+    /// Holds `generator` to this lease: it issues only until the lease's local
+    /// deadline, which each renewal moves, and stops for good if the lease is
+    /// lost or released. The generator must have this lease's machine id and
+    /// have started above the previous holder's floor (build it from
+    /// [`builder`](Self::builder)).
+    pub fn attach<C: Clock>(&self, generator: &NonceGenerator<C>) -> Result<()> {
+        if generator.machine_id() != self.shared.machine_id {
+            return Err(LeaseError::Generator {
+                rule: "its machine id is not the leased one: build it with Lease::builder",
+            });
+        }
+        if generator.started_unix_ms() <= self.shared.floor_unix_ms {
+            return Err(LeaseError::Generator {
+                rule: "it started at or below the previous holder's last timestamp: build it with Lease::builder",
+            });
+        }
+        self.shared
+            .attach(Box::new(generator.clone()) as Box<dyn Gate>);
+        Ok(())
+    }
+
+    /// Where the lease stands now.
+    pub fn state(&self) -> LeaseState {
+        self.shared.state(Instant::now())
+    }
+
+    /// Renewals that succeeded, and that failed (a failure is retried).
+    pub fn renewals(&self) -> (u64, u64) {
+        self.shared.renewals()
+    }
+
+    /// The last renewal error, if the last renewal failed.
+    pub fn last_error(&self) -> Option<String> {
+        self.shared.last_error()
+    }
+
+    /// Stops the attached generators, records the last timestamp they issued as
+    /// the id's floor, and frees the id in the store. Fails with
+    /// [`LeaseError::Lost`] if another process had taken it.
+    pub fn release(mut self) -> Result<()> {
+        self.release_inner()
+    }
+
+    fn release_inner(&mut self) -> Result<()> {
+        match self.control.take() {
+            Some(control) => control.stop(Cmd::Release),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Err(e) = self.release_inner() {
+            log::warn!("nonceforge-lease: releasing on drop: {e}");
+        }
+    }
+}
+
+/// Every machine id the store has a record of in `options.ids`, held or not.
+pub fn status(url: &str, options: &LeaseOptions) -> Result<Vec<Record>> {
+    options::check_ids(&options.ids)?;
+    options::check_namespace(&options.namespace)?;
+    let backend = spec::parse(url)?;
+    keeper::one_shot(&backend, options, |store, backend| {
+        let (ns, ids) = (options.namespace.clone(), options.ids.clone());
+        Box::pin(async move { store.status(backend, &ns, ids).await })
+    })
+}
+
+/// Frees `machine_id` whoever holds it (or only if `holder` does). Its floor
+/// stays, so a later holder still starts above its last timestamps. For
+/// operators cleaning up after a process known to be gone: a live holder keeps
+/// issuing until its next renewal fails. Returns whether it was held.
+pub fn evict(
+    url: &str,
+    options: &LeaseOptions,
+    machine_id: u16,
+    holder: Option<&str>,
+) -> Result<bool> {
+    options::check_namespace(&options.namespace)?;
+    MachineId::new(machine_id as u64)?;
+    let backend = spec::parse(url)?;
+    let holder = holder.map(str::to_owned);
+    keeper::one_shot(&backend, options, |store, backend| {
+        let ns = options.namespace.clone();
+        Box::pin(async move {
+            store
+                .evict(backend, &ns, machine_id, holder.as_deref())
+                .await
+        })
+    })
+}

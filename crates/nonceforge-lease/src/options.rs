@@ -1,0 +1,318 @@
+//! Lease settings and their rules.
+
+use crate::error::{LeaseError, Result};
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+/// How a lease is taken and kept. Every member of a cluster must use the same
+/// store, namespace and id range.
+///
+/// The defaults (TTL 10 s, a renewal every 3 s, a 1 s margin) survive one lost
+/// renewal and a 5 s stall of the store; see the crate docs for choosing them.
+#[derive(Debug, Clone)]
+pub struct LeaseOptions {
+    /// How long the store keeps a lease without a renewal (default 10 s; 1 s to 1 h).
+    pub ttl: Duration,
+    /// How often the lease is renewed (default TTL / 3 − ε, at most (TTL − margin) / 2,
+    /// so one failed renewal can be retried before the deadline).
+    pub renew_every: Option<Duration>,
+    /// The generator stops this long before the lease would expire, counted from
+    /// when the last successful renewal was sent (default TTL / 10, at least 50 ms).
+    pub margin: Option<Duration>,
+    /// The longest one request to the store may take (default: the renewal
+    /// period, at most 2 s).
+    pub request_timeout: Option<Duration>,
+    /// The longest connecting and acquiring may take (default 5 s).
+    pub connect_timeout: Duration,
+    /// The machine ids this cluster leases (default 0..=511).
+    pub ids: RangeInclusive<u16>,
+    /// Name of the lease table (`{namespace}_leases`) or key prefix; lower-case
+    /// letters, digits and `_`, starting with a letter, at most 40 (default `nonceforge`).
+    pub namespace: String,
+    /// Who holds the lease, as shown by `status` (default `host/pid/random`).
+    pub holder: Option<String>,
+    /// The longest a new generator may wait for its clock to pass the previous
+    /// holder's last timestamp (default 2 s): a clock further behind is an error.
+    pub max_clock_wait: Duration,
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        LeaseOptions {
+            ttl: Duration::from_secs(10),
+            renew_every: None,
+            margin: None,
+            request_timeout: None,
+            connect_timeout: Duration::from_secs(5),
+            ids: 0..=511,
+            namespace: "nonceforge".into(),
+            holder: None,
+            max_clock_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The options with defaults filled in and every rule checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Settled {
+    pub(crate) ttl: Duration,
+    pub(crate) renew_every: Duration,
+    pub(crate) margin: Duration,
+    pub(crate) request_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) ids: RangeInclusive<u16>,
+    pub(crate) namespace: String,
+    pub(crate) holder: String,
+    pub(crate) max_clock_wait: Duration,
+}
+
+fn bad(option: &'static str, value: impl std::fmt::Debug, rule: &'static str) -> LeaseError {
+    LeaseError::BadOption {
+        option,
+        value: format!("{value:?}"),
+        rule,
+    }
+}
+
+/// Checks a namespace: `[a-z][a-z0-9_]{0,39}`.
+pub(crate) fn check_namespace(ns: &str) -> Result<()> {
+    let ok = (1..=40).contains(&ns.len())
+        && ns.as_bytes()[0].is_ascii_lowercase()
+        && ns
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(bad(
+            "namespace",
+            ns,
+            "must be 1 to 40 lower-case letters, digits or '_', starting with a letter",
+        ))
+    }
+}
+
+pub(crate) fn check_ids(ids: &RangeInclusive<u16>) -> Result<()> {
+    if ids.start() > ids.end() || *ids.end() > 511 {
+        return Err(bad("ids", ids, "must be a non-empty range within 0..=511"));
+    }
+    Ok(())
+}
+
+impl LeaseOptions {
+    pub(crate) fn settle(&self) -> Result<Settled> {
+        let ttl = self.ttl;
+        if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(3600) {
+            return Err(bad("ttl", ttl, "must be between 1 s and 1 h"));
+        }
+        let margin = self
+            .margin
+            .unwrap_or((ttl / 10).max(Duration::from_millis(50)));
+        if margin < Duration::from_millis(10) || margin >= ttl / 2 {
+            return Err(bad(
+                "margin",
+                margin,
+                "must be at least 10 ms and less than half the TTL",
+            ));
+        }
+        let room = ttl - margin;
+        let renew_every = self.renew_every.unwrap_or((ttl / 3).min(room / 2));
+        if renew_every < Duration::from_millis(10) || renew_every > room / 2 {
+            return Err(bad(
+                "renew_every",
+                renew_every,
+                "must be at least 10 ms and at most (TTL - margin) / 2, so a failed renewal is retried before the deadline",
+            ));
+        }
+        let request_timeout = self
+            .request_timeout
+            .unwrap_or(renew_every.min(Duration::from_secs(2)));
+        if request_timeout.is_zero() || request_timeout > room {
+            return Err(bad(
+                "request_timeout",
+                request_timeout,
+                "must be more than 0 and at most TTL - margin",
+            ));
+        }
+        if self.connect_timeout.is_zero() {
+            return Err(bad(
+                "connect_timeout",
+                self.connect_timeout,
+                "must be more than 0",
+            ));
+        }
+        check_ids(&self.ids)?;
+        check_namespace(&self.namespace)?;
+        let holder = match &self.holder {
+            Some(h) => {
+                if h.is_empty() || h.len() > 200 || h.chars().any(char::is_control) {
+                    return Err(bad(
+                        "holder",
+                        h,
+                        "must be 1 to 200 bytes without control characters",
+                    ));
+                }
+                h.clone()
+            }
+            None => default_holder(),
+        };
+        Ok(Settled {
+            ttl,
+            renew_every,
+            margin,
+            request_timeout,
+            connect_timeout: self.connect_timeout,
+            ids: self.ids.clone(),
+            namespace: self.namespace.clone(),
+            holder,
+            max_clock_wait: self.max_clock_wait,
+        })
+    }
+}
+
+/// `host/pid/8 hex digits`: unique enough to tell holders apart in `status`.
+fn default_holder() -> String {
+    let host = nonceforge::MachineId::this_host().unwrap_or_else(|| "unknown-host".into());
+    let mut r = [0u8; 4];
+    let _ = getrandom::fill(&mut r);
+    format!(
+        "{host}/{}/{:08x}",
+        std::process::id(),
+        u32::from_be_bytes(r)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_settle() {
+        let s = LeaseOptions::default().settle().unwrap();
+        assert_eq!(s.margin, Duration::from_secs(1));
+        assert!(s.renew_every * 2 + s.margin <= s.ttl);
+        assert!(s.holder.contains(&format!("/{}/", std::process::id())));
+    }
+
+    #[test]
+    fn bad_options_name_the_option() {
+        let cases: Vec<(LeaseOptions, &str)> = vec![
+            (
+                LeaseOptions {
+                    ttl: Duration::from_millis(500),
+                    ..Default::default()
+                },
+                "ttl",
+            ),
+            (
+                LeaseOptions {
+                    ttl: Duration::from_secs(7200),
+                    ..Default::default()
+                },
+                "ttl",
+            ),
+            (
+                LeaseOptions {
+                    margin: Some(Duration::from_secs(5)),
+                    ..Default::default()
+                },
+                "margin",
+            ),
+            (
+                LeaseOptions {
+                    margin: Some(Duration::ZERO),
+                    ..Default::default()
+                },
+                "margin",
+            ),
+            (
+                LeaseOptions {
+                    renew_every: Some(Duration::from_secs(6)),
+                    ..Default::default()
+                },
+                "renew_every",
+            ),
+            (
+                LeaseOptions {
+                    renew_every: Some(Duration::ZERO),
+                    ..Default::default()
+                },
+                "renew_every",
+            ),
+            (
+                LeaseOptions {
+                    request_timeout: Some(Duration::ZERO),
+                    ..Default::default()
+                },
+                "request_timeout",
+            ),
+            (
+                LeaseOptions {
+                    connect_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "connect_timeout",
+            ),
+            (
+                LeaseOptions {
+                    ids: std::ops::RangeInclusive::new(5, 4),
+                    ..Default::default()
+                },
+                "ids",
+            ),
+            (
+                LeaseOptions {
+                    ids: 0..=512,
+                    ..Default::default()
+                },
+                "ids",
+            ),
+            (
+                LeaseOptions {
+                    namespace: "".into(),
+                    ..Default::default()
+                },
+                "namespace",
+            ),
+            (
+                LeaseOptions {
+                    namespace: "1abc".into(),
+                    ..Default::default()
+                },
+                "namespace",
+            ),
+            (
+                LeaseOptions {
+                    namespace: "a; DROP TABLE x".into(),
+                    ..Default::default()
+                },
+                "namespace",
+            ),
+            (
+                LeaseOptions {
+                    namespace: "a".repeat(41),
+                    ..Default::default()
+                },
+                "namespace",
+            ),
+            (
+                LeaseOptions {
+                    holder: Some(String::new()),
+                    ..Default::default()
+                },
+                "holder",
+            ),
+            (
+                LeaseOptions {
+                    holder: Some("a\nb".into()),
+                    ..Default::default()
+                },
+                "holder",
+            ),
+        ];
+        for (o, name) in cases {
+            let e = o.settle().unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{name} = ")), "{e}");
+        }
+    }
+}
