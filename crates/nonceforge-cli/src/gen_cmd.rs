@@ -1,11 +1,12 @@
 //! `nonceforge gen`: nonces, one a line, fast enough to pipe millions.
 
-use crate::{CliError, key};
+use crate::{CliError, key, lease_cmd};
 use base64::Engine;
 use clap::{Args, ValueEnum};
 use nonceforge::{Bits, Cipher64, Cipher128, MachineId, NonceGenerator, NonceKind};
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Kind {
@@ -76,6 +77,17 @@ pub struct GenArgs {
     /// Cipher for 128-bit encrypted nonces: aes256 or speck128-256.
     #[arg(long, default_value = "aes256", value_parser = parse_cipher128)]
     cipher128: Cipher128,
+    /// At most this many nonces a second (paced in small batches, flushed as
+    /// they are made), for long runs and load tests.
+    #[arg(long, value_name = "PER_SECOND", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    rate: Option<u64>,
+    /// Lease the machine id from a store: postgres://…, redis://… or
+    /// etcd://host:port[,host:port…]. Generation stops (exit status 1) if the
+    /// lease is lost; the id is released at the end, on SIGINT or SIGTERM.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["machine_id", "machine_id_env", "hosts"])]
+    lease: Option<String>,
+    #[command(flatten)]
+    lease_args: crate::lease_cmd::LeaseArgs,
 }
 
 fn parse_bits(s: &str) -> Result<u32, String> {
@@ -136,9 +148,15 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
             "--format uuid: a UUID is 128 bits; this nonce is {bits}"
         )));
     }
-    let mut builder = NonceGenerator::builder(machine_id(&args)?)
-        .cipher64(args.cipher64)
-        .cipher128(args.cipher128);
+    let lease = match &args.lease {
+        Some(url) => Some(lease_cmd::acquire_for_gen(url, &args.lease_args)?),
+        None => None,
+    };
+    let builder = match &lease {
+        Some(l) => l.builder(),
+        None => NonceGenerator::builder(machine_id(&args)?),
+    };
+    let mut builder = builder.cipher64(args.cipher64).cipher128(args.cipher128);
     if let Some(epoch) = args.epoch {
         builder = builder.epoch_unix_ms(epoch);
     }
@@ -154,6 +172,9 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         (None, _) => {}
     }
     let generator = builder.build()?;
+    if let Some(l) = &lease {
+        l.attach(&generator)?;
+    }
     if let Some(left) = generator.epoch_ends_in() {
         eprintln!(
             "nonceforge: warning: the 42-bit timestamp range ends in {} days: pick a later --epoch",
@@ -161,14 +182,46 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         );
     }
 
+    let result = write_nonces(&generator, kind, bits, format, args.count, args.rate);
+    match lease {
+        None => result,
+        Some(l) => {
+            let result = match result {
+                Err(CliError::Nonce(nonceforge::Error::Disabled)) => {
+                    Err(CliError::Stopped(lease_cmd::why_disabled(&l)))
+                }
+                other => other,
+            };
+            // Release whatever happened, but report the first error.
+            let released = l.release().map_err(CliError::from);
+            result.and(released)
+        }
+    }
+}
+
+/// Writes `count` nonces, `rate` a second at most; stops early on a signal
+/// (with a lease: see `lease_cmd::catch_signals`).
+fn write_nonces(
+    generator: &NonceGenerator,
+    kind: NonceKind,
+    bits: Bits,
+    format: Format,
+    count: u64,
+    rate: Option<u64>,
+) -> Result<(), CliError> {
     let width = bits.bytes();
-    let mut raw = vec![0u8; BATCH * width];
-    let mut text = Vec::with_capacity(BATCH * (width * 2 + 2).max(41));
+    // Paced: a batch every millisecond or so, flushed at once.
+    let batch = rate.map_or(BATCH, |r| (r / 1000).clamp(1, BATCH as u64) as usize);
+    let period = rate.map(|r| Duration::from_secs_f64(batch as f64 / r as f64));
+    let mut raw = vec![0u8; batch * width];
+    let mut text = Vec::with_capacity(batch * (width * 2 + 2).max(41));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut left = args.count;
-    while left > 0 {
-        let n = left.min(BATCH as u64) as usize;
+    let mut left = count;
+    let start = Instant::now();
+    let mut made = 0u64;
+    while left > 0 && !lease_cmd::stopping() {
+        let n = left.min(batch as u64) as usize;
         let raw = &mut raw[..n * width];
         generator.fill(kind, bits, raw)?;
         text.clear();
@@ -177,6 +230,15 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         }
         out.write_all(&text)?;
         left -= n as u64;
+        if let Some(period) = period {
+            out.flush()?;
+            made += 1;
+            let due = start + period.mul_f64(made as f64);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
     }
     out.flush()?;
     Ok(())

@@ -6,6 +6,7 @@ mod bench_seal;
 mod extid_cmd;
 mod gen_cmd;
 mod key;
+mod lease_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -41,6 +42,15 @@ enum Command {
     ///   nonceforge bench --json --threads 1,2 --seconds 2 --filter counter
     #[command(verbatim_doc_comment)]
     Bench(bench::BenchArgs),
+    /// Machine-id leases in PostgreSQL, Redis or etcd: take, list, free.
+    ///
+    /// Examples:
+    ///   nonceforge lease acquire --backend redis://127.0.0.1:6379 --for 1m
+    ///   nonceforge lease status --backend etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379
+    ///   nonceforge lease release --backend postgres://app@db/app --id 12
+    ///   nonceforge gen sortable --bits 64 -n 1000 --lease postgres://app@db/app
+    #[command(subcommand, verbatim_doc_comment)]
+    Lease(lease_cmd::LeaseCommand),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +59,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen_cmd::run(args),
         Command::Extid(cmd) => extid_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
+        Command::Lease(cmd) => lease_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -72,13 +83,17 @@ pub enum CliError {
     Nonce(nonceforge::Error),
     /// Writing the output failed.
     Io(std::io::Error),
+    /// A machine-id lease could not be taken or kept.
+    Lease(nonceforge_lease::LeaseError),
+    /// A leased generator stopped (the message says why).
+    Stopped(String),
 }
 
 impl CliError {
     fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
-            CliError::Nonce(_) | CliError::Io(_) => 1,
+            CliError::Nonce(_) | CliError::Io(_) | CliError::Lease(_) | CliError::Stopped(_) => 1,
         }
     }
     fn is_broken_pipe(&self) -> bool {
@@ -92,6 +107,8 @@ impl std::fmt::Display for CliError {
             CliError::Usage(m) => f.write_str(m),
             CliError::Nonce(e) => e.fmt(f),
             CliError::Io(e) => write!(f, "writing output: {e}"),
+            CliError::Lease(e) => e.fmt(f),
+            CliError::Stopped(m) => f.write_str(m),
         }
     }
 }

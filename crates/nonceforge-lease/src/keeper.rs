@@ -371,13 +371,15 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
         Shared::stop_all(&inner);
         inner.released = true;
         // Every timestamp issued is at or below each generator's clock now (they
-        // are stopped) and at or below the last floor written.
+        // are stopped) and at or below the last floor written. With no
+        // generator attached (`nonceforge lease acquire` handing the id to
+        // something else), the wall clock stands in for theirs.
         let floor = inner
             .gens
             .iter()
             .map(|g| g.clock_unix_ms())
-            .max()
-            .map_or(inner.cap_unix_ms, |c| c.min(inner.cap_unix_ms))
+            .fold(wall_unix_ms(), u64::max)
+            .min(inner.cap_unix_ms)
             .max(shared.floor_unix_ms);
         (inner.grant.clone(), floor, inner.lost)
     };

@@ -74,14 +74,14 @@ impl PgStore {
         let sql = format!(
             "WITH free AS (
                  SELECT machine_id, floor_unix_ms FROM {table}
-                 WHERE machine_id BETWEEN $1 AND $2
+                 WHERE machine_id BETWEEN $1::int2 AND $2::int2
                    AND (holder IS NULL OR expires_at <= clock_timestamp())
                  ORDER BY machine_id LIMIT 1
                  FOR UPDATE SKIP LOCKED)
              UPDATE {table} l
-                SET holder = $3, token = nextval('{tokens}'),
-                    expires_at = clock_timestamp() + $4 * interval '1 millisecond',
-                    floor_unix_ms = greatest(l.floor_unix_ms, $5)
+                SET holder = $3::text, token = nextval('{tokens}'),
+                    expires_at = clock_timestamp() + $4::float8 * interval '1 millisecond',
+                    floor_unix_ms = greatest(l.floor_unix_ms, $5::int8)
                FROM free WHERE l.machine_id = free.machine_id
              RETURNING l.machine_id, l.token, free.floor_unix_ms"
         );
@@ -115,9 +115,9 @@ impl PgStore {
     ) -> Result<Renewal, StoreError> {
         // Ours while the token is ours: also after expiry, if nobody took it since.
         let sql = format!(
-            "UPDATE {} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond',
-                           floor_unix_ms = greatest(floor_unix_ms, $4)
-              WHERE machine_id = $1 AND token = $2 AND holder = $5",
+            "UPDATE {} SET expires_at = clock_timestamp() + $3::float8 * interval '1 millisecond',
+                           floor_unix_ms = greatest(floor_unix_ms, $4::int8)
+              WHERE machine_id = $1::int2 AND token = $2::int8 AND holder = $5::text",
             self.table
         );
         let n = self
@@ -144,8 +144,8 @@ impl PgStore {
         floor: u64,
     ) -> Result<bool, StoreError> {
         let sql = format!(
-            "UPDATE {} SET holder = NULL, expires_at = NULL, floor_unix_ms = greatest($3, 0)
-              WHERE machine_id = $1 AND token = $2 AND holder = $4",
+            "UPDATE {} SET holder = NULL, expires_at = NULL, floor_unix_ms = $3::int8
+              WHERE machine_id = $1::int2 AND token = $2::int8 AND holder = $4::text",
             self.table
         );
         let n = self
@@ -173,7 +173,7 @@ impl PgStore {
             "SELECT machine_id, coalesce(holder, ''), token,
                     (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8,
                     floor_unix_ms
-               FROM {} WHERE machine_id BETWEEN $1 AND $2 AND (holder IS NOT NULL OR token > 0)
+               FROM {} WHERE machine_id BETWEEN $1::int2 AND $2::int2 AND (holder IS NOT NULL OR token > 0)
               ORDER BY machine_id",
             self.table
         );
@@ -207,7 +207,7 @@ impl PgStore {
     ) -> Result<bool, StoreError> {
         let sql = format!(
             "UPDATE {} SET holder = NULL, expires_at = NULL
-              WHERE machine_id = $1 AND holder IS NOT NULL AND ($2::text IS NULL OR holder = $2)",
+              WHERE machine_id = $1::int2 AND holder IS NOT NULL AND ($2::text IS NULL OR holder = $2)",
             self.table
         );
         let n = self
@@ -220,11 +220,14 @@ impl PgStore {
 }
 
 fn pg_err(e: tokio_postgres::Error) -> StoreError {
-    // A closed connection or an I/O error: reconnect; otherwise the server said no.
-    if e.is_closed() || e.as_db_error().is_none() {
+    // The server's answer, or a closed connection / an I/O error (reconnect).
+    if let Some(db) = e.as_db_error() {
+        return StoreError::answer(format!("{}: {}", db.code().code(), db.message()));
+    }
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if e.is_closed() || io {
         StoreError::conn(e)
     } else {
-        let db = e.as_db_error().expect("checked");
-        StoreError::answer(format!("{}: {}", db.code().code(), db.message()))
+        StoreError::answer(e)
     }
 }

@@ -1,0 +1,328 @@
+//! `nonceforge lease acquire|status|release`, and the lease options `gen --lease` shares.
+
+use crate::CliError;
+use clap::{Args, Subcommand};
+use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Options of a lease, shared by `lease …` and `gen --lease`.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Lease options")]
+pub struct LeaseArgs {
+    /// How long the store keeps a lease without renewal: 10s, 2500ms, 1m (1 s to 1 h).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    ttl: Duration,
+    /// How often to renew (default TTL/3; at most (TTL - margin)/2).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    renew_every: Option<Duration>,
+    /// Stop generating this long before the lease would expire (default TTL/10).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    margin: Option<Duration>,
+    /// Machine ids this cluster leases: FIRST-LAST or one id.
+    #[arg(long, value_name = "FIRST-LAST", default_value = "0-511", value_parser = parse_ids)]
+    ids: std::ops::RangeInclusive<u16>,
+    /// Lease table name prefix (PostgreSQL) or key prefix (Redis, etcd).
+    #[arg(long, value_name = "NAME", default_value = "nonceforge")]
+    namespace: String,
+    /// This process's name in the store (default host/pid/random).
+    #[arg(long, value_name = "TEXT")]
+    holder: Option<String>,
+    /// Give up connecting and acquiring after this long.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    connect_timeout: Duration,
+}
+
+impl LeaseArgs {
+    pub fn options(&self) -> LeaseOptions {
+        LeaseOptions {
+            ttl: self.ttl,
+            renew_every: self.renew_every,
+            margin: self.margin,
+            connect_timeout: self.connect_timeout,
+            ids: self.ids.clone(),
+            namespace: self.namespace.clone(),
+            holder: self.holder.clone(),
+            ..LeaseOptions::default()
+        }
+    }
+}
+
+/// `10s`, `250ms`, `2m`, `1h`, or a plain number of seconds (`1.5`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("{s:?} is not a duration: use 10s, 250ms, 2m or 1h"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?}: use ms, s, m or h")),
+    };
+    if secs > 86_400.0 * 365.0 {
+        return Err(format!("{s:?} is longer than a year"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `FIRST-LAST` or one id, within 0..=511.
+fn parse_ids(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
+    let bad = || format!("{s:?}: use FIRST-LAST (e.g. 0-511) or one id, within 0..=511");
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let a: u16 = a.trim().parse().map_err(|_| bad())?;
+    let b: u16 = b.trim().parse().map_err(|_| bad())?;
+    if a > b || b > 511 {
+        return Err(bad());
+    }
+    Ok(a..=b)
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeaseCommand {
+    /// Take the lowest free machine id, print it, and hold it (renewing) until
+    /// SIGINT/SIGTERM or --for has passed; then release it.
+    ///
+    /// Example:
+    ///   nonceforge lease acquire --backend postgres://app@127.0.0.1/app --for 30s
+    #[command(verbatim_doc_comment)]
+    Acquire {
+        /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
+        #[arg(long, value_name = "URL")]
+        backend: String,
+        /// Hold the lease this long, then release it (default: until a signal).
+        #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
+        hold_for: Option<Duration>,
+        /// Print one JSON object instead of key=value text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        lease: LeaseArgs,
+    },
+    /// List the machine ids the store has records of: holder, token, time left, floor.
+    Status {
+        /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
+        #[arg(long, value_name = "URL")]
+        backend: String,
+        /// One JSON object a line.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        lease: LeaseArgs,
+    },
+    /// Free a machine id held by a process known to be gone (its floor stays).
+    Release {
+        /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
+        #[arg(long, value_name = "URL")]
+        backend: String,
+        /// The machine id to free.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(0..=511))]
+        id: u16,
+        /// Only if this holder holds it.
+        #[arg(long = "if-holder", value_name = "TEXT")]
+        if_holder: Option<String>,
+        #[command(flatten)]
+        lease: LeaseArgs,
+    },
+}
+
+impl From<LeaseError> for CliError {
+    fn from(e: LeaseError) -> Self {
+        match e {
+            LeaseError::BadUrl { .. } | LeaseError::BadOption { .. } => {
+                CliError::Usage(e.to_string())
+            }
+            other => CliError::Lease(other),
+        }
+    }
+}
+
+/// Set by SIGINT/SIGTERM/SIGHUP: stop, release, exit.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Catches SIGINT, SIGTERM and SIGHUP so a lease is released on the way out.
+pub fn catch_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe,
+        // and `signal` with a valid handler has no other precondition.
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// Whether a signal asked us to stop.
+pub fn stopping() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+/// Acquires for `gen --lease`, saying what it got on stderr.
+pub fn acquire_for_gen(url: &str, args: &LeaseArgs) -> Result<Lease, CliError> {
+    let lease = Lease::acquire(url, &args.options())?;
+    eprintln!(
+        "nonceforge: lease: machine id {} from {} in {:.1} ms (token {}, starting above {} ms)",
+        lease.machine_id().get(),
+        lease.backend(),
+        lease.acquired_in().as_secs_f64() * 1000.0,
+        lease.token(),
+        lease.floor_unix_ms()
+    );
+    catch_signals();
+    Ok(lease)
+}
+
+/// Why a leased generator is disabled, in words.
+pub fn why_disabled(lease: &Lease) -> String {
+    let state = match lease.state() {
+        LeaseState::Lost => "was lost (another process holds the id now)".to_string(),
+        LeaseState::Lapsed | LeaseState::Held { .. } => {
+            "lapsed: no renewal succeeded before the local deadline".to_string()
+        }
+        LeaseState::Released => "was released".to_string(),
+    };
+    let last = lease
+        .last_error()
+        .map(|e| format!(" (last renewal error: {e})"))
+        .unwrap_or_default();
+    format!(
+        "the lease on machine id {} {state}{last}; the generator stopped and issued nothing past the deadline",
+        lease.machine_id().get()
+    )
+}
+
+pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
+    match cmd {
+        LeaseCommand::Acquire {
+            backend,
+            hold_for,
+            json,
+            lease,
+        } => {
+            let options = lease.options();
+            let l = Lease::acquire(&backend, &options)?;
+            catch_signals();
+            let mut out = std::io::stdout().lock();
+            let (id, token, floor) = (l.machine_id().get(), l.token(), l.floor_unix_ms());
+            let ms = l.acquired_in().as_secs_f64() * 1000.0;
+            if json {
+                let line = serde_json::json!({
+                    "machine_id": id, "token": token, "floor_unix_ms": floor,
+                    "holder": l.holder(), "acquired_in_ms": ms,
+                });
+                writeln!(out, "{line}")?;
+            } else {
+                writeln!(
+                    out,
+                    "machine_id={id} token={token} floor_unix_ms={floor} acquired_in_ms={ms:.1} holder={}",
+                    l.holder()
+                )?;
+            }
+            out.flush()?;
+            let start = Instant::now();
+            loop {
+                if stopping() || hold_for.is_some_and(|d| start.elapsed() >= d) {
+                    break;
+                }
+                if matches!(l.state(), LeaseState::Lost) {
+                    return Err(CliError::Lease(LeaseError::Lost { machine_id: id }));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            l.release()?;
+            Ok(())
+        }
+        LeaseCommand::Status {
+            backend,
+            json,
+            lease,
+        } => {
+            let records = nonceforge_lease::status(&backend, &lease.options())?;
+            let mut out = std::io::stdout().lock();
+            if !json {
+                writeln!(
+                    out,
+                    "{:>4}  {:<8}  {:>10}  {:>14}  holder",
+                    "id", "state", "token", "floor_unix_ms"
+                )?;
+            }
+            for r in &records {
+                let state = match r.expires_in {
+                    Some(d) => format!("{:.1}s", d.as_secs_f64()),
+                    None if r.holder.is_empty() => "free".into(),
+                    None => "expired".into(),
+                };
+                if json {
+                    let line = serde_json::json!({
+                        "machine_id": r.machine_id, "holder": r.holder, "token": r.token,
+                        "expires_in_ms": r.expires_in.map(|d| d.as_millis() as u64),
+                        "floor_unix_ms": r.floor_unix_ms,
+                    });
+                    writeln!(out, "{line}")?;
+                } else {
+                    writeln!(
+                        out,
+                        "{:>4}  {:<8}  {:>10}  {:>14}  {}",
+                        r.machine_id, state, r.token, r.floor_unix_ms, r.holder
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        LeaseCommand::Release {
+            backend,
+            id,
+            if_holder,
+            lease,
+        } => {
+            let freed =
+                nonceforge_lease::evict(&backend, &lease.options(), id, if_holder.as_deref())?;
+            if freed {
+                println!("released machine id {id}");
+                Ok(())
+            } else {
+                Err(CliError::Usage(format!(
+                    "--id {id}: not held{}",
+                    if_holder.map(|h| format!(" by {h:?}")).unwrap_or_default()
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        for bad in ["", "x", "-1s", "10 parsecs", "NaN", "1e30"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn id_ranges() {
+        assert_eq!(parse_ids("0-511").unwrap(), 0..=511);
+        assert_eq!(parse_ids("7").unwrap(), 7..=7);
+        for bad in ["", "5-4", "0-512", "a-b", "-3"] {
+            assert!(parse_ids(bad).is_err(), "{bad}");
+        }
+    }
+}

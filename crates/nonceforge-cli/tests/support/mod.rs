@@ -1,0 +1,559 @@
+//! Real stores for the lease tests — PostgreSQL 15, Redis 7, etcd 3.4 from
+//! Debian — each started on a free loopback port in a throwaway directory,
+//! and stopped (and the directory removed) when dropped. Plus a handle on a
+//! running `nonceforge` process whose output is collected as it comes.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A free TCP port on 127.0.0.1 (asked of the kernel, then let go).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a loopback port")
+        .port()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A directory under /tmp, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "nonceforge-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create a temp dir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn need(program: &str) -> String {
+    for dir in [
+        "/usr/lib/postgresql/15/bin",
+        "/usr/bin",
+        "/usr/local/bin",
+        "/usr/sbin",
+    ] {
+        let p = Path::new(dir).join(program);
+        if p.exists() {
+            return p.display().to_string();
+        }
+    }
+    panic!(
+        "{program} not found: run `make setup` (it installs postgresql-15, redis-server and etcd-server)"
+    );
+}
+
+fn wait_port(port: u16, what: &str) {
+    let t = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{what} did not open port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+/// A throwaway PostgreSQL 15 cluster (as the postgres user when run as root).
+pub struct Postgres {
+    dir: TempDir,
+    pub port: u16,
+}
+
+impl Postgres {
+    pub fn start() -> Self {
+        let dir = TempDir::new("pg");
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["postgres", &dir.0.display().to_string()])
+                .status()
+                .expect("chown");
+            assert!(ok.success());
+        }
+        let pg = Postgres {
+            dir,
+            port: free_port(),
+        };
+        let out = pg
+            .as_pg(&need("initdb"))
+            .args([
+                "-D",
+                &pg.data(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ])
+            .output()
+            .expect("initdb");
+        assert!(
+            out.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pg.up();
+        pg
+    }
+
+    fn data(&self) -> String {
+        self.dir.0.join("data").display().to_string()
+    }
+
+    fn as_pg(&self, program: &str) -> Command {
+        if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", program]);
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Starts (again) and waits until it takes connections.
+    pub fn up(&self) {
+        let opts = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off -c max_connections=200",
+            self.port,
+            self.dir.0.display()
+        );
+        let log = self.dir.0.join("log").display().to_string();
+        let out = self
+            .as_pg(&need("pg_ctl"))
+            .args(["-D", &self.data(), "-l", &log, "-w", "-o", &opts, "start"])
+            .output()
+            .expect("pg_ctl start");
+        assert!(
+            out.status.success(),
+            "pg_ctl start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Stops it (fast: open connections are closed).
+    pub fn down(&self) {
+        let _ = self
+            .as_pg(&need("pg_ctl"))
+            .args(["-D", &self.data(), "-m", "fast", "-w", "stop"])
+            .output();
+    }
+
+    /// Runs SQL with psql.
+    pub fn psql(&self, sql: &str) -> String {
+        let out = Command::new(need("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-XAtq",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ])
+            .output()
+            .expect("psql");
+        assert!(
+            out.status.success(),
+            "psql: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self
+            .as_pg(&need("pg_ctl"))
+            .args(["-D", &self.data(), "-m", "immediate", "stop"])
+            .output();
+    }
+}
+
+// ---------------------------------------------------------------------- Redis
+
+/// A Redis server with an append-only file (so a restart keeps the leases).
+pub struct Redis {
+    dir: TempDir,
+    pub port: u16,
+    child: Option<Child>,
+}
+
+impl Redis {
+    pub fn start() -> Self {
+        let mut r = Redis {
+            dir: TempDir::new("redis"),
+            port: free_port(),
+            child: None,
+        };
+        r.up();
+        r
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    pub fn up(&mut self) {
+        let child = Command::new(need("redis-server"))
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                &self.dir.0.display().to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--protected-mode",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        self.child = Some(child);
+        wait_port(self.port, "redis-server");
+    }
+
+    /// Kills it (SIGKILL: no goodbye to clients; the AOF has every write).
+    pub fn down(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new(need("redis-cli"))
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.down();
+    }
+}
+
+// ----------------------------------------------------------------------- etcd
+
+struct Member {
+    name: String,
+    client: u16,
+    peer: u16,
+    child: Option<Child>,
+}
+
+/// An etcd cluster of one or three members on loopback.
+pub struct Etcd {
+    dir: TempDir,
+    members: Vec<Member>,
+}
+
+impl Etcd {
+    pub fn start(n: usize) -> Self {
+        let mut e = Etcd {
+            dir: TempDir::new("etcd"),
+            members: (0..n)
+                .map(|i| Member {
+                    name: format!("m{i}"),
+                    client: free_port(),
+                    peer: free_port(),
+                    child: None,
+                })
+                .collect(),
+        };
+        for i in 0..n {
+            e.up(i);
+        }
+        for m in &e.members {
+            wait_port(m.client, "etcd");
+        }
+        // Wait for a leader: a write goes through.
+        let t = Instant::now();
+        while !e.ctl(0, &["put", "/nonceforge-test/ready", "1"]).0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "etcd elected no leader"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        e
+    }
+
+    pub fn url(&self) -> String {
+        let eps: Vec<String> = self
+            .members
+            .iter()
+            .map(|m| format!("127.0.0.1:{}", m.client))
+            .collect();
+        format!("etcd://{}", eps.join(","))
+    }
+
+    /// (Re)starts member `i` with its data directory.
+    pub fn up(&mut self, i: usize) {
+        let cluster: Vec<String> = self
+            .members
+            .iter()
+            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer))
+            .collect();
+        let m = &self.members[i];
+        let data = self.dir.0.join(&m.name).display().to_string();
+        let child = Command::new(need("etcd"))
+            .args([
+                "--name",
+                &m.name,
+                "--data-dir",
+                &data,
+                "--listen-client-urls",
+                &format!("http://127.0.0.1:{}", m.client),
+                "--advertise-client-urls",
+                &format!("http://127.0.0.1:{}", m.client),
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{}", m.peer),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{}", m.peer),
+                "--initial-cluster",
+                &cluster.join(","),
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                "nonceforge-test",
+                "--heartbeat-interval",
+                "100",
+                "--election-timeout",
+                "1000",
+                "--unsafe-no-fsync",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start etcd");
+        self.members[i].child = Some(child);
+    }
+
+    /// Kills member `i` (SIGKILL).
+    pub fn down(&mut self, i: usize) {
+        if let Some(mut c) = self.members[i].child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn wait_up(&self, i: usize) {
+        wait_port(self.members[i].client, "etcd");
+    }
+
+    /// The index of the current leader.
+    pub fn leader(&self) -> usize {
+        for (i, m) in self.members.iter().enumerate() {
+            let (ok, out) = self.ctl(i, &["endpoint", "status", "-w", "json"]);
+            if ok && out.contains(&format!("\"leader\":")) {
+                // member_id == leader on the leader itself.
+                let grab = |k: &str| {
+                    out.split(k)
+                        .nth(1)
+                        .and_then(|s| s.split([',', '}']).next())
+                        .map(str::to_owned)
+                };
+                if grab("\"member_id\":") == grab("\"leader\":") {
+                    return i;
+                }
+            }
+            let _ = m;
+        }
+        0
+    }
+
+    /// etcdctl against member `i`: (success, stdout).
+    pub fn ctl(&self, i: usize, args: &[&str]) -> (bool, String) {
+        let out = Command::new(need("etcdctl"))
+            .env("ETCDCTL_API", "3")
+            .args([
+                "--endpoints",
+                &format!("http://127.0.0.1:{}", self.members[i].client),
+                "--dial-timeout",
+                "2s",
+                "--command-timeout",
+                "3s",
+            ])
+            .args(args)
+            .output()
+            .expect("etcdctl");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        for i in 0..self.members.len() {
+            self.down(i);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ processes
+
+/// A running `nonceforge`, its stdout lines and stderr collected as they come.
+pub struct Proc {
+    child: Child,
+    pub lines: Arc<Mutex<Vec<String>>>,
+    pub err: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Proc {
+    pub fn spawn(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nonceforge"))
+            .args(args)
+            .env_remove("NONCEFORGE_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn nonceforge");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let err = Arc::new(Mutex::new(String::new()));
+        let out = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let l = Arc::clone(&lines);
+        let e = Arc::clone(&err);
+        let readers = vec![
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    l.lock().unwrap().push(line);
+                }
+            }),
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    e.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            }),
+        ];
+        Proc {
+            child,
+            lines,
+            err,
+            readers,
+        }
+    }
+
+    /// Whether it has exited.
+    pub fn is_done(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn count(&self) -> usize {
+        self.lines.lock().unwrap().len()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.err.lock().unwrap().clone()
+    }
+
+    /// Waits until `f` holds of the output so far (or panics after `limit`).
+    pub fn wait_for(&self, what: &str, limit: Duration, f: impl Fn(&[String], &str) -> bool) {
+        let t = Instant::now();
+        loop {
+            if f(&self.lines.lock().unwrap(), &self.stderr()) {
+                return;
+            }
+            if t.elapsed() > limit {
+                panic!("waited {limit:?} for {what}; stderr: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+        unsafe {
+            libc::kill(self.pid(), sig);
+        }
+    }
+
+    /// Waits for it to exit (panics after `limit`): (exit code, stdout lines, stderr).
+    pub fn finish(mut self, limit: Duration) -> (Option<i32>, Vec<String>, String) {
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                break s;
+            }
+            if t.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("nonceforge ran past {limit:?}; stderr: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let lines = std::mem::take(&mut *self.lines.lock().unwrap());
+        (status.code(), lines, self.stderr())
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
