@@ -643,3 +643,100 @@ fn etcd_three_members_lose_the_leader() {
     all_distinct("counter", all[0].iter().chain(&all[2]));
     all_distinct("sortable", all[1].iter().chain(&all[3]));
 }
+
+/// The library on its own: the attach rules, a fast clock's timestamps carried
+/// to the next holder through the floor (which must wait for its clock, or
+/// fail), and a lease lost behind its holder's back.
+#[test]
+fn library_floors_attach_rules_and_loss() {
+    use nonceforge::{Error, MachineId, ManualClock, NonceGenerator};
+    use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState};
+    let _g = serial();
+    let redis = Redis::start();
+    let url = redis.url();
+    let opts = LeaseOptions {
+        ttl: SEC,
+        renew_every: Some(Duration::from_millis(200)),
+        namespace: "lib".into(),
+        ..Default::default()
+    };
+    let wait_renewal = |lease: &Lease| {
+        let before = lease.renewals().0;
+        let t = Instant::now();
+        while lease.renewals().0 == before {
+            assert!(t.elapsed() < 5 * SEC, "no renewal");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let wall = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let lease = Lease::acquire(&url, &opts).unwrap();
+    assert_eq!(lease.machine_id().get(), 0);
+    assert!(matches!(lease.state(), LeaseState::Held { .. }));
+    let stranger = NonceGenerator::builder(MachineId::new(5).unwrap())
+        .build()
+        .unwrap();
+    assert!(matches!(
+        lease.attach(&stranger),
+        Err(LeaseError::Generator { .. })
+    ));
+
+    // A host whose clock runs a minute fast: its generator waits for a renewal
+    // that records a floor covering its clock, then issues.
+    let fast = ManualClock::at_unix_ms(wall() + 60_000);
+    let g = lease.builder().clock(fast.clone()).build().unwrap();
+    lease.attach(&g).unwrap();
+    assert!(matches!(g.counter_64(), Err(Error::Disabled)));
+    wait_renewal(&lease);
+    let ts = g.inspect(&g.sortable_64().unwrap()).unwrap().unix_ms;
+    assert!(ts > wall() + 50_000);
+    lease.release().unwrap();
+    assert!(matches!(g.sortable_64(), Err(Error::Disabled)));
+    let records = nonceforge_lease::status(&url, &opts).unwrap();
+    assert_eq!(records.len(), 1);
+    let floor = records[0].floor_unix_ms;
+    assert!(floor >= ts && records[0].holder.is_empty(), "{records:?}");
+
+    // The next holder, on a normal clock, may not start below that floor.
+    let next = Lease::acquire(&url, &opts).unwrap();
+    assert_eq!((next.machine_id().get(), next.floor_unix_ms()), (0, floor));
+    assert!(matches!(
+        next.generator(),
+        Err(LeaseError::Nonce(Error::ClockBehind { .. }))
+    ));
+    let careless = NonceGenerator::builder(next.machine_id()).build().unwrap();
+    assert!(matches!(
+        next.attach(&careless),
+        Err(LeaseError::Generator { .. })
+    ));
+    // With a clock past the floor it starts above it.
+    let g2 = next
+        .builder()
+        .clock(ManualClock::at_unix_ms(floor + 5))
+        .build()
+        .unwrap();
+    next.attach(&g2).unwrap();
+    wait_renewal(&next);
+    assert!(g2.inspect(&g2.counter_64().unwrap()).unwrap().unix_ms > floor);
+
+    // Taken behind its back (an operator's eviction, then another process):
+    // the holder finds out at its next renewal and stops for good.
+    assert!(nonceforge_lease::evict(&url, &opts, 0, None).unwrap());
+    let thief = Lease::acquire(&url, &opts).unwrap();
+    assert_eq!(thief.machine_id().get(), 0);
+    let t = Instant::now();
+    while next.state() != LeaseState::Lost {
+        assert!(t.elapsed() < 5 * SEC, "{:?}", next.state());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(matches!(g2.counter_64(), Err(Error::Disabled)));
+    assert!(matches!(
+        next.release(),
+        Err(LeaseError::Lost { machine_id: 0 })
+    ));
+    thief.release().unwrap();
+}
