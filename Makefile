@@ -7,9 +7,12 @@
 SHELL        := /bin/bash
 CARGO        ?= cargo
 BIN          := target/release/nonceforge
-# Debian packages the project needs (later faces add Redis and etcd here).
+# Debian packages the project needs: PostgreSQL (the extension, and a lease
+# store), Redis and etcd (lease stores the tests start on loopback ports), and
+# protoc (the etcd-client crate compiles etcd's .proto files at build time).
 APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
-                postgresql-15 postgresql-server-dev-15
+                postgresql-15 postgresql-server-dev-15 redis-server etcd-server etcd-client \
+                protobuf-compiler libprotobuf-dev
 PG_CONFIG    := /usr/lib/postgresql/15/bin/pg_config
 PGRX_VERSION := 0.18.1
 PG_CRATE     := crates/nonceforge-pg
@@ -19,7 +22,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint go-test node-deps node-test bench-node bench bench-criterion bench-go bench-pg pg-install vectors clean
+.PHONY: all demo setup build test lint go-test node-deps node-test bench-node bench-lease bench bench-criterion bench-go bench-pg pg-install vectors clean
 
 all: demo
 
@@ -115,6 +118,11 @@ bench-criterion:
 	$(CARGO) bench -p nonceforge --bench nonces
 	$(CARGO) bench -p nonceforge --bench extid
 	$(CARGO) bench -p nonceforge --bench sanitizer
+
+# Machine-id leases: acquire time and nonce rates with and without a lease, against
+# PostgreSQL, Redis and etcd started on loopback ports.
+bench-lease: build
+	bench/lease/run.sh
 
 # The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.
 bench-node: node-deps

@@ -119,6 +119,12 @@ pub enum LeaseCommand {
         #[command(flatten)]
         lease: LeaseArgs,
     },
+    /// Time acquiring (median of many), and nonce rates with a lease held and without.
+    ///
+    /// Example:
+    ///   nonceforge lease bench --backend redis://127.0.0.1:6379 --acquires 100
+    #[command(verbatim_doc_comment)]
+    Bench(crate::lease_bench::LeaseBenchArgs),
     /// Free a machine id held by a process known to be gone (its floor stays).
     Release {
         /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
@@ -205,6 +211,7 @@ pub fn why_disabled(lease: &Lease) -> String {
 
 pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
     match cmd {
+        LeaseCommand::Bench(args) => crate::lease_bench::run(args),
         LeaseCommand::Acquire {
             backend,
             hold_for,

@@ -6,6 +6,7 @@ mod bench_seal;
 mod extid_cmd;
 mod gen_cmd;
 mod key;
+mod lease_bench;
 mod lease_cmd;
 
 use clap::{Parser, Subcommand};

@@ -390,23 +390,21 @@ impl Etcd {
 
     /// The index of the current leader.
     pub fn leader(&self) -> usize {
-        for (i, m) in self.members.iter().enumerate() {
+        for i in 0..self.members.len() {
             let (ok, out) = self.ctl(i, &["endpoint", "status", "-w", "json"]);
-            if ok && out.contains(&format!("\"leader\":")) {
-                // member_id == leader on the leader itself.
-                let grab = |k: &str| {
-                    out.split(k)
-                        .nth(1)
-                        .and_then(|s| s.split([',', '}']).next())
-                        .map(str::to_owned)
-                };
-                if grab("\"member_id\":") == grab("\"leader\":") {
-                    return i;
-                }
+            // On the leader, its own member_id (in the header) is the leader's.
+            let grab = |k: &str| {
+                out.split(k)
+                    .nth(1)
+                    .and_then(|s| s.split([',', '}']).next())
+                    .map(str::to_owned)
+            };
+            if ok && grab("\"leader\":").is_some() && grab("\"member_id\":") == grab("\"leader\":")
+            {
+                return i;
             }
-            let _ = m;
         }
-        0
+        panic!("no etcd member says it leads");
     }
 
     /// etcdctl against member `i`: (success, stdout).
