@@ -74,9 +74,12 @@
 //! sortable nonce, every new millisecond of 64-bit counters, every block of
 //! ticks a per-thread handle reserves, every batch); a timer in the lease's
 //! thread stops it at the deadline for the paths that read no clock. A paused
-//! process that wakes past its deadline can finish at most the block of ticks a
-//! thread already held — at timestamps at or below the floor it recorded, which
-//! no later holder issues at.
+//! process that wakes past its deadline is refused at once on every path that
+//! reads the clock (sortable nonces, batches, `nonceforge gen`); the paths that
+//! do not (the rest of a per-thread handle's block of ticks, the shared 96/128-bit
+//! counters) can issue until that timer runs, a moment after waking — at
+//! timestamps at or below the floor the store recorded, which no later holder
+//! issues at, so even those never collide.
 
 #![deny(missing_docs)]
 
