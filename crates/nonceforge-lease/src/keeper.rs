@@ -203,7 +203,8 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
     };
     let (store, grant) = rt.block_on(async {
         tokio::time::timeout(settled.connect_timeout, async {
-            let mut store = Store::connect(&backend, &settled.namespace).await?;
+            let mut store =
+                Store::connect(&backend, &settled.namespace, settled.connect_timeout).await?;
             let grant = store
                 .acquire(&backend, &ask, settled.ids.clone(), cap)
                 .await?;
@@ -290,7 +291,8 @@ async fn keep(
         let ask = shared.ask();
         let answer = tokio::time::timeout(s.request_timeout, async {
             if store.is_none() {
-                store = Some(Store::connect(&shared.backend, &s.namespace).await?);
+                store =
+                    Some(Store::connect(&shared.backend, &s.namespace, s.request_timeout).await?);
             }
             let st = store.as_mut().expect("connected above");
             st.renew(&shared.backend, &ask, &mut grant, cap).await
@@ -391,7 +393,7 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
     let ask = shared.ask();
     let done = tokio::time::timeout(s.request_timeout, async {
         if store.is_none() {
-            store = Some(Store::connect(&shared.backend, &s.namespace).await?);
+            store = Some(Store::connect(&shared.backend, &s.namespace, s.request_timeout).await?);
         }
         let st = store.as_mut().expect("connected above");
         st.release(&shared.backend, &ask, &grant, floor).await
@@ -417,7 +419,8 @@ pub(crate) fn one_shot<T>(
     let rt = runtime()?;
     rt.block_on(async {
         tokio::time::timeout(options.connect_timeout, async {
-            let mut store = Store::connect(backend, &options.namespace).await?;
+            let mut store =
+                Store::connect(backend, &options.namespace, options.connect_timeout).await?;
             f(&mut store, backend).await
         })
         .await

@@ -20,8 +20,8 @@ pub(crate) struct EtcdStore {
     keeper: Option<(LeaseKeeper, LeaseKeepAliveStream)>,
 }
 
-/// How long one member may take to connect and answer before the next is tried.
-const MEMBER_TIMEOUT: Duration = Duration::from_millis(500);
+/// The least time one member is given to connect and answer before the next is tried.
+const MIN_MEMBER_TIMEOUT: Duration = Duration::from_millis(100);
 
 fn lease_key(ns: &str, id: u16) -> String {
     format!("/{ns}/lease/{id}")
@@ -69,18 +69,24 @@ impl EtcdStore {
     /// (measured: with one of three members killed, renewals kept failing until
     /// a 6 s lease lapsed), so
     /// a failed request here drops the connection and the next one moves on.
-    pub(crate) async fn connect(endpoints: &[String]) -> Result<Self, StoreError> {
+    /// `budget` is shared among the members: a hung one is given up on in time
+    /// to try the others.
+    pub(crate) async fn connect(
+        endpoints: &[String],
+        budget: Duration,
+    ) -> Result<Self, StoreError> {
+        let member = (budget / endpoints.len().max(1) as u32).max(MIN_MEMBER_TIMEOUT);
         static PREFERRED: AtomicUsize = AtomicUsize::new(0);
         let first = PREFERRED.load(Ordering::Relaxed);
         let mut last_err = StoreError::conn("no endpoint");
         for k in 0..endpoints.len() {
             let i = (first + k) % endpoints.len();
             let options = ConnectOptions::new()
-                .with_connect_timeout(MEMBER_TIMEOUT)
+                .with_connect_timeout(member)
                 .with_timeout(Duration::from_secs(5))
                 .with_keep_alive(Duration::from_secs(1), Duration::from_secs(2))
                 .with_require_leader(true);
-            let tried = tokio::time::timeout(MEMBER_TIMEOUT * 2, async {
+            let tried = tokio::time::timeout(member, async {
                 let mut client = Client::connect([&endpoints[i]], Some(options))
                     .await
                     .map_err(StoreError::conn)?;

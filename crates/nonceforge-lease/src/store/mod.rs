@@ -63,11 +63,16 @@ pub(crate) enum Store {
 
 impl Store {
     /// Connects (and, for PostgreSQL, creates the lease table when missing).
-    pub(crate) async fn connect(backend: &Backend, namespace: &str) -> Result<Store> {
+    /// `budget`: how long connecting may take in all (etcd shares it among members).
+    pub(crate) async fn connect(
+        backend: &Backend,
+        namespace: &str,
+        budget: Duration,
+    ) -> Result<Store> {
         let store = match &backend.spec {
             Spec::Postgres(config) => pg::PgStore::connect(config, namespace).await.map(Store::Pg),
             Spec::Redis(info) => redis::RedisStore::connect(info).await.map(Store::Redis),
-            Spec::Etcd(endpoints) => etcd::EtcdStore::connect(endpoints)
+            Spec::Etcd(endpoints) => etcd::EtcdStore::connect(endpoints, budget)
                 .await
                 .map(|s| Store::Etcd(Box::new(s))),
         };
