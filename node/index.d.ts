@@ -27,6 +27,11 @@ export declare class NonceGenerator {
   /** One nonce as a new Buffer (8, 12 or 16 bytes). Throws when disabled. */
   next(kind?: NonceKind, bits?: NonceBits): Buffer;
   counter(bits?: NonceBits): Buffer;
+  /**
+   * A sortable nonce: strictly increasing per generator (across next, sortable,
+   * many and fillInto), carrying the millisecond it is handed out in. Taken
+   * from the core in batches that are used only within their own millisecond.
+   */
   sortable(bits?: NonceBits): Buffer;
   encrypted(bits?: NonceBits): Buffer;
   /** One nonce as an unsigned big-endian integer. */

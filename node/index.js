@@ -24,9 +24,17 @@ function checkBuffer(value, name) {
 
 // Nonces are taken from the core a batch at a time (one atomic reservation per
 // batch) and handed out one by one: a napi call per nonce would cost more
-// than the nonce. A batch is at most BATCH nonces; sortable nonces are not
-// batched (each carries the millisecond it was made in).
+// than the nonce. A batch is at most BATCH nonces.
+//
+// Sortable nonces carry the millisecond they were made in, so a batch of them
+// is handed out only while Date.now() still reads the millisecond of its first
+// nonce; a new batch starts when it does not. Batches start at one nonce and
+// double while a batch runs out within its millisecond, so a caller taking one
+// a millisecond pays for one, and one taking thousands pays for a napi call per
+// BATCH. Where the wall clock and the generator's (monotonic) clock disagree,
+// every call makes a fresh batch of one: slower, never staler.
 const BATCH = 256;
+const DEFAULT_EPOCH_UNIX_MS = 1735689600000; // 2025-01-01T00:00:00Z, the core's default
 
 class NonceGenerator {
   /**
@@ -44,6 +52,7 @@ class NonceGenerator {
     }
     this._native = new binding.Generator(machineId, key, epochUnixMs);
     this._handle = this._native.handle();
+    this._epoch = epochUnixMs === undefined ? DEFAULT_EPOCH_UNIX_MS : epochUnixMs;
     this._pools = new Map();
   }
 
@@ -55,11 +64,7 @@ class NonceGenerator {
   next(kind = 'counter', bits = 96) {
     const code = nonceCode(kind, bits);
     const size = bits / 8;
-    if (kind === 'sortable') {
-      const out = Buffer.allocUnsafe(size);
-      binding.nextNonceInto(this._handle, code, out);
-      return out;
-    }
+    if (kind === 'sortable') return this._sortable(code, size);
     let pool = this._pools.get(code);
     if (pool === undefined || pool.at === pool.buffer.length) {
       pool = { buffer: this._native.fill(code, BATCH), at: 0 };
@@ -68,6 +73,34 @@ class NonceGenerator {
     const out = Buffer.allocUnsafe(size);
     pool.buffer.copy(out, 0, pool.at, pool.at + size);
     pool.at += size;
+    return out;
+  }
+
+  _sortable(code, size) {
+    const now = Date.now();
+    let pool = this._pools.get(code);
+    const out = Buffer.allocUnsafe(size);
+    if (pool !== undefined && pool.at < pool.buffer.length && pool.ms === now) {
+      pool.buffer.copy(out, 0, pool.at, pool.at + size);
+      pool.at += size;
+      return out;
+    }
+    let n = 1;
+    if (pool !== undefined) {
+      const used = pool.at / size;
+      // Ran out within its millisecond: double; outlived it: what was used.
+      n = pool.at === pool.buffer.length && pool.ms === now ? Math.min(2 * used, BATCH) : Math.max(1, used);
+    }
+    if (n === 1) {
+      binding.nextNonceInto(this._handle, code, out);
+      this._pools.set(code, { buffer: out, at: size, ms: now });
+      return out;
+    }
+    const buffer = this._native.fill(code, n);
+    // The millisecond of its first nonce: the top 42 bits.
+    const ms = Math.floor(buffer.readUIntBE(0, 6) / 64) + this._epoch;
+    buffer.copy(out, 0, 0, size);
+    this._pools.set(code, { buffer, at: size, ms });
     return out;
   }
 
@@ -92,6 +125,7 @@ class NonceGenerator {
   /** `count` nonces back to back in one new Buffer (one reservation). */
   many(kind, bits, count) {
     const code = nonceCode(kind, bits);
+    this._pools.delete(code); // sortable: what follows must sort after what came before
     if (!Number.isInteger(count) || count < 0 || count > 2 ** 28) throw new RangeError('count must be an integer in 0..2^28');
     return this._native.fill(code, count);
   }
@@ -99,6 +133,7 @@ class NonceGenerator {
   /** Fill `out` (a whole number of nonces) in place; returns it. */
   fillInto(kind, bits, out) {
     const code = nonceCode(kind, bits);
+    this._pools.delete(code); // sortable: what follows must sort after what came before
     checkBuffer(out, 'out');
     this._native.fillInto(code, out);
     return out;

@@ -306,6 +306,12 @@ async fn keep(
                 for (g, at) in inner.gens.iter().zip(&readings) {
                     g.set_valid_until(Some(at + hold));
                 }
+                // Attached while the request was out: from their clock now,
+                // within the floor just written.
+                let left = ms((send + shared.hold()).saturating_duration_since(Instant::now()));
+                for g in inner.gens.iter().skip(readings.len()) {
+                    g.set_valid_until(Some((g.clock_unix_ms() + left).min(cap)));
+                }
                 if inner.lapsed {
                     log::warn!(
                         "nonceforge-lease: machine id {} renewed after lapsing (nobody took it): generators resumed",
