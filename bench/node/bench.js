@@ -25,6 +25,8 @@ const opt = (name, dflt) => {
 const SECONDS = opt('--seconds', 0.3);
 const RUNS = opt('--runs', 3);
 const JSON_OUT = args.includes('--json');
+// --nonces-only: just the nonce rows (a minute instead of several).
+const NONCES_ONLY = args.includes('--nonces-only');
 const SIZES = [256, 1024, 4096, 65536, 1 << 20];
 
 const key = crypto.randomBytes(32);
@@ -117,51 +119,54 @@ async function maxStall(work) {
 async function main() {
   const rows = [];
   const fmt = (x) => (x === undefined ? '-' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
-  console.log(`# MB/s, median of ${RUNS} runs of ${SECONDS}s; ratio = nonceforge / @ronomon`);
-  console.log('| algorithm | size | mode | nonceforge | @ronomon | ratio | node:crypto | WebCrypto |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const [name, a] of Object.entries(ALGS)) {
-    for (const size of SIZES) {
-      const cells = [
-        ['sync', () => syncRate(a.zc(ours), size), theirs && (() => syncRate(a.zc(theirs), size)), () => syncRate(a.node, size), undefined],
-        ...[2, 4].map((k) => [
-          `async ×${k}`,
-          () => asyncRate(a.zc(ours), size, k),
-          theirs && (() => asyncRate(a.zc(theirs), size, k)),
-          undefined,
-          () => asyncRate((s, d, cb) => a.web(s).then(() => cb(), cb), size, k),
-        ]),
-      ];
-      for (const [mode, o, t, n, w] of cells) {
-        const r = { algorithm: name, size, mode };
-        r.nonceforge = await measure(o);
-        if (t) r.ronomon = await measure(t);
-        if (n) r.node = await measure(n);
-        if (w) r.webcrypto = await measure(w);
-        r.ratio = r.ronomon ? r.nonceforge / r.ronomon : undefined;
-        rows.push(r);
-        console.log(`| ${name} | ${size} | ${mode} | ${fmt(r.nonceforge)} | ${fmt(r.ronomon)} | ${r.ratio ? r.ratio.toFixed(2) + '×' : '-'} | ${fmt(r.node)} | ${fmt(r.webcrypto)} |`);
+  let stalls = {};
+  if (!NONCES_ONLY) {
+    console.log(`# MB/s, median of ${RUNS} runs of ${SECONDS}s; ratio = nonceforge / @ronomon`);
+    console.log('| algorithm | size | mode | nonceforge | @ronomon | ratio | node:crypto | WebCrypto |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const [name, a] of Object.entries(ALGS)) {
+      for (const size of SIZES) {
+        const cells = [
+          ['sync', () => syncRate(a.zc(ours), size), theirs && (() => syncRate(a.zc(theirs), size)), () => syncRate(a.node, size), undefined],
+          ...[2, 4].map((k) => [
+            `async ×${k}`,
+            () => asyncRate(a.zc(ours), size, k),
+            theirs && (() => asyncRate(a.zc(theirs), size, k)),
+            undefined,
+            () => asyncRate((s, d, cb) => a.web(s).then(() => cb(), cb), size, k),
+          ]),
+        ];
+        for (const [mode, o, t, n, w] of cells) {
+          const r = { algorithm: name, size, mode };
+          r.nonceforge = await measure(o);
+          if (t) r.ronomon = await measure(t);
+          if (n) r.node = await measure(n);
+          if (w) r.webcrypto = await measure(w);
+          r.ratio = r.ronomon ? r.nonceforge / r.ronomon : undefined;
+          rows.push(r);
+          console.log(`| ${name} | ${size} | ${mode} | ${fmt(r.nonceforge)} | ${fmt(r.ronomon)} | ${r.ratio ? r.ratio.toFixed(2) + '×' : '-'} | ${fmt(r.node)} | ${fmt(r.webcrypto)} |`);
+        }
       }
     }
-  }
 
-  console.log('\n# largest event-loop stall (ms) while 64 MiB is processed asynchronously; idle first');
-  const big = Buffer.alloc(64 << 20, 7);
-  const out = Buffer.alloc(64 << 20);
-  const idle = await maxStall(() => new Promise((r) => setTimeout(r, 300)));
-  const stalls = { idle };
-  const run = (m, f) => () => new Promise((resolve) => f(m, resolve));
-  const hashOn = (m, done) => m.hash('sha256', big, 0, big.length, out, 0, done);
-  const ctrOn = (m, done) => m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, big, 0, big.length, out, 0, done);
-  stalls['nonceforge SHA-256'] = await maxStall(run(ours, hashOn));
-  stalls['nonceforge AES-256-CTR'] = await maxStall(run(ours, ctrOn));
-  if (theirs) {
-    stalls['@ronomon SHA-256'] = await maxStall(run(theirs, hashOn));
-    stalls['@ronomon AES-256-CTR'] = await maxStall(run(theirs, ctrOn));
-  }
-  stalls['node:crypto SHA-256 (sync, for scale)'] = await maxStall(async () => crypto.createHash('sha256').update(big).digest());
-  for (const [k, v] of Object.entries(stalls)) console.log(`| ${k} | ${v.toFixed(2)} |`);
+    console.log('\n# largest event-loop stall (ms) while 64 MiB is processed asynchronously; idle first');
+    const big = Buffer.alloc(64 << 20, 7);
+    const out = Buffer.alloc(64 << 20);
+    const idle = await maxStall(() => new Promise((r) => setTimeout(r, 300)));
+    stalls = { idle };
+    const run = (m, f) => () => new Promise((resolve) => f(m, resolve));
+    const hashOn = (m, done) => m.hash('sha256', big, 0, big.length, out, 0, done);
+    const ctrOn = (m, done) => m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, big, 0, big.length, out, 0, done);
+    stalls['nonceforge SHA-256'] = await maxStall(run(ours, hashOn));
+    stalls['nonceforge AES-256-CTR'] = await maxStall(run(ours, ctrOn));
+    if (theirs) {
+      stalls['@ronomon SHA-256'] = await maxStall(run(theirs, hashOn));
+      stalls['@ronomon AES-256-CTR'] = await maxStall(run(theirs, ctrOn));
+    }
+    stalls['node:crypto SHA-256 (sync, for scale)'] = await maxStall(async () => crypto.createHash('sha256').update(big).digest());
+    for (const [k, v] of Object.entries(stalls)) console.log(`| ${k} | ${v.toFixed(2)} |`);
 
+  }
   console.log('\n# nonces from JavaScript (M/s, median of runs)');
   const g = new nf.NonceGenerator({ machineId: 1, key: crypto.randomBytes(32) });
   const rate = (f, per) => measure(async () => {
