@@ -80,6 +80,31 @@ fn run(args: &[&str]) -> (Option<i32>, Vec<String>, String) {
     Proc::spawn(args).finish(30 * SEC)
 }
 
+/// `nonceforge lease acquire --backend URL --namespace NS MORE…`, left running.
+fn holder(url: &str, ns: &str, more: &[&str]) -> Proc {
+    let mut args = vec!["lease", "acquire", "--backend", url, "--namespace", ns];
+    args.extend_from_slice(more);
+    Proc::spawn(&args)
+}
+
+/// The same, run to the end.
+fn run_acquire(url: &str, ns: &str, more: &[&str]) -> (Option<i32>, Vec<String>, String) {
+    holder(url, ns, more).finish(30 * SEC)
+}
+
+/// `nonceforge lease status --json`: one line a machine id.
+fn status(url: &str, ns: &str) -> (Option<i32>, Vec<String>, String) {
+    run(&[
+        "lease",
+        "status",
+        "--backend",
+        url,
+        "--namespace",
+        ns,
+        "--json",
+    ])
+}
+
 fn all_distinct<'a>(what: &str, lines: impl IntoIterator<Item = &'a String>) -> usize {
     let mut seen = HashSet::new();
     for l in lines {
@@ -94,20 +119,7 @@ fn all_distinct<'a>(what: &str, lines: impl IntoIterator<Item = &'a String>) -> 
 /// free again after a clean release.
 fn sixteen_at_once(url: &str) {
     let ns = "sixteen";
-    let procs: Vec<Proc> = (0..16)
-        .map(|_| {
-            Proc::spawn(&[
-                "lease",
-                "acquire",
-                "--backend",
-                url,
-                "--namespace",
-                ns,
-                "--for",
-                "6s",
-            ])
-        })
-        .collect();
+    let procs: Vec<Proc> = (0..16).map(|_| holder(url, ns, &["--for", "6s"])).collect();
     let mut ids = HashSet::new();
     for p in &procs {
         p.wait_for("an id", 20 * SEC, |l, _| !l.is_empty());
@@ -117,15 +129,7 @@ fn sixteen_at_once(url: &str) {
             "{line}: an id given twice"
         );
     }
-    let (code, held, err) = run(&[
-        "lease",
-        "status",
-        "--backend",
-        url,
-        "--namespace",
-        ns,
-        "--json",
-    ]);
+    let (code, held, err) = status(url, ns);
     assert_eq!(code, Some(0), "{err}");
     let live = held
         .iter()
@@ -136,15 +140,7 @@ fn sixteen_at_once(url: &str) {
         let (code, _, err) = p.finish(20 * SEC);
         assert_eq!(code, Some(0), "{err}");
     }
-    let (_, after, _) = run(&[
-        "lease",
-        "status",
-        "--backend",
-        url,
-        "--namespace",
-        ns,
-        "--json",
-    ]);
+    let (_, after, _) = status(url, ns);
     assert_eq!(after.len(), 16);
     assert!(
         after
@@ -158,52 +154,22 @@ fn sixteen_at_once(url: &str) {
 fn kill_nine(url: &str) {
     let ns = "killed";
     let ttl = "2s";
-    let a = Proc::spawn(&[
-        "lease",
-        "acquire",
-        "--backend",
-        url,
-        "--namespace",
-        ns,
-        "--ttl",
-        ttl,
-        "--for",
-        "60s",
-    ]);
+    let a = holder(url, ns, &["--ttl", ttl, "--for", "60s"]);
     a.wait_for("an id", 20 * SEC, |l, _| !l.is_empty());
     let id = number_after(&a.lines.lock().unwrap()[0], "machine_id=");
     std::thread::sleep(Duration::from_millis(900)); // a renewal or two
     // What the store says is left of the lease, just before the kill.
-    let (_, status, _) = run(&[
-        "lease",
-        "status",
-        "--backend",
-        url,
-        "--namespace",
-        ns,
-        "--json",
-    ]);
-    let line = status
+    let (_, listed, _) = status(url, ns);
+    let line = listed
         .iter()
         .find(|l| l.contains(&format!("\"machine_id\":{id},")))
-        .unwrap_or_else(|| panic!("{status:?}"));
+        .unwrap_or_else(|| panic!("{listed:?}"));
     let left = Duration::from_millis(number_after(line, "\"expires_in_ms\":"));
     a.signal(libc::SIGKILL);
     let killed = Instant::now();
     drop(a);
     let acquire = || {
-        let (code, out, err) = run(&[
-            "lease",
-            "acquire",
-            "--backend",
-            url,
-            "--namespace",
-            ns,
-            "--ttl",
-            ttl,
-            "--for",
-            "0s",
-        ]);
+        let (code, out, err) = run_acquire(url, ns, &["--ttl", ttl, "--for", "0s"]);
         assert_eq!(code, Some(0), "{err}");
         number_after(&out[0], "machine_id=")
     };
@@ -331,20 +297,7 @@ fn store_down_and_back(store: &mut Store, kind: &str, bits: &str) {
 fn all_taken(url: &str) {
     let ns = "full";
     let holders: Vec<Proc> = (0..2)
-        .map(|_| {
-            Proc::spawn(&[
-                "lease",
-                "acquire",
-                "--backend",
-                url,
-                "--namespace",
-                ns,
-                "--ids",
-                "3-4",
-                "--for",
-                "30s",
-            ])
-        })
+        .map(|_| holder(url, ns, &["--ids", "3-4", "--for", "30s"]))
         .collect();
     for h in &holders {
         h.wait_for("an id", 20 * SEC, |l, _| !l.is_empty());

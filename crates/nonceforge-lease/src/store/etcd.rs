@@ -31,6 +31,17 @@ fn rec_key(ns: &str, id: u16) -> String {
     format!("/{ns}/rec/{id}")
 }
 
+/// The record's key, and the condition "the lease key is the one this grant
+/// created" (its creation revision is the grant's token).
+fn ours(ns: &str, grant: &Grant) -> (String, Compare) {
+    let still = Compare::create_revision(
+        lease_key(ns, grant.machine_id),
+        CompareOp::Equal,
+        grant.token as i64,
+    );
+    (rec_key(ns, grant.machine_id), still)
+}
+
 fn rec_value(token: u64, floor: u64, holder: &str) -> String {
     format!("{token} {floor} {holder}")
 }
@@ -183,21 +194,12 @@ impl EtcdStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let (lk, rk) = (
-            lease_key(ask.namespace, grant.machine_id),
-            rec_key(ask.namespace, grant.machine_id),
-        );
-        let txn = Txn::new()
-            .when(vec![Compare::create_revision(
-                lk,
-                CompareOp::Equal,
-                grant.token as i64,
-            )])
-            .and_then(vec![TxnOp::put(
-                rk,
-                rec_value(grant.token, floor, ask.holder),
-                None,
-            )]);
+        let (rk, still_ours) = ours(ask.namespace, grant);
+        let txn = Txn::new().when(vec![still_ours]).and_then(vec![TxnOp::put(
+            rk,
+            rec_value(grant.token, floor, ask.holder),
+            None,
+        )]);
         Ok(self.client.txn(txn).await.map_err(err)?.succeeded())
     }
 
@@ -302,20 +304,11 @@ impl EtcdStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let (lk, rk) = (
-            lease_key(ask.namespace, grant.machine_id),
-            rec_key(ask.namespace, grant.machine_id),
-        );
-        let txn = Txn::new()
-            .when(vec![Compare::create_revision(
-                lk.clone(),
-                CompareOp::Equal,
-                grant.token as i64,
-            )])
-            .and_then(vec![
-                TxnOp::put(rk, rec_value(grant.token, floor, ""), None),
-                TxnOp::delete(lk, None),
-            ]);
+        let (rk, still_ours) = ours(ask.namespace, grant);
+        let txn = Txn::new().when(vec![still_ours]).and_then(vec![
+            TxnOp::put(rk, rec_value(grant.token, floor, ""), None),
+            TxnOp::delete(lease_key(ask.namespace, grant.machine_id), None),
+        ]);
         let done = self.client.txn(txn).await.map_err(err)?.succeeded();
         self.keeper = None;
         let _ = self.client.lease_revoke(grant.etcd_lease).await;
