@@ -46,32 +46,25 @@ type Row = (
 
 const CHUNK: u64 = 4096;
 
+/// A row making CHUNK nonces one call at a time with `$call` on the generator
+/// (`g`) or its per-thread handle (`l`).
+macro_rules! one_at_a_time {
+    ($name:literal, |$g:pat_param, $l:pat_param| $call:expr) => {
+        ($name, |$g, $l| {
+            for _ in 0..CHUNK {
+                black_box($call.expect("issue"));
+            }
+            CHUNK
+        })
+    };
+}
+
 fn rows() -> Vec<Row> {
     vec![
-        ("counter/96 per-thread handle", |_, l| {
-            for _ in 0..CHUNK {
-                black_box(l.counter_96().expect("issue"));
-            }
-            CHUNK
-        }),
-        ("sortable/96 per-thread handle", |_, l| {
-            for _ in 0..CHUNK {
-                black_box(l.sortable_96().expect("issue"));
-            }
-            CHUNK
-        }),
-        ("counter/128 shared", |g, _| {
-            for _ in 0..CHUNK {
-                black_box(g.counter_128().expect("issue"));
-            }
-            CHUNK
-        }),
-        ("encrypted/128 per-thread handle", |_, l| {
-            for _ in 0..CHUNK {
-                black_box(l.encrypted_128().expect("issue"));
-            }
-            CHUNK
-        }),
+        one_at_a_time!("counter/96 per-thread handle", |_, l| l.counter_96()),
+        one_at_a_time!("sortable/96 per-thread handle", |_, l| l.sortable_96()),
+        one_at_a_time!("counter/128 shared", |g, _| g.counter_128()),
+        one_at_a_time!("encrypted/128 per-thread handle", |_, l| l.encrypted_128()),
         ("counter/96 batch of 4096", |g, _| {
             let mut buf = [0u8; 12 * CHUNK as usize];
             g.fill(nonceforge::NonceKind::Counter, Bits::B96, &mut buf)
