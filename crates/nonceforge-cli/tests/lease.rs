@@ -297,26 +297,74 @@ fn store_down_and_back(store: &mut Store, kind: &str, bits: &str) {
 fn all_taken(url: &str) {
     let ns = "full";
     let holders: Vec<Proc> = (0..2)
-        .map(|_| holder(url, ns, &["--ids", "3-4", "--for", "30s"]))
+        .map(|_| holder(url, ns, &["--ids", "3-4", "--ttl", "3s", "--for", "30s"]))
         .collect();
     for h in &holders {
         h.wait_for("an id", 20 * SEC, |l, _| !l.is_empty());
     }
-    let (code, out, err) = run(&[
-        "gen",
-        "counter",
-        "-n",
-        "5",
-        "--lease",
-        url,
-        "--namespace",
-        ns,
-        "--ids",
-        "3-4",
-    ]);
+    let take = || {
+        run(&[
+            "gen",
+            "counter",
+            "--bits",
+            "64",
+            "-n",
+            "5",
+            "--lease",
+            url,
+            "--namespace",
+            ns,
+            "--ids",
+            "3-4",
+        ])
+    };
+    let (code, out, err) = take();
     assert_eq!(code, Some(1), "{err}");
     assert!(out.is_empty(), "{out:?}");
     assert!(err.contains("all machine ids in 3..=4 are leased"), "{err}");
+
+    // An operator frees id 3 (only if its holder matches, first: it does not).
+    let release = |more: &[&str]| {
+        let mut args = vec![
+            "lease",
+            "release",
+            "--backend",
+            url,
+            "--namespace",
+            ns,
+            "--id",
+            "3",
+        ];
+        args.extend_from_slice(more);
+        run(&args)
+    };
+    let (code, _, err) = release(&["--if-holder", "nobody"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not held by \"nobody\""), "{err}");
+    let (code, out, err) = release(&[]);
+    assert_eq!(
+        (code, out.join("")),
+        (Some(0), "released machine id 3".into()),
+        "{err}"
+    );
+    // Someone else takes it at once — and waits, before issuing, until the old
+    // holder's deadline (its floor) has passed; the old holder learns at its
+    // next renewal that the id is gone, and stops with an error.
+    let (code, out, err) = take();
+    assert_eq!(code, Some(0), "{err}");
+    let floor = number_after(&err, "starting above");
+    assert!(
+        out.iter().all(|l| parts(l).1 == 3 && parts(l).0 > floor),
+        "{out:?} (floor {floor})"
+    );
+    let mut holders: Vec<Proc> = holders;
+    let i = holders
+        .iter()
+        .position(|h| h.lines.lock().unwrap()[0].starts_with("machine_id=3 "))
+        .expect("a holder of id 3");
+    let (code, _, err) = holders.remove(i).finish(20 * SEC);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("was lost"), "{err}");
     for h in holders {
         h.signal(libc::SIGTERM);
         let (code, _, err) = h.finish(20 * SEC);

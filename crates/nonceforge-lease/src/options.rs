@@ -32,8 +32,11 @@ pub struct LeaseOptions {
     /// Who holds the lease, as shown by `status` (default `host/pid/random`).
     pub holder: Option<String>,
     /// The longest a new generator may wait for its clock to pass the previous
-    /// holder's last timestamp (default 2 s): a clock further behind is an error.
-    pub max_clock_wait: Duration,
+    /// holder's floor; a clock further behind is an error ([`nonceforge::Error::ClockBehind`]).
+    /// Default: the TTL. The floor lies up to TTL − margin ahead when the id was
+    /// freed (`evict`) under a holder that is still alive: it may issue until
+    /// its deadline, so the new holder waits that out.
+    pub max_clock_wait: Option<Duration>,
 }
 
 impl Default for LeaseOptions {
@@ -47,7 +50,7 @@ impl Default for LeaseOptions {
             ids: 0..=511,
             namespace: "nonceforge".into(),
             holder: None,
-            max_clock_wait: Duration::from_secs(2),
+            max_clock_wait: None,
         }
     }
 }
@@ -165,7 +168,7 @@ impl LeaseOptions {
             ids: self.ids.clone(),
             namespace: self.namespace.clone(),
             holder,
-            max_clock_wait: self.max_clock_wait,
+            max_clock_wait: self.max_clock_wait.unwrap_or(ttl),
         })
     }
 }
