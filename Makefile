@@ -58,6 +58,12 @@ demo: build
 	  $(BIN) extid encode --type user --seq 42 --rand 7 && \
 	  id=$$($(BIN) extid encode --type user --seq 42 --rand 7 --format base32 --prefix --check) && \
 	  echo "$$id" && $(BIN) extid decode --type user "$$id"
+	@echo "== a machine id leased from Redis (a throwaway server on a loopback port), then released"
+	@port=$$((20000 + RANDOM % 20000)); \
+	  redis-server --port $$port --bind 127.0.0.1 --save "" --appendonly no --daemonize yes --logfile /dev/null && sleep 0.3; \
+	  $(BIN) gen sortable --bits 64 -n 3 --lease redis://127.0.0.1:$$port; rc=$$?; \
+	  $(BIN) lease status --backend redis://127.0.0.1:$$port; \
+	  redis-cli -p $$port shutdown nosave >/dev/null 2>&1; exit $$rc
 	@echo "== 10 million 96-bit counter nonces to /dev/null"
 	@time $(BIN) gen counter --bits 96 -n 10000000 > /dev/null
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
