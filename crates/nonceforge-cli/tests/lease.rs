@@ -756,3 +756,30 @@ fn library_floors_attach_rules_and_loss() {
     ));
     thief.release().unwrap();
 }
+
+/// An async application calls the (blocking) lease API from inside its own
+/// tokio runtime: the lease runs its I/O on a thread of its own, so nothing
+/// panics with "Cannot start a runtime from within a runtime".
+#[test]
+fn usable_from_inside_a_tokio_runtime() {
+    use nonceforge_lease::{Lease, LeaseOptions};
+    let _g = serial();
+    let redis = Redis::start();
+    let url = redis.url();
+    let opts = LeaseOptions {
+        namespace: "in_tokio".into(),
+        ..Default::default()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let lease = Lease::acquire(&url, &opts).unwrap();
+        let generator = lease.generator().unwrap();
+        generator.counter_96().unwrap();
+        assert_eq!(nonceforge_lease::status(&url, &opts).unwrap().len(), 1);
+        assert!(!nonceforge_lease::evict(&url, &opts, 7, None).unwrap());
+        lease.release().unwrap();
+    });
+}

@@ -190,9 +190,58 @@ fn timed_out(backend: &Backend, after: Duration) -> LeaseError {
     }
 }
 
-/// Connects, acquires, and starts the renewal thread.
+/// Starts the lease's thread, which connects, acquires, and then renews. All of
+/// it runs on that thread, in its own runtime: the caller may be inside a
+/// tokio runtime of its own (where starting another would panic).
 pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Control)> {
-    let rt = runtime()?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
+    let thread = std::thread::Builder::new()
+        .name("nonceforge-lease".into())
+        .spawn(move || {
+            let rt = match runtime() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            match rt.block_on(acquire(backend, settled)) {
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+                Ok((shared, store)) => {
+                    let _ = ready_tx.send(Ok(Arc::clone(&shared)));
+                    let result = rt.block_on(keep(shared, Some(store), rx));
+                    let _ = done_tx.send(result);
+                }
+            }
+        })
+        .map_err(|e| LeaseError::Store {
+            backend: "local",
+            target: "this process".into(),
+            detail: format!("cannot start the lease thread: {e}"),
+        })?;
+    match ready.recv() {
+        Ok(Ok(shared)) => Ok((shared, Control { tx, done, thread })),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = thread.join();
+            Err(LeaseError::Store {
+                backend: "local",
+                target: "this process".into(),
+                detail: "the lease thread stopped before acquiring".into(),
+            })
+        }
+    }
+}
+
+/// Connects and takes an id, within the connect timeout.
+async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Store)> {
     let t0 = Instant::now();
     let hold = settled.ttl - settled.margin;
     let cap = wall_unix_ms() + ms(hold);
@@ -201,18 +250,16 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
         holder: &settled.holder,
         ttl: settled.ttl,
     };
-    let (store, grant) = rt.block_on(async {
-        tokio::time::timeout(settled.connect_timeout, async {
-            let mut store =
-                Store::connect(&backend, &settled.namespace, settled.connect_timeout).await?;
-            let grant = store
-                .acquire(&backend, &ask, settled.ids.clone(), cap)
-                .await?;
-            Ok::<_, LeaseError>((store, grant))
-        })
-        .await
-        .map_err(|_| timed_out(&backend, settled.connect_timeout))?
-    })?;
+    let (store, grant) = tokio::time::timeout(settled.connect_timeout, async {
+        let mut store =
+            Store::connect(&backend, &settled.namespace, settled.connect_timeout).await?;
+        let grant = store
+            .acquire(&backend, &ask, settled.ids.clone(), cap)
+            .await?;
+        Ok::<_, LeaseError>((store, grant))
+    })
+    .await
+    .map_err(|_| timed_out(&backend, settled.connect_timeout))??;
     let acquired_in = t0.elapsed();
     let machine_id = MachineId::new(grant.machine_id as u64)?;
     log::info!(
@@ -242,23 +289,7 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
         backend,
         settled,
     });
-    let (tx, rx) = mpsc::unbounded_channel();
-    let (done_tx, done) = std::sync::mpsc::channel();
-    let keeper = Arc::clone(&shared);
-    let thread = std::thread::Builder::new()
-        .name("nonceforge-lease".into())
-        .spawn(move || {
-            let result = rt.block_on(keep(Arc::clone(&keeper), Some(store), rx));
-            let _ = done_tx.send(result);
-        })
-        .map_err(|e| LeaseError::Store {
-            backend: "local",
-            target: "this process".into(),
-            detail: format!(
-                "cannot start the renewal thread: {e} (the lease expires after its TTL)"
-            ),
-        })?;
-    Ok((shared, Control { tx, done, thread }))
+    Ok((shared, store))
 }
 
 /// Renews until told to release; returns the release's result.
@@ -416,20 +447,33 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
 
 type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
 
-/// Connects and runs one request (status, evict), all within the connect timeout.
-pub(crate) fn one_shot<T>(
+/// Connects and runs one request (status, evict), all within the connect
+/// timeout, on a thread of its own (the caller may be inside a tokio runtime).
+pub(crate) fn one_shot<T: Send>(
     backend: &Backend,
     options: &LeaseOptions,
-    f: impl for<'a> FnOnce(&'a mut Store, &'a Backend) -> StoreFuture<'a, T>,
+    f: impl for<'a> FnOnce(&'a mut Store, &'a Backend) -> StoreFuture<'a, T> + Send,
 ) -> Result<T> {
-    let rt = runtime()?;
-    rt.block_on(async {
-        tokio::time::timeout(options.connect_timeout, async {
-            let mut store =
-                Store::connect(backend, &options.namespace, options.connect_timeout).await?;
-            f(&mut store, backend).await
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            runtime()?.block_on(async {
+                tokio::time::timeout(options.connect_timeout, async {
+                    let mut store =
+                        Store::connect(backend, &options.namespace, options.connect_timeout)
+                            .await?;
+                    f(&mut store, backend).await
+                })
+                .await
+                .map_err(|_| timed_out(backend, options.connect_timeout))?
+            })
         })
-        .await
-        .map_err(|_| timed_out(backend, options.connect_timeout))?
+        .join()
+        .unwrap_or_else(|_| {
+            Err(LeaseError::Store {
+                backend: backend.name(),
+                target: backend.shown.clone(),
+                detail: "the request's thread panicked".into(),
+            })
+        })
     })
 }
