@@ -267,7 +267,7 @@ impl<const N: usize> NonceGuard<N> {
             Place::Counter(x) => s.counter.as_ref().expect("counter place").forget(x),
             Place::Window { shard, at } => {
                 let mut sh = s.shards[shard as usize].lock();
-                sh.window.forget(at, &ticket.nonce, s.hash(&ticket.nonce));
+                sh.window.forget(at);
                 sh.budget += 1;
             }
             Place::Repeat(_) => {}
@@ -325,10 +325,7 @@ impl<const N: usize> NonceGuard<N> {
         };
         let h = hasher.hash_one(nonce);
         let shard = &shards[shard_of(h, shards.len())];
-        match shard
-            .lock()
-            .check_and_insert(nonce, h, |n| hasher.hash_one(n))
-        {
+        match shard.lock().check_and_insert(nonce, h) {
             Seen::New(_) => Ok(()),
             Seen::Again { .. } => {
                 let v = s.violation(ViolationKind::Replay, nonce, 0);
@@ -496,15 +493,23 @@ impl<const N: usize> KeyState<N> {
         }
     }
 
+    /// The nonce's keyed hash. It reads the last 8 bytes as one word and the
+    /// bytes before them in words of up to 8: nonces are usually written as a
+    /// prefix and a 64-bit counter, and a load that spans two such stores
+    /// cannot be forwarded from them (a 12-byte nonce read as bytes 0..8 and
+    /// 8..12 cost the window row of the ring benchmark ~15 ns a seal at 64 B:
+    /// 97 → 82 ns, against 77 ns unwrapped).
     #[inline]
     fn hash(&self, nonce: &[u8; N]) -> u64 {
+        let split = N - 8;
         let mut h = self.seeds[0];
-        for chunk in nonce.chunks(8) {
+        for chunk in nonce[..split].chunks(8) {
             let mut w = [0; 8];
             w[..chunk.len()].copy_from_slice(chunk);
             h = mix(h ^ u64::from_le_bytes(w), self.seeds[1]);
         }
-        h
+        let tail = u64::from_le_bytes(nonce[split..].try_into().expect("8 bytes"));
+        mix(h ^ tail, self.seeds[1])
     }
 
     /// `try_fast` for a state that is not (or not only) this thread's: the
@@ -548,7 +553,7 @@ impl<const N: usize> KeyState<N> {
         if shard.budget == 0 {
             return false;
         }
-        match shard.window.check_and_insert(nonce, h, |n| self.hash(n)) {
+        match shard.window.check_and_insert(nonce, h) {
             Seen::New(_) => {
                 shard.budget -= 1;
                 true
@@ -575,12 +580,12 @@ impl<const N: usize> KeyState<N> {
                 }
             }
         }
-        match shard.window.check_and_insert(nonce, h, |n| self.hash(n)) {
+        match shard.window.check_and_insert(nonce, h) {
             Seen::New(at) => {
                 if let Some(bloom) = &self.bloom
                     && bloom.check_and_insert(h, mix(h ^ self.seeds[1], self.seeds[0] | 1))
                 {
-                    shard.window.forget(at, nonce, h);
+                    shard.window.forget(at);
                     return Err(self.violation(ViolationKind::Suspected, nonce, 0));
                 }
                 shard.budget -= 1;

@@ -163,8 +163,9 @@ impl GuardConfig {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Remember the last `seals` seals exactly; clamped to 64..=2^24. Memory:
-    /// about `seals × (N + 24) × shards` bytes.
+    /// Remember the last `seals` seals exactly (rounded up to a power of two,
+    /// R); clamped to 64..=2^24. Memory: `R × (N + 32) × shards` bytes, and 17
+    /// more a seal with [`allow_identical`](Self::allow_identical).
     pub fn window(mut self, seals: usize) -> Self {
         self.window = seals.clamp(64, 1 << 24);
         self
