@@ -5,41 +5,38 @@ import (
 	"math/bits"
 )
 
-// window is one shard's exact memory of the last R nonces it saw (R = the
-// capacity rounded up to a power of two): the nonces in a ring, and an index
-// of R buckets, each one 64-byte line of 8 lanes. A lane holds 7 bits of the
-// nonce's hash (a control byte, 0x80 | bits; 8 compared at once, SWAR) and the
-// nonce's insertion number, whose low bits are its ring slot. A lane whose
-// age (insertions since) is over R is stale and reused. A lookup reads one
-// line and touches the ring only when a live lane's hash bits match; an insert
-// writes that line and the next ring slot.
+// window is one shard's exact memory of at least the last `capacity` nonces it
+// saw, in two generations of a small SwissTable. Nonces go into the current
+// generation; once it holds `capacity`, the older one is cleared and becomes
+// current. A lookup checks both, so every nonce among the last `capacity`
+// insertions is found; nothing is deleted one by one (no tombstones), and
+// everything remembered was really sealed, so remembering more than
+// `capacity` never makes a false positive.
 //
-// Exact, because the ring decides: a nonce is found when a ring slot written
-// within the last R insertions holds it. Insertion numbers are kept modulo
-// 2^32; a sweep (one bucket every 4 insertions) resets stale lanes to age
-// R+1, so no age wraps and looks live. A bucket whose 8 lanes are all live
-// (about 1 insert in 10^5 at one live lane a bucket on average) puts the
-// nonce in a spill list, checked while it is non-empty. Measured against the
-// two SwissTable generations it replaces: see bench/RESULTS.md.
+// A table is groups of 8 slots with one control word per group: a byte a slot,
+// 0 when empty, else 0x80 | 7 bits of the hash. A probe compares the 8 bytes at
+// once (SWAR), so it rarely branches on a single slot; with tables at most half
+// full it almost always ends in the first group. Measured against linear
+// probing with one branch a slot: see bench/RESULTS.md.
 type window struct {
-	n       int
-	buckets []bucket
-	bmask   uint64
-	ring    []byte // R*n
-	tags    []byte // 16 bytes a slot, when identical messages are allowed
-	tagged  []bool
-	rmask   uint64 // R-1
-	next    uint64 // insertions so far
-	spill   []uint64
+	n        int
+	ctrl     [2][]uint64
+	keys     [2][]byte // group*8+slot -> nonce
+	gmask    uint64
+	cur      int
+	count    int
+	capacity int
+	epochs   [2]uint64
+	epoch    uint64
+	tags     [2][]byte // 16 bytes a slot, when identical messages are allowed
+	tagged   [2][]bool
+	// filter: one bit per bucket of 16 × capacity and generation; clear means
+	// "not in this generation", so a fresh nonce usually probes neither table.
+	filter [2][]uint64
+	fmask  uint64
 }
 
-type bucket struct {
-	ctrl uint64    // byte i: 0x80 | 7 hash bits of lane i; 0 if never used
-	seq  [8]uint32 // insertion number (mod 2^32) of lane i
-	_    [24]byte  // to one cache line
-}
-
-// wpos is where a nonce went: its insertion number (table is unused).
+// wpos is where a nonce went: generation (by epoch) and slot.
 type wpos struct {
 	table int
 	slot  uint64
@@ -51,47 +48,49 @@ const (
 )
 
 func newWindow(capacity, n int, keepTags bool) *window {
-	r := 1
-	for r < capacity {
-		r <<= 1
+	groups := 1
+	for groups*8 < 2*capacity {
+		groups <<= 1
 	}
-	w := &window{n: n, buckets: make([]bucket, r), bmask: uint64(r - 1), ring: make([]byte, r*n), rmask: uint64(r - 1), spill: make([]uint64, 0, 8)}
-	dead := uint32(0) - uint32(r) - 1 // age R+1 at the start
-	for i := range w.buckets {
-		for j := range w.buckets[i].seq {
-			w.buckets[i].seq[j] = dead
+	fbits := 64
+	for fbits < 16*capacity {
+		fbits <<= 1
+	}
+	w := &window{n: n, gmask: uint64(groups - 1), capacity: capacity, epochs: [2]uint64{1, 0}, epoch: 1, fmask: uint64(fbits - 1)}
+	for i := range w.ctrl {
+		w.filter[i] = make([]uint64, fbits/64)
+		w.ctrl[i] = make([]uint64, groups)
+		w.keys[i] = make([]byte, groups*8*n)
+		if keepTags {
+			w.tags[i] = make([]byte, groups*8*16)
+			w.tagged[i] = make([]bool, groups*8)
 		}
-	}
-	if keepTags {
-		w.tags = make([]byte, r*16)
-		w.tagged = make([]bool, r)
 	}
 	return w
 }
 
 func (w *window) memoryBytes() int {
-	return 64*len(w.buckets) + len(w.ring) + len(w.tags) + len(w.tagged) + 8*cap(w.spill)
+	total := 0
+	for i := range w.ctrl {
+		total += 8*len(w.ctrl[i]) + len(w.keys[i]) + len(w.tags[i]) + len(w.tagged[i]) + 8*len(w.filter[i])
+	}
+	return total
 }
 
 // matches has the top bit set in each byte of c equal to b (and, rarely, in a
-// byte just above one: every match is confirmed against the ring).
+// byte just above one: every match is confirmed against the stored nonce).
 func matches(c uint64, b uint8) uint64 {
 	x := c ^ (lsbs * uint64(b))
 	return (x - lsbs) &^ x & msbs
 }
 
-// live reports whether a lane inserted as seq (mod 2^32) is among the last R.
-func (w *window) live(seq uint32) bool {
-	return uint64(uint32(w.next)-seq-1) <= w.rmask
+// empties has the top bit set in each empty (zero) byte of c.
+func empties(c uint64) uint64 {
+	return ^c & msbs
 }
 
-// holds reports whether ring slot of insertion seq holds nonce.
-func (w *window) holds(seq uint64, nonce []byte) bool {
-	if w.next-seq-1 > w.rmask {
-		return false
-	}
-	at := int(seq&w.rmask) * w.n
-	k := w.ring[at : at+w.n]
+func (w *window) equal(t int, slot uint64, nonce []byte) bool {
+	k := w.keys[t][int(slot)*w.n : int(slot)*w.n+w.n]
 	n := w.n
 	// Nonces are 8 to 24 bytes: compare in words (the last word overlapping).
 	if binary.LittleEndian.Uint64(k) != binary.LittleEndian.Uint64(nonce) ||
@@ -101,87 +100,77 @@ func (w *window) holds(seq uint64, nonce []byte) bool {
 	return n <= 16 || binary.LittleEndian.Uint64(k[8:]) == binary.LittleEndian.Uint64(nonce[8:])
 }
 
-func (w *window) tagOf(seq uint64) []byte {
-	s := seq & w.rmask
-	if w.tagged == nil || !w.tagged[s] {
+// mayHold is false when nonce (of hash h) is surely not in table t. The bits
+// used are neither the group index (low bits) nor the tag (top 7).
+func (w *window) mayHold(t int, h uint64) bool {
+	b := (h >> 20) & w.fmask
+	return w.filter[t][b>>6]&(1<<(b&63)) != 0
+}
+
+// find looks nonce up in table t: its slot, or the empty slot where it goes.
+func (w *window) find(t int, nonce []byte, h uint64) (slot uint64, ok bool) {
+	tag := uint8(h>>57) | 0x80
+	g := h & w.gmask
+	ctrl := w.ctrl[t]
+	for {
+		c := ctrl[g]
+		for m := matches(c, tag); m != 0; m &= m - 1 {
+			s := g*8 + uint64(bits.TrailingZeros64(m)>>3)
+			if w.equal(t, s, nonce) {
+				return s, true
+			}
+		}
+		if e := empties(c); e != 0 {
+			return g*8 + uint64(bits.TrailingZeros64(e)>>3), false
+		}
+		g = (g + 1) & w.gmask
+	}
+}
+
+func (w *window) tagOf(t int, s uint64) []byte {
+	if w.tagged[t] == nil || !w.tagged[t][s] {
 		return nil
 	}
-	return w.tags[s*16 : s*16+16]
+	return w.tags[t][s*16 : s*16+16]
 }
 
 // checkAndInsert reports whether nonce is remembered (with the tag of its
 // first message, if recorded); if not, remembers it.
 func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag []byte) {
-	b := &w.buckets[h&w.bmask]
-	ctl := uint8(h>>40) | 0x80
-	for m := matches(b.ctrl, ctl); m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m) >> 3
-		if s := b.seq[i]; w.live(s) {
-			seq := w.next - uint64(uint32(w.next)-s)
-			if w.holds(seq, nonce) {
-				return wpos{0, seq}, true, w.tagOf(seq)
-			}
+	if w.count == w.capacity {
+		older := 1 - w.cur
+		clear(w.ctrl[older])
+		clear(w.filter[older])
+		if w.tagged[older] != nil {
+			clear(w.tagged[older])
+		}
+		w.epoch++
+		w.epochs[older] = w.epoch
+		w.cur, w.count = older, 0
+	}
+	if w.mayHold(1-w.cur, h) {
+		if s, ok := w.find(1-w.cur, nonce, h); ok {
+			return wpos{1 - w.cur, s}, true, w.tagOf(1-w.cur, s)
 		}
 	}
-	if len(w.spill) > 0 {
-		for _, seq := range w.spill {
-			if w.holds(seq, nonce) {
-				return wpos{0, seq}, true, w.tagOf(seq)
-			}
-		}
+	s, ok := w.find(w.cur, nonce, h) // also the empty slot to insert into
+	if ok {
+		return wpos{w.cur, s}, true, w.tagOf(w.cur, s)
 	}
-	seq := w.next
-	lane := -1
-	for i := range b.seq {
-		if !w.live(b.seq[i]) {
-			lane = i
-			break
-		}
-	}
-	if lane >= 0 {
-		b.ctrl = b.ctrl&^(0xff<<(8*lane)) | uint64(ctl)<<(8*lane)
-		b.seq[lane] = uint32(seq)
-	} else {
-		w.spillPush(seq)
-	}
-	copy(w.ring[int(seq&w.rmask)*w.n:], nonce)
-	if w.tagged != nil {
-		w.tagged[seq&w.rmask] = false
-	}
-	w.next++
-	if w.next&3 == 0 {
-		w.sweep()
-	}
-	return wpos{0, seq}, false, nil
-}
-
-// sweep resets the stale lanes of one bucket (the next in turn) to age R+1.
-func (w *window) sweep() {
-	b := &w.buckets[(w.next>>2)&w.bmask]
-	dead := uint32(w.next) - uint32(w.rmask) - 2
-	for i := range b.seq {
-		if !w.live(b.seq[i]) {
-			b.seq[i] = dead
-		}
-	}
-}
-
-func (w *window) spillPush(seq uint64) {
-	kept := w.spill[:0]
-	for _, s := range w.spill {
-		if w.next-s-1 < w.rmask { // still in the ring after this insertion
-			kept = append(kept, s)
-		}
-	}
-	w.spill = append(kept, seq)
+	g, i := s/8, s%8
+	w.ctrl[w.cur][g] |= uint64(uint8(h>>57)|0x80) << (8 * i)
+	copy(w.keys[w.cur][int(s)*w.n:], nonce)
+	b := (h >> 20) & w.fmask
+	w.filter[w.cur][b>>6] |= 1 << (b & 63)
+	w.count++
+	return wpos{w.cur, s}, false, nil
 }
 
 // setTag records the tag sealed under the nonce at p, if it is still there.
 func (w *window) setTag(p wpos, nonce, tag []byte) {
-	if w.tagged == nil || !w.holds(p.slot, nonce) {
+	if w.tagged[p.table] == nil || w.ctrl[p.table][p.slot/8]>>(8*(p.slot%8))&0x80 == 0 || !w.equal(p.table, p.slot, nonce) {
 		return
 	}
-	s := p.slot & w.rmask
-	copy(w.tags[s*16:s*16+16], tag)
-	w.tagged[s] = true
+	copy(w.tags[p.table][p.slot*16:p.slot*16+16], tag)
+	w.tagged[p.table][p.slot] = true
 }
