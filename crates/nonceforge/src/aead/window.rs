@@ -9,7 +9,7 @@
 //! ```
 //!
 //! A nonce's entry holds a fingerprint (hash bits the bucket does not use) and
-//! its insertion number modulo 2^k (k = log2 R + 5), whose low log2 R bits are
+//! its insertion number modulo 2^k (k = log2 R + 8), whose low log2 R bits are
 //! its ring slot. A bucket is a FIFO of 15 entries: an insert overwrites the
 //! bucket's oldest entry, which must be stale (inserted more than R ago). A
 //! lookup reads one 64-byte line, compares the 15 fingerprints at once (SIMD),
@@ -20,7 +20,7 @@
 //! Exact, because the ring decides: a nonce is found when a ring slot written
 //! within the last R insertions holds it, and an entry is only overwritten
 //! once stale, so every nonce in the ring has its entry. Ages are modulo 2^k:
-//! a stale entry may look live again (2^k = 32R insertions on), which costs a
+//! a stale entry may look live again (2^k = 256 R insertions on), which costs a
 //! ring compare on a fingerprint match, or, for a bucket's oldest entry, a
 //! needless spill, never a wrong answer. A bucket whose oldest entry is live
 //! (all 15 are; about 10^-9 of inserts at 2 live entries a bucket on average)
@@ -79,8 +79,10 @@ pub(crate) struct Window<const N: usize> {
 impl<const N: usize> Window<N> {
     pub(crate) fn new(capacity: usize, keep_tags: bool) -> Self {
         let r = capacity.max(1).next_power_of_two();
-        let seq_bits = r.trailing_zeros() + 5;
-        assert!(seq_bits <= 30, "window of at most 2^27 nonces");
+        // 2^k = 256 R insertions before an age wraps; at most 31 bits, so at
+        // least one of fingerprint.
+        let seq_bits = (r.trailing_zeros() + 8).min(31);
+        assert!(r <= 1 << 30, "window of at most 2^30 nonces");
         let seq_mask = (1u32 << seq_bits) - 1;
         let buckets = (r / 2).max(1);
         // Stale from the start (age R + 1); lane 15 of each is its oldest: 0.
@@ -229,20 +231,21 @@ mod tests {
     use super::*;
     use std::collections::VecDeque;
 
-    fn n(i: u64) -> [u8; 12] {
-        let mut b = [0; 12];
-        b[4..].copy_from_slice(&i.to_be_bytes());
+    /// A nonce of N bytes: a fixed prefix, then `i`.
+    fn n<const N: usize>(i: u64) -> [u8; N] {
+        let mut b = [0xa5; N];
+        b[N - 8..].copy_from_slice(&i.to_be_bytes());
         b
     }
 
     /// A deliberately bad hash: 5 buckets, one fingerprint, so every lookup
     /// compares against the ring and buckets overflow into the spill list.
-    fn bad_hash(b: &[u8; 12]) -> u64 {
-        u64::from_be_bytes(b[4..].try_into().unwrap()) % 5
+    fn bad_hash(v: u64) -> u64 {
+        v % 5
     }
 
-    fn good_hash(b: &[u8; 12]) -> u64 {
-        let mut z = u64::from_be_bytes(b[4..].try_into().unwrap()) ^ 0x9e37_79b9_7f4a_7c15;
+    fn good_hash(v: u64) -> u64 {
+        let mut z = v ^ 0x9e37_79b9_7f4a_7c15;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -250,15 +253,15 @@ mod tests {
 
     /// Against a model: a nonce is found exactly when it is among the last R
     /// (capacity rounded up to a power of two) nonces inserted.
-    fn exact_against_model(
+    fn exact_against_model<const N: usize>(
         capacity: usize,
         domain: u64,
         steps: u32,
-        hash: fn(&[u8; 12]) -> u64,
+        hash: fn(u64) -> u64,
         never_spills: bool,
     ) {
         let r = capacity.next_power_of_two();
-        let mut w = Window::<12>::new(capacity, false);
+        let mut w = Window::<N>::new(capacity, false);
         let mut recent: VecDeque<u64> = VecDeque::new();
         let mut x = 0x1234_5678u64;
         for step in 0..steps {
@@ -266,7 +269,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let v = x % domain;
-            let again = matches!(w.check_and_insert(&n(v), hash(&n(v))), Seen::Again { .. });
+            let again = matches!(w.check_and_insert(&n::<N>(v), hash(v)), Seen::Again { .. });
             assert_eq!(again, recent.contains(&v), "step {step}: {v}");
             if never_spills {
                 // No bucket of a good hash fills up: stale entries are reused.
@@ -283,39 +286,52 @@ mod tests {
 
     #[test]
     fn exact_with_a_bad_hash_spilling() {
-        exact_against_model(64, 300, 200_000, bad_hash, false);
+        exact_against_model::<12>(64, 300, 200_000, bad_hash, false);
+        exact_against_model::<8>(64, 300, 50_000, bad_hash, false);
+        exact_against_model::<24>(64, 300, 50_000, bad_hash, false);
     }
 
     #[test]
     fn exact_with_a_good_hash_past_many_wraps_of_the_entries_counter() {
-        // 2^(log2 128 + 5) = 4096 insertions a wrap: about 100 wraps.
-        exact_against_model(100, 2_000, 400_000, good_hash, true);
-        exact_against_model(1024, 1 << 40, 300_000, good_hash, true);
+        // 2^(log2 128 + 8) = 32768 insertions a wrap: a dozen wraps.
+        exact_against_model::<12>(100, 2_000, 400_000, good_hash, true);
+        exact_against_model::<12>(1024, 1 << 40, 300_000, good_hash, true);
+        exact_against_model::<24>(1000, 5_000, 100_000, good_hash, true);
+        // 200 values over 32 buckets: a bucket may go 256 R insertions with
+        // fewer than 15 of its own, its oldest entry's age wraps and looks live,
+        // and the nonce spills (needlessly, and still exactly).
+        exact_against_model::<16>(64, 200, 100_000, good_hash, false);
     }
 
     #[test]
     fn tags_and_forgetting() {
         let mut w = Window::<12>::new(4, true);
-        let Seen::New(p) = w.check_and_insert(&n(1), 99) else {
+        let Seen::New(p) = w.check_and_insert(&n::<12>(1), 99) else {
             panic!()
         };
-        assert_eq!(w.check_and_insert(&n(1), 99), Seen::Again { tag: None });
+        assert_eq!(
+            w.check_and_insert(&n::<12>(1), 99),
+            Seen::Again { tag: None }
+        );
         w.set_tag(p, &[7; 16]);
         assert_eq!(
-            w.check_and_insert(&n(1), 99),
+            w.check_and_insert(&n::<12>(1), 99),
             Seen::Again { tag: Some([7; 16]) }
         );
         w.forget(p);
-        let Seen::New(q) = w.check_and_insert(&n(1), 99) else {
+        let Seen::New(q) = w.check_and_insert(&n::<12>(1), 99) else {
             panic!("a forgotten nonce may be sealed again")
         };
-        assert_eq!(w.check_and_insert(&n(1), 99), Seen::Again { tag: None });
+        assert_eq!(
+            w.check_and_insert(&n::<12>(1), 99),
+            Seen::Again { tag: None }
+        );
         // Out of the ring: tagging it does nothing, and it is new again.
         for i in 10..30 {
-            w.check_and_insert(&n(i), i);
+            w.check_and_insert(&n::<12>(i), i);
         }
         w.set_tag(q, &[9; 16]);
-        assert!(matches!(w.check_and_insert(&n(1), 99), Seen::New(_)));
+        assert!(matches!(w.check_and_insert(&n::<12>(1), 99), Seen::New(_)));
         assert!(w.forgotten.is_empty(), "pruned once overwritten");
     }
 
