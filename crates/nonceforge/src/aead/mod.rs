@@ -38,7 +38,8 @@
 //! * Any nonce: an exact window of the last [`GuardConfig::window`] seals
 //!   (default 1024): a nonce sealed fewer than that many seals ago is always
 //!   caught. Sharded, so threads do not serialise on one lock; nothing is
-//!   allocated after construction.
+//!   allocated per seal (a seal withdrawn with `cancel_seal`, or a hash bucket
+//!   that overflows, is listed in a small vector that may grow).
 //! * Optionally, a long tail: a Bloom filter sized for `n` nonces at a stated
 //!   false-positive rate; a hit there is reported as *suspected*.
 //! * Optionally, the same (key, nonce, plaintext, AAD) sealed again is not a
