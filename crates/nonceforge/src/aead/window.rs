@@ -64,7 +64,6 @@ pub(crate) struct Window<const N: usize> {
     tags: Option<Box<[Option<Tag>]>>,
     /// R − 1.
     ring_mask: u64,
-    ring_mask32: u32,
     /// k: bits of the insertion number an entry keeps; the rest is fingerprint.
     seq_bits: u32,
     seq_mask: u32,
@@ -94,7 +93,6 @@ impl<const N: usize> Window<N> {
             ring: vec![[0; N]; r].into_boxed_slice(),
             tags: keep_tags.then(|| vec![None; r].into_boxed_slice()),
             ring_mask: r as u64 - 1,
-            ring_mask32: r as u32 - 1,
             seq_bits,
             seq_mask,
             next: 0,
@@ -110,11 +108,16 @@ impl<const N: usize> Window<N> {
             + (self.spill.capacity() + self.forgotten.capacity()) * size_of::<u64>()
     }
 
+    /// Whether an entry `age` insertions old (modulo 2^k) is among the last R.
+    #[inline(always)]
+    fn live(&self, age: u32) -> bool {
+        age.wrapping_sub(1) <= self.ring_mask as u32
+    }
+
     /// Whether the nonce inserted as number `seq` is in the ring now.
     #[inline]
     fn holds(&self, seq: u64) -> bool {
-        self.next.wrapping_sub(seq).wrapping_sub(1) <= self.ring_mask
-            && !self.forgotten.contains(&seq)
+        in_ring(self.next, seq, self.ring_mask) && !self.forgotten.contains(&seq)
     }
 
     /// The tag at ring slot of `seq`, if `nonce` is what that slot holds.
@@ -146,7 +149,7 @@ impl<const N: usize> Window<N> {
         let head = bucket[LANES] as usize;
         let oldest = bucket[head];
         let age = now.wrapping_sub(oldest) & self.seq_mask;
-        if age.wrapping_sub(1) > self.ring_mask32 {
+        if !self.live(age) {
             let lanes = &mut self.buckets[b].0;
             lanes[head] = fp | now;
             lanes[LANES] = if head + 1 == LANES {
@@ -179,7 +182,7 @@ impl<const N: usize> Window<N> {
             let e = bucket[hits.trailing_zeros() as usize];
             hits &= hits - 1;
             let age = now.wrapping_sub(e) & self.seq_mask;
-            if age.wrapping_sub(1) > self.ring_mask32 {
+            if !self.live(age) {
                 continue;
             }
             let Some(seq) = self.next.checked_sub(age as u64) else {
@@ -195,9 +198,9 @@ impl<const N: usize> Window<N> {
     #[cold]
     #[inline(never)]
     fn spill_push(&mut self, seq: u64) {
-        let (next, mask) = (self.next, self.ring_mask);
-        self.spill
-            .retain(|&s| next.wrapping_sub(s).wrapping_sub(1) < mask);
+        // Those still in the ring once this insertion is counted.
+        let (next, mask) = (self.next + 1, self.ring_mask);
+        self.spill.retain(|&s| in_ring(next, s, mask));
         self.spill.push(seq);
     }
 
@@ -205,8 +208,7 @@ impl<const N: usize> Window<N> {
     #[inline(never)]
     fn prune_forgotten(&mut self) {
         let (next, mask) = (self.next, self.ring_mask);
-        self.forgotten
-            .retain(|&s| next.wrapping_sub(s).wrapping_sub(1) <= mask);
+        self.forgotten.retain(|&s| in_ring(next, s, mask));
     }
 
     /// Records the tag sealed under the nonce at `p`, if it is still there.
@@ -224,6 +226,13 @@ impl<const N: usize> Window<N> {
             self.forgotten.push(p.seq);
         }
     }
+}
+
+/// Whether insertion number `seq` is among the last R (`mask` = R − 1) of the
+/// `next` insertions so far.
+#[inline]
+fn in_ring(next: u64, seq: u64, mask: u64) -> bool {
+    next.wrapping_sub(seq).wrapping_sub(1) <= mask
 }
 
 #[cfg(test)]
