@@ -87,6 +87,27 @@ fn holder(url: &str, ns: &str, more: &[&str]) -> Proc {
     Proc::spawn(&args)
 }
 
+/// `nonceforge gen KIND --bits BITS -n N --rate RATE --lease URL --namespace NS
+/// --ttl TTL`, left running.
+fn leased_gen(url: &str, ns: &str, kind: &str, bits: &str, n: &str, rate: &str, ttl: &str) -> Proc {
+    Proc::spawn(&[
+        "gen",
+        kind,
+        "--bits",
+        bits,
+        "-n",
+        n,
+        "--rate",
+        rate,
+        "--lease",
+        url,
+        "--namespace",
+        ns,
+        "--ttl",
+        ttl,
+    ])
+}
+
 /// The same, run to the end.
 fn run_acquire(url: &str, ns: &str, more: &[&str]) -> (Option<i32>, Vec<String>, String) {
     holder(url, ns, more).finish(30 * SEC)
@@ -193,24 +214,7 @@ fn kill_nine(url: &str) {
 /// ever printed lies at or below the floor the second one started above.
 fn paused_past_the_ttl(url: &str, kind: &str, bits: &str) {
     let ns = "paused";
-    let generate = |n: &str, rate: &str| {
-        Proc::spawn(&[
-            "gen",
-            kind,
-            "--bits",
-            bits,
-            "-n",
-            n,
-            "--rate",
-            rate,
-            "--lease",
-            url,
-            "--namespace",
-            ns,
-            "--ttl",
-            "2s",
-        ])
-    };
+    let generate = |n: &str, rate: &str| leased_gen(url, ns, kind, bits, n, rate, "2s");
     let a = generate("1000000000", "2000");
     a.wait_for("nonces", 20 * SEC, |l, _| l.len() >= 300);
     a.signal(libc::SIGSTOP);
@@ -257,22 +261,7 @@ fn paused_past_the_ttl(url: &str, kind: &str, bits: &str) {
 /// out. Down for longer than the TTL: the generator stops with an error.
 fn store_down_and_back(store: &mut Store, kind: &str, bits: &str) {
     let url = store.url();
-    let a = Proc::spawn(&[
-        "gen",
-        kind,
-        "--bits",
-        bits,
-        "-n",
-        "1000000000",
-        "--rate",
-        "2000",
-        "--lease",
-        &url,
-        "--namespace",
-        "outage",
-        "--ttl",
-        "5s",
-    ]);
+    let a = leased_gen(&url, "outage", kind, bits, "1000000000", "2000", "5s");
     a.wait_for("nonces", 20 * SEC, |l, _| l.len() >= 300);
     store.down();
     std::thread::sleep(Duration::from_millis(500));
@@ -298,22 +287,7 @@ fn store_down_and_back(store: &mut Store, kind: &str, bits: &str) {
 /// out), not a failed run.
 fn store_gone_before_release(store: &mut Store, kind: &str, bits: &str) {
     let url = store.url();
-    let a = Proc::spawn(&[
-        "gen",
-        kind,
-        "--bits",
-        bits,
-        "-n",
-        "3000",
-        "--rate",
-        "2000",
-        "--lease",
-        &url,
-        "--namespace",
-        "gone",
-        "--ttl",
-        "10s",
-    ]);
+    let a = leased_gen(&url, "gone", kind, bits, "3000", "2000", "10s");
     a.wait_for("nonces", 20 * SEC, |l, _| l.len() >= 300);
     store.down();
     let (code, lines, err) = a.finish(30 * SEC);
