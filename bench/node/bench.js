@@ -1,9 +1,10 @@
 'use strict';
 // Side by side in one run: nonceforge/crypto-async, @ronomon/crypto-async 5.0.1,
-// node:crypto and WebCrypto — AES-256-CTR, SHA-256 and HMAC-SHA256 at 256 B to
+// node:crypto and WebCrypto, and for the async rows a ceiling (the sync call
+// looping on as many worker threads as calls in flight) — AES-256-CTR, SHA-256 and HMAC-SHA256 at 256 B to
 // 1 MiB, sync and with 2 and 4 calls in flight; the event loop's largest stall
 // while 64 MiB is processed; nonce rates from JS. Usage:
-//   node bench/node/bench.js [--seconds 0.3] [--runs 3] [--json]
+//   node bench/node/bench.js [--seconds 0.3] [--runs 3] [--sizes 65536,1048576] [--json]
 // Each cell is the median of --runs runs of --seconds each.
 const path = require('node:path');
 const crypto = require('node:crypto');
@@ -27,7 +28,14 @@ const RUNS = opt('--runs', 3);
 const JSON_OUT = args.includes('--json');
 // --nonces-only: just the nonce rows (a minute instead of several).
 const NONCES_ONLY = args.includes('--nonces-only');
-const SIZES = [256, 1024, 4096, 65536, 1 << 20];
+// --sizes 65536,1048576: only these message sizes (default: all five).
+const SIZES = args.includes('--sizes')
+  ? args[args.indexOf('--sizes') + 1].split(',').map(Number)
+  : [256, 1024, 4096, 65536, 1 << 20];
+if (!SIZES.every((n) => Number.isInteger(n) && n > 0 && n <= 1 << 30)) {
+  console.error('--sizes: comma-separated byte counts, each 1..2^30');
+  process.exit(2);
+}
 
 const key = crypto.randomBytes(32);
 const iv = crypto.randomBytes(16);
@@ -91,6 +99,31 @@ const ALGS = {
   },
 };
 
+// The ceiling for k calls in flight: k worker threads, each calling the
+// synchronous function in a loop (no pool, no hand-off), started together.
+// No asynchronous call can beat it: it is the same work with nothing waiting.
+function ceilingRate(algorithm, size, threads) {
+  const { Worker } = require('node:worker_threads');
+  const file = path.join(__dirname, 'ceiling-worker.js');
+  const workers = [];
+  for (let i = 0; i < threads; i++) {
+    workers.push(new Worker(file, { workerData: { algorithm, size, seconds: SECONDS, key, iv } }));
+  }
+  const ready = workers.map((w) => new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  }));
+  return Promise.all(ready).then(() => {
+    const done = workers.map((w) => new Promise((resolve) => w.once('message', resolve)));
+    for (const w of workers) w.postMessage('go');
+    return Promise.all(done);
+  }).then((results) => {
+    for (const w of workers) w.terminate();
+    const bytes = results.reduce((a, r) => a + r.bytes, 0);
+    return bytes / Math.max(...results.map((r) => r.seconds)) / 1e6;
+  });
+}
+
 async function measure(f) {
   const xs = [];
   for (let r = 0; r < RUNS; r++) xs.push(await f());
@@ -121,9 +154,10 @@ async function main() {
   const fmt = (x) => (x === undefined ? '-' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
   let stalls = {};
   if (!NONCES_ONLY) {
-    console.log(`# MB/s, median of ${RUNS} runs of ${SECONDS}s; ratio = nonceforge / @ronomon`);
-    console.log('| algorithm | size | mode | nonceforge | @ronomon | ratio | node:crypto | WebCrypto |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(`# MB/s, median of ${RUNS} runs of ${SECONDS}s; ratio = nonceforge / @ronomon;`);
+    console.log('# ceiling = as many threads as calls in flight, each calling the sync function in a loop');
+    console.log('| algorithm | size | mode | nonceforge | @ronomon | ratio | ceiling | node:crypto | WebCrypto |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const [name, a] of Object.entries(ALGS)) {
       for (const size of SIZES) {
         const cells = [
@@ -134,17 +168,19 @@ async function main() {
             theirs && (() => asyncRate(a.zc(theirs), size, k)),
             undefined,
             () => asyncRate((s, d, cb) => a.web(s).then(() => cb(), cb), size, k),
+            () => ceilingRate(name, size, k),
           ]),
         ];
-        for (const [mode, o, t, n, w] of cells) {
+        for (const [mode, o, t, n, w, c] of cells) {
           const r = { algorithm: name, size, mode };
           r.nonceforge = await measure(o);
           if (t) r.ronomon = await measure(t);
+          if (c) r.ceiling = await measure(c);
           if (n) r.node = await measure(n);
           if (w) r.webcrypto = await measure(w);
           r.ratio = r.ronomon ? r.nonceforge / r.ronomon : undefined;
           rows.push(r);
-          console.log(`| ${name} | ${size} | ${mode} | ${fmt(r.nonceforge)} | ${fmt(r.ronomon)} | ${r.ratio ? r.ratio.toFixed(2) + '×' : '-'} | ${fmt(r.node)} | ${fmt(r.webcrypto)} |`);
+          console.log(`| ${name} | ${size} | ${mode} | ${fmt(r.nonceforge)} | ${fmt(r.ronomon)} | ${r.ratio ? r.ratio.toFixed(2) + '×' : '-'} | ${fmt(r.ceiling)} | ${fmt(r.node)} | ${fmt(r.webcrypto)} |`);
         }
       }
     }
