@@ -8,6 +8,7 @@
 // Each cell is the median of --runs runs of --seconds each.
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { ZERO_COPY } = require('./calls.js');
 const nodeDir = path.join(__dirname, '..', '..', 'node');
 const ours = require(path.join(nodeDir, 'crypto-async.js'));
 const nf = require(nodeDir);
@@ -79,21 +80,17 @@ const hmacWeb = crypto.webcrypto.subtle.importKey('raw', key, { name: 'HMAC', ha
 
 const ALGS = {
   'AES-256-CTR': {
-    zc: (m) => (s, d, cb) => cb
-      ? m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0, cb)
-      : m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0),
+    zc: (m) => ZERO_COPY['AES-256-CTR'](m, key, iv),
     node: (s) => { const c = crypto.createCipheriv('aes-256-ctr', key, iv); c.update(s); c.final(); },
     web: async (s) => crypto.webcrypto.subtle.encrypt({ name: 'AES-CTR', counter: iv, length: 64 }, await ctrWeb, s),
   },
   'SHA-256': {
-    zc: (m) => (s, d, cb) => cb ? m.hash('sha256', s, 0, s.length, d, 0, cb) : m.hash('sha256', s, 0, s.length, d, 0),
+    zc: (m) => ZERO_COPY['SHA-256'](m, key, iv),
     node: (s) => crypto.createHash('sha256').update(s).digest(),
     web: (s) => crypto.webcrypto.subtle.digest('SHA-256', s),
   },
   'HMAC-SHA256': {
-    zc: (m) => (s, d, cb) => cb
-      ? m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0, cb)
-      : m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0),
+    zc: (m) => ZERO_COPY['HMAC-SHA256'](m, key, iv),
     node: (s) => crypto.createHmac('sha256', key).update(s).digest(),
     web: async (s) => crypto.webcrypto.subtle.sign('HMAC', await hmacWeb, s),
   },
@@ -196,18 +193,16 @@ async function main() {
       'ChaCha20-Poly1305': (m) => (s, d) => m.cipher('chacha20-poly1305', 1, key, 0, 32, iv, 0, 12, s, 0, s.length, d, 0, aad16, 0, 16, tag16, 0, 16),
       ChaCha20: (m) => (s, d) => m.cipher('chacha20', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0, aad16, 0, 0, tag16, 0, 0),
     };
-    const more = [];
     for (const [name, f] of Object.entries(MORE)) {
       for (const size of [1024, 65536, 1 << 20]) {
         const r = { algorithm: name, size, mode: 'sync' };
         r.nonceforge = await measure(() => syncRate(f(ours), size));
         if (theirs) r.ronomon = await measure(() => syncRate(f(theirs), size));
         r.ratio = r.ronomon ? r.nonceforge / r.ronomon : undefined;
-        more.push(r);
+        rows.push(r);
         console.log(`| ${name} | ${size} | ${fmt(r.nonceforge)} | ${fmt(r.ronomon)} | ${r.ratio ? r.ratio.toFixed(2) + '×' : '-'} |`);
       }
     }
-    rows.push(...more);
 
     console.log('\n# largest event-loop stall (ms) while 64 MiB is processed asynchronously; idle first');
     const big = Buffer.alloc(64 << 20, 7);

@@ -5,25 +5,23 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const path = require('node:path');
 const m = require(path.join(__dirname, '..', '..', 'node', 'crypto-async.js'));
+const { ZERO_COPY } = require('./calls.js');
 
 const { algorithm, size, seconds } = workerData;
 const key = Buffer.from(workerData.key);
 const iv = Buffer.from(workerData.iv);
 const src = Buffer.alloc(size, 1);
 const dst = Buffer.alloc(size + 64);
-const call = {
-  'AES-256-CTR': () => m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, src, 0, size, dst, 0),
-  'SHA-256': () => m.hash('sha256', src, 0, size, dst, 0),
-  'HMAC-SHA256': () => m.hmac('sha256', key, 0, 32, src, 0, size, dst, 0),
-}[algorithm];
-if (!call) throw new Error(`ceiling-worker: unknown algorithm ${algorithm}`);
+const make = ZERO_COPY[algorithm];
+if (!make) throw new Error(`ceiling-worker: unknown algorithm ${algorithm}`);
+const run = make(m, key, iv);
 
 parentPort.once('message', () => {
   const now = () => Number(process.hrtime.bigint()) / 1e9;
   const t0 = now();
   let bytes = 0;
   while (now() - t0 < seconds) {
-    call();
+    run(src, dst);
     bytes += size;
   }
   parentPort.postMessage({ bytes, seconds: now() - t0 });

@@ -1,0 +1,18 @@
+'use strict';
+// The zero-copy calls bench.js measures, for any module with the
+// @ronomon/crypto-async interface: ZERO_COPY[name](m, key, iv) gives
+// (source, target[, callback]) — synchronous without a callback. Shared by
+// bench.js and its ceiling workers (ceiling-worker.js).
+const ZERO_COPY = {
+  'AES-256-CTR': (m, key, iv) => (s, d, cb) => cb
+    ? m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0, cb)
+    : m.cipher('aes-256-ctr', 1, key, 0, 32, iv, 0, 16, s, 0, s.length, d, 0),
+  'SHA-256': (m) => (s, d, cb) => cb
+    ? m.hash('sha256', s, 0, s.length, d, 0, cb)
+    : m.hash('sha256', s, 0, s.length, d, 0),
+  'HMAC-SHA256': (m, key) => (s, d, cb) => cb
+    ? m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0, cb)
+    : m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0),
+};
+
+module.exports = { ZERO_COPY };
