@@ -35,7 +35,8 @@
 //!
 //! Crates: RustCrypto's `aes`, `aria`, `camellia`, `sm4`, `chacha20`,
 //! `aes-gcm` (for GCM, generic over the block cipher and tag size), `poly1305`
-//! and the digest crates. ChaCha20-Poly1305 is composed here from `chacha20`
+//! and the digest crates; ring seals AES-128/256-GCM and ChaCha20-Poly1305 with
+//! a whole tag (faster here, figures at `seal_ring`). ChaCha20-Poly1305 is composed here from `chacha20`
 //! and `poly1305` (RFC 8439 §2.8) because no crate checks a truncated tag; CTR
 //! mode is written here over the block ciphers because the `ctr` crate was
 //! the bottleneck (figures at `ctr`), and is tested against it.
