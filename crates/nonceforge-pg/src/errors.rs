@@ -1,34 +1,100 @@
-//! Mapping core errors to PostgreSQL errors.
+//! Errors as PostgreSQL ERRORs: a SQLSTATE, a message that names the argument
+//! and the rule, a HINT where one helps — and nothing else. No Rust backtrace,
+//! panic text or source path reaches a client:
+//!
+//! - every error this extension raises is built here, without a backtrace;
+//! - an error PostgreSQL raises inside a call we make (a sequence, SPI) is
+//!   caught by [`pg_call`] and raised again the same way, keeping its SQLSTATE
+//!   and message;
+//! - [`quiet_backtraces`] turns off std's backtrace capture in the server
+//!   process, so a `RUST_BACKTRACE=1` in the server's environment cannot put
+//!   one into pgrx's DETAIL either.
 
-use pgrx::PgSqlErrorCode;
+use pgrx::pg_sys::PgTryBuilder;
+use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
 use pgrx::prelude::*;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+use std::panic::UnwindSafe;
+
+/// Raises an ERROR with `code`, `message` (prefixed "nonceforge: ") and an
+/// optional hint.
+pub(crate) fn fail(code: PgSqlErrorCode, message: impl Into<String>, hint: Option<&str>) -> ! {
+    let mut report = ErrorReport::new(
+        code,
+        format!("nonceforge: {}", message.into()),
+        "nonceforge",
+    );
+    if let Some(h) = hint {
+        report = report.set_hint(h);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("an ERROR does not return")
+}
 
 /// Raises `error` as an ERROR: malformed text is 22P02 (invalid text
 /// representation), anything else the caller passed is 22023 (invalid parameter
-/// value).
+/// value), a stopped generator 55000.
 pub(crate) fn raise(error: nonceforge_core::Error) -> ! {
     let code = match error {
         nonceforge_core::Error::ParseId { .. } | nonceforge_core::Error::WrongIdType { .. } => {
             PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION
         }
+        nonceforge_core::Error::Disabled => {
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
+        }
         _ => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
     };
-    ereport!(ERROR, code, format!("nonceforge: {error}"));
+    fail(code, error.to_string(), None);
 }
 
-/// Raises 22023 with a message.
+/// Raises 22023 (invalid parameter value) with a message.
 pub(crate) fn invalid(message: String) -> ! {
-    ereport!(
-        ERROR,
+    fail(
         PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-        format!("nonceforge: {message}")
+        message,
+        None,
     );
 }
 
-/// 2000-01-01 (PostgreSQL's epoch) in Unix microseconds.
-const PG_EPOCH_US: i64 = 946_684_800_000_000;
+/// Raises 55000 (object not in prerequisite state): the server is not set up
+/// for this call; the hint says how to set it up.
+pub(crate) fn not_configured(message: String, hint: &str) -> ! {
+    fail(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        message,
+        Some(hint),
+    );
+}
 
-/// Unix milliseconds → PostgreSQL's timestamptz (µs since 2000-01-01).
+/// Runs `f`, which calls into PostgreSQL; an ERROR raised in there is raised
+/// again as "nonceforge: {what}: {message}" with its SQLSTATE and hint, and
+/// without the Rust backtrace pgrx would attach to it.
+pub(crate) fn pg_call<T>(what: &str, f: impl FnOnce() -> T + UnwindSafe) -> T {
+    PgTryBuilder::new(f)
+        .catch_others(|e| match e {
+            CaughtError::PostgresError(report) => fail(
+                report.sql_error_code(),
+                format!("{what}: {}", report.message()),
+                report.hint(),
+            ),
+            other => other.rethrow(),
+        })
+        .execute()
+}
+
+/// Turns off std's backtrace capture for this process (see the module docs).
+/// Called from `_PG_init`, while the process runs one thread.
+pub(crate) fn quiet_backtraces() {
+    // SAFETY: _PG_init runs in the postmaster (shared_preload_libraries) or in
+    // a backend, both single-threaded processes, so no other thread reads or
+    // writes the environment while this runs.
+    unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
+}
+
+/// 2000-01-01 (PostgreSQL's epoch) in Unix microseconds.
+pub(crate) const PG_EPOCH_US: i64 = 946_684_800_000_000;
+
+/// Unix microseconds → PostgreSQL's timestamptz (µs since 2000-01-01).
 pub(crate) fn tz_from_unix_us(unix_us: i64) -> TimestampWithTimeZone {
     TimestampWithTimeZone::try_from(unix_us - PG_EPOCH_US).unwrap_or_else(|_| {
         invalid(format!(
@@ -37,10 +103,10 @@ pub(crate) fn tz_from_unix_us(unix_us: i64) -> TimestampWithTimeZone {
     })
 }
 
-/// PostgreSQL's timestamptz → Unix microseconds.
-pub(crate) fn unix_us_from_tz(tz: TimestampWithTimeZone) -> i64 {
+/// PostgreSQL's timestamptz → Unix microseconds; `argument` names it in errors.
+pub(crate) fn unix_us_from_tz(tz: TimestampWithTimeZone, argument: &str) -> i64 {
     if !tz.is_finite() {
-        invalid("the timestamp must be finite, not infinity".into());
+        invalid(format!("{argument} must be a finite time, not infinity"));
     }
     i64::from(tz) + PG_EPOCH_US
 }

@@ -2,8 +2,10 @@
 //!
 //! Each family of SQL functions lives in its own file, each function a thin
 //! `#[pg_extern]` over the core crate. Bad input raises an ERROR with a 22xxx
-//! SQLSTATE and a message naming the argument and the rule; no panic reaches
-//! PostgreSQL (pgrx turns a Rust panic into an ERROR, and none is expected).
+//! SQLSTATE and a message naming the argument and the rule; a server that is
+//! not set up for a call (no machine id, no key, not preloaded) raises 55000 or
+//! 0A000 with a HINT; no panic, backtrace or source path reaches a client
+//! (`errors`).
 
 use pgrx::prelude::*;
 
@@ -12,19 +14,25 @@ use pgrx::prelude::*;
 mod errors;
 mod extid;
 mod nonce;
+mod order;
+mod pg_uuidv7;
+mod settings;
 mod stuid;
 mod tuid;
 mod uuidv7;
 
-/// Registers the extension's settings when the library is loaded.
+/// Registers the extension's settings (and, preloaded, reads the keys and asks
+/// for shared memory) when the library is loaded.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    extid::register_settings();
-    nonce::register_settings();
+    errors::quiet_backtraces();
     // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries in
     // the postmaster; read here, in the same (single) thread.
-    if unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
+    settings::register(preloading);
+    if preloading {
         nonce::request_shared_memory();
+        order::request_shared_memory();
     }
 }
 
@@ -35,6 +43,9 @@ pub mod pg_test {
 
     #[must_use]
     pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec!["shared_preload_libraries = 'nonceforge'"]
+        vec![
+            "shared_preload_libraries = 'nonceforge'",
+            "nonceforge.machine_id = 7",
+        ]
     }
 }

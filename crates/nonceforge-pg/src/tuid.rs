@@ -4,16 +4,26 @@ use crate::errors::{raise, tz_from_unix_us, unix_us_from_tz};
 use nonceforge_core::uuid::{self as ids, tuid};
 use pgrx::prelude::*;
 
-/// A new tuid6: 48-bit Unix milliseconds + 80 random bits.
+/// A new tuid6: 48-bit Unix milliseconds + 80 random bits. With
+/// `nonceforge.server_order = on` the 12 bits after the milliseconds are the
+/// server-wide clock's fraction of the millisecond (68 random bits follow), so
+/// tuid6s strictly increase across every backend of the server.
 #[pg_extern(volatile, parallel_safe)]
 fn tuid6() -> pgrx::Uuid {
+    if crate::settings::server_order("tuid6()") {
+        let t = crate::order::next_tick("tuid6()");
+        let mut r = [0u8; 16];
+        ids::rng::fill(&mut r[7..]); // 72 random bits, 68 kept
+        let random68 = u128::from_be_bytes(r) & ((1 << 68) - 1);
+        return pgrx::Uuid::from_bytes((((t as u128) << 68) | random68).to_be_bytes());
+    }
     pgrx::Uuid::from_bytes(ids::tuid6())
 }
 
 /// A new tuid6 for the given time (random tail); the time is truncated to ms.
 #[pg_extern(volatile, strict, parallel_safe)]
 fn tuid6_from_tz(tz: TimestampWithTimeZone) -> pgrx::Uuid {
-    let unix_ms = unix_us_from_tz(tz).div_euclid(1000);
+    let unix_ms = unix_us_from_tz(tz, "tuid6_from_tz(time)").div_euclid(1000);
     if !(0..1 << 48).contains(&unix_ms) {
         crate::errors::invalid(format!(
             "tuid6_from_tz: the time must lie between 1970 and the year 10889 (48-bit milliseconds), got {unix_ms} ms"

@@ -1,4 +1,10 @@
 //! UUIDv7 and v4 like PostgreSQL 18's, and min/max over uuid (PostgreSQL 15 has none).
+//!
+//! Their names and signatures are exactly PostgreSQL 18's built-ins' (checked
+//! by the SQL tests against PostgreSQL 18's catalog entries), so after an
+//! upgrade to 18 an unqualified call resolves to the built-in in `pg_catalog`
+//! (searched first) and is never ambiguous; see the README, "Upgrading to
+//! PostgreSQL 18".
 
 use crate::errors::{invalid, tz_from_unix_us, unix_us_from_tz};
 use nonceforge_core::uuid as ids;
@@ -10,16 +16,35 @@ thread_local! {
     static V7: RefCell<ids::UuidV7Generator> = RefCell::new(ids::UuidV7Generator::new());
 }
 
-/// A new UUIDv7, monotonic within this backend.
+/// A new UUIDv7 (shifted by `shift_ns`): monotonic within this backend, or
+/// across the whole server with `nonceforge.server_order = on`.
+pub(crate) fn next_v7(function: &str, shift_ns: i64) -> [u8; 16] {
+    if crate::settings::server_order(function) {
+        let t = crate::order::next_tick(function);
+        let t = if shift_ns == 0 {
+            t
+        } else {
+            let shift = (shift_ns as i128 * 4096).div_euclid(1_000_000);
+            (t as i128 + shift).clamp(0, (1 << 60) - 1) as u64
+        };
+        ids::v7::compose(t >> 12, (t & 0xfff) as u16, ids::rng::u64())
+    } else {
+        V7.with(|g| g.borrow_mut().generate_shifted(shift_ns))
+    }
+}
+
+/// A new UUIDv7, monotonic within this backend (across the server with
+/// `nonceforge.server_order = on`).
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7() -> pgrx::Uuid {
-    pgrx::Uuid::from_bytes(V7.with(|g| g.borrow_mut().generate()))
+    pgrx::Uuid::from_bytes(next_v7("uuidv7()", 0))
 }
 
 /// A new UUIDv7 whose timestamp is shifted by `shift` (calendar-aware, as
 /// `now() + shift`).
 #[pg_extern(volatile, strict, parallel_safe, name = "uuidv7")]
 fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
+    // SAFETY: GetCurrentTimestamp reads the clock; no arguments, no state.
     let now =
         pgrx::datum::TimestampWithTimeZone::try_from(unsafe { pg_sys::GetCurrentTimestamp() })
             .unwrap_or_else(|_| invalid("the clock is out of timestamptz range".into()));
@@ -32,9 +57,17 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
         )
     }
     .unwrap_or_else(|| invalid("uuidv7(shift): now() + shift is null".into()));
-    let shift_us = unix_us_from_tz(then) - unix_us_from_tz(now);
+    let then_us = unix_us_from_tz(then, "uuidv7(shift): now() + shift");
+    // As PostgreSQL 18: the shifted time must fit a UUIDv7 (no clamping).
+    if !(0..(1i64 << 48) * 1000).contains(&then_us) {
+        invalid(format!(
+            "uuidv7(shift): now() + shift must lie between 1970-01-01 and 10889-08-02 (48-bit Unix milliseconds), got {} ms",
+            then_us.div_euclid(1000)
+        ));
+    }
+    let shift_us = then_us - unix_us_from_tz(now, "now()");
     let shift_ns = shift_us.saturating_mul(1000);
-    pgrx::Uuid::from_bytes(V7.with(|g| g.borrow_mut().generate_shifted(shift_ns)))
+    pgrx::Uuid::from_bytes(next_v7("uuidv7(shift)", shift_ns))
 }
 
 /// A new random UUID, version 4.

@@ -5,7 +5,11 @@ pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
 (cd "$(dirname "${BASH_SOURCE[0]}")/../.." && cargo pgrx install --release --pg-config "$pgbin/pg_config" >/dev/null)
 cluster_dir="$(mktemp -d /tmp/nonceforge-pg.XXXXXX)"
 chown postgres "$cluster_dir"
-as_pg() { runuser -u postgres -- "$@"; }
+chmod 700 "$cluster_dir"
+# The server's environment: RUST_BACKTRACE=1 makes std capture backtraces unless
+# the extension turns that off, so a test that looks for one in an error can fail.
+server_env=(RUST_BACKTRACE=1)
+as_pg() { runuser -u postgres -- env "${server_env[@]}" "$@"; }
 stop_cluster() {
     as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$cluster_dir"
@@ -16,7 +20,8 @@ start_cluster() {
     as_pg "$pgbin/initdb" -D "$cluster_dir/pg" -A trust -U postgres >/dev/null
     restart_cluster "$@"
 }
-# restart_cluster PORT [postgres -c options...]: (re)starts it with these options.
+# restart_cluster PORT [postgres -c options...]: (re)starts it with these options
+# (and with $server_env as its environment).
 restart_cluster() {
     local port="$1"
     shift

@@ -1,18 +1,11 @@
--- SQL tests for the nonceforge extension, run by run.sh with psql against a
--- throwaway cluster. Every check is a DO block that raises on failure.
+-- SQL tests for the nonceforge extension, run by run.sh with psql twice: as the
+-- postgres superuser and as `app`, a role with no rights beyond the defaults
+-- (EXECUTE on functions, TEMP on the database). The server is set up as an
+-- administrator would: the library preloaded, nonceforge.machine_id = 7, keys
+-- in files named by nonceforge.key_file / nonceforge.extid_key_file.
+-- Every check raises on failure.
 
-CREATE EXTENSION nonceforge;
-
-CREATE FUNCTION pg_temp.expect_error(query text, code text) RETURNS void LANGUAGE plpgsql AS $f$
-BEGIN
-    EXECUTE query;
-    RAISE EXCEPTION 'expected SQLSTATE % from: %', code, query;
-EXCEPTION WHEN others THEN
-    IF SQLSTATE <> code THEN
-        RAISE EXCEPTION 'expected SQLSTATE % from: %, got % (%)', code, query, SQLSTATE, SQLERRM;
-    END IF;
-END
-$f$;
+\ir expect_error.sql
 
 -- pg_tuid's documented examples.
 DO $$ BEGIN
@@ -51,6 +44,84 @@ DO $$ BEGIN
     ASSERT uuid_extract_timestamp('c232ab00-9414-11ec-b3c8-9f6bdeced846') = '2022-02-22 19:22:22+00';
 END $$;
 
+-- PostgreSQL 18's names: exactly its signatures (name, argument types, result,
+-- volatility, no defaults), so that after an upgrade to 18 an unqualified call
+-- finds the built-in in pg_catalog first and is never ambiguous.
+DO $$ DECLARE bad text; BEGIN
+    WITH pg18(proname, args, result, volatility) AS (VALUES
+        ('uuidv4', '', 'uuid', 'v'),
+        ('uuidv7', '', 'uuid', 'v'),
+        ('uuidv7', 'interval', 'uuid', 'v'),
+        ('uuid_extract_timestamp', 'uuid', 'timestamp with time zone', 'i'),
+        ('uuid_extract_version', 'uuid', 'smallint', 'i')),
+    ours AS (
+        SELECT p.proname::text, pg_get_function_identity_arguments(p.oid) AS idargs,
+               coalesce(string_agg(format_type(t, NULL), ', ' ORDER BY o), '') AS args,
+               format_type(p.prorettype, NULL) AS result, p.provolatile::text AS volatility, p.pronargdefaults
+        FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge'
+        LEFT JOIN LATERAL unnest(p.proargtypes::oid[]) WITH ORDINALITY a(t, o) ON true
+        WHERE p.proname IN (SELECT proname FROM pg18)
+        GROUP BY p.oid)
+    SELECT string_agg(format('%s(%s)', proname, args), ', ') INTO bad FROM ours
+    WHERE pronargdefaults <> 0 OR (proname, args, result, volatility) NOT IN (SELECT * FROM pg18);
+    ASSERT bad IS NULL, 'not PostgreSQL 18''s signature: ' || bad;
+    ASSERT (SELECT count(*) FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+            JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge'
+            WHERE p.proname IN ('uuidv4', 'uuidv7', 'uuid_extract_timestamp', 'uuid_extract_version')) = 5;
+END $$;
+
+-- pg_uuidv7's names: its README's examples and its tests.
+\set uuidv7 '018570bb-4a7d-7000-8000-000000000000'
+\set uuidtz '2023-01-02 04:26:40.637+00'
+\set uuidts '2023-01-02 04:26:40.637'
+DO $$ BEGIN
+    ASSERT uuid_v7_to_timestamptz('018570bb-4a7d-7c7e-8df4-6d47afd8c8fc') = '2023-01-02 04:26:40.637+00';
+    ASSERT uuid_timestamptz_to_v7('2023-01-02 04:26:40.637+00', true) = '018570bb-4a7d-7000-8000-000000000000';
+    ASSERT uuid_timestamptz_to_v7('2023-01-02 04:26:40.637+00')::text LIKE '018570bb-4a7d-7%';
+    ASSERT uuid_extract_version(uuid_timestamptz_to_v7('2023-01-02 04:26:40.637+00')) = 7;
+    ASSERT uuid_generate_v7() > '018570bb-4a7d-7000-8000-000000000000';
+    ASSERT uuid_extract_version(uuid_generate_v7()) = 7;
+    ASSERT uuid_v7_to_timestamptz(uuid_generate_v7()) BETWEEN now() - interval '1 minute' AND clock_timestamp();
+    -- its random bits are random, its zeros zero
+    ASSERT (SELECT count(DISTINCT uuid_timestamptz_to_v7(now())) FROM generate_series(1, 1000)) = 1000;
+    ASSERT uuid_timestamptz_to_v7('2023-01-02 04:26:40.637999+00', true) = '018570bb-4a7d-7000-8000-000000000000';
+END $$;
+SELECT uuid_generate_v7() > :'uuidv7' AS ok \gset
+\if :ok
+\else
+\echo 'pg_uuidv7 002 failed' \\ SELECT 1/0;
+\endif
+SELECT uuid_v7_to_timestamptz(:'uuidv7') = :'uuidtz' AS ok \gset
+\if :ok
+\else
+\echo 'pg_uuidv7 003 failed' \\ SELECT 1/0;
+\endif
+SELECT uuid_timestamptz_to_v7(:'uuidtz') > :'uuidv7' AND uuid_timestamptz_to_v7(:'uuidtz', true) = :'uuidv7' AS ok \gset
+\if :ok
+\else
+\echo 'pg_uuidv7 004 failed' \\ SELECT 1/0;
+\endif
+SELECT uuid_v7_to_timestamp(:'uuidv7') = :'uuidts' AS ok \gset
+\if :ok
+\else
+\echo 'pg_uuidv7 005 failed' \\ SELECT 1/0;
+\endif
+SELECT uuid_timestamp_to_v7(:'uuidts') > :'uuidv7' AND uuid_timestamp_to_v7(:'uuidts', true) = :'uuidv7' AS ok \gset
+\if :ok
+\else
+\echo 'pg_uuidv7 006 failed' \\ SELECT 1/0;
+\endif
+-- A range query's bound is computed once (STABLE), so an index serves it.
+CREATE TEMP TABLE v7 (id uuid PRIMARY KEY DEFAULT uuid_generate_v7());
+INSERT INTO v7 SELECT FROM generate_series(1, 2000);
+ANALYZE v7;
+DO $$ DECLARE plan text; BEGIN
+    EXECUTE 'EXPLAIN SELECT * FROM v7 WHERE id >= uuid_timestamptz_to_v7(now() + interval ''1 hour'', true)' INTO plan;
+    ASSERT plan LIKE '%Index%', plan;
+    ASSERT (SELECT count(*) FROM v7 WHERE id >= uuid_timestamptz_to_v7(now() - interval '1 hour', true)) = 2000;
+END $$;
+
 -- min and max over uuid (PostgreSQL 15 has neither), NULLs skipped, parallel-safe.
 DO $$ BEGIN
     ASSERT (SELECT min(u) FROM (VALUES ('ff000000-0000-0000-0000-000000000000'::uuid), (NULL), ('00ff0000-0000-0000-0000-000000000000')) v(u))
@@ -65,13 +136,15 @@ DO $$ DECLARE bad text; BEGIN
     SELECT string_agg(format('%s:%s%s%s', proname, provolatile, proisstrict, proparallel), ', ') INTO bad
     FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
     JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge'
-    WHERE (proname IN ('tuid6', 'stuid', 'uuidv4') AND (provolatile, proparallel) <> ('v', 's'))
-       OR (proname = 'uuidv7' AND (provolatile, proparallel) <> ('v', 's'))
+    WHERE (proname IN ('tuid6', 'stuid', 'uuidv4', 'uuidv7', 'uuid_generate_v7') AND (provolatile, proparallel) <> ('v', 's'))
        OR (proname IN ('tuid6_tz', 'tuid6_to_compact', 'tuid6_from_compact', 'stuid_to_compact',
                        'stuid_from_compact', 'stuid_tz', 'uuid_extract_timestamp', 'uuid_extract_version',
-                       'uuid_smaller', 'uuid_larger')
+                       'uuid_smaller', 'uuid_larger', 'uuid_v7_to_timestamptz', 'uuid_v7_to_timestamp')
            AND (provolatile, proisstrict, proparallel) <> ('i', true, 's'))
-       OR (proname IN ('extid_encode', 'extid_decode') AND (provolatile, proisstrict) <> ('s', true));
+       OR (proname IN ('extid_encode', 'extid_decode', 'uuid_timestamptz_to_v7', 'uuid_timestamp_to_v7')
+           AND (provolatile, proisstrict) <> ('s', true))
+       OR (proname IN ('nonce', 'sortable_nonce', 'encrypted_nonce') AND (provolatile, proparallel) <> ('v', 'u'))
+       OR prosecdef;
     ASSERT bad IS NULL, 'wrong volatility: ' || bad;
 END $$;
 
@@ -79,48 +152,21 @@ END $$;
 CREATE TEMP TABLE t (id uuid DEFAULT uuidv7(), tid uuid DEFAULT tuid6());
 CREATE INDEX ON t (tuid6_tz(tid));
 CREATE INDEX ON t (uuid_extract_timestamp(id));
+CREATE INDEX ON t (uuid_v7_to_timestamptz(id));
 INSERT INTO t SELECT FROM generate_series(1, 1000);
 DO $$ BEGIN
     ASSERT (SELECT count(*) FROM t WHERE tuid6_tz(tid) > now() - interval '1 hour') = 1000;
 END $$;
 
--- External ids.
-SET nonceforge.extid_key = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
+-- External ids, with the key from nonceforge.extid_key_file.
 DO $$ BEGIN
     ASSERT (SELECT (seq, rand) = (42::bigint, 7::bigint) FROM extid_decode('user', extid_encode('user', 42, 7)));
     ASSERT uuid_extract_version(extid_encode('user', 42, 7)) = 8;
     ASSERT extid_encode('user', 42, 7) <> extid_encode('order', 42, 7);
 END $$;
 
--- Bad input: an ERROR with a 22xxx SQLSTATE, and the backend lives on.
-SELECT pg_temp.expect_error($q$SELECT tuid6_from_compact('AYOFdhN7r5ymN75rjTKvb')$q$, '22P02');
-SELECT pg_temp.expect_error($q$SELECT tuid6_from_compact('AYOFdhN7r5ymN75rjTK+bg')$q$, '22P02');
-SELECT pg_temp.expect_error($q$SELECT stuid_from_compact('short')$q$, '22P02');
-SELECT pg_temp.expect_error($q$SELECT stuid_tz('\x010203'::bytea)$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT stuid_to_compact(''::bytea)$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('infinity')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('1960-01-01')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT * FROM extid_decode('user', '01838576-137b-af9c-a637-be6b8d32af6e')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT extid_encode('User', 1, 1)$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT extid_encode('user', -1, 1)$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 4611686018427387904)$q$, '22023');
-RESET nonceforge.extid_key;
-SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 1)$q$, '22023');
-SET nonceforge.extid_key = 'abcd';
-SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 1)$q$, '22023');
-RESET nonceforge.extid_key;
-
--- The key setting: superuser-only, never in SHOW ALL.
-DO $$ BEGIN
-    ASSERT NOT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'nonceforge.extid_key');
-END $$;
-CREATE ROLE nonceforge_tester;
-SET ROLE nonceforge_tester;
-SELECT pg_temp.expect_error($q$SET nonceforge.extid_key = '00'$q$, '42501');
-RESET ROLE;
-DROP ROLE nonceforge_tester;
-
--- Nonces: counter, encrypted and sortable, from ticks and slots shared by all backends.
+-- Nonces: counter, encrypted and sortable, from ticks and slots shared by all
+-- backends, with this server's machine id (7).
 DO $$ BEGIN
     ASSERT length(nonce(64)) = 8 AND length(nonce(96)) = 12 AND length(nonce(128)) = 16;
     ASSERT (SELECT count(DISTINCT nonce(64)) FROM generate_series(1, 50000)) = 50000;
@@ -131,30 +177,46 @@ DO $$ BEGIN
     ASSERT (SELECT bool_and(n > p) FROM (SELECT n, lag(n) OVER (ORDER BY i) p
             FROM (SELECT sortable_nonce(64) n, i FROM generate_series(1, 40000) i) g) s WHERE p IS NOT NULL);
     ASSERT length(sortable_nonce(64)) = 8;
-END $$;
-SET nonceforge.machine_id = 300;
-DO $$ BEGIN
-    ASSERT ((('x' || encode(nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511) = 300;
-END $$;
-RESET nonceforge.machine_id;
-SELECT pg_temp.expect_error($q$SELECT encrypted_nonce(128)$q$, '22023');
-SET nonceforge.key = '0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a090807060504030201000';
-DO $$ BEGIN
-    ASSERT length(encrypted_nonce(96)) = 12;
+    ASSERT ((('x' || encode(nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511) = 7;
+    ASSERT ((('x' || encode(sortable_nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511) = 7;
+    ASSERT length(encrypted_nonce(96)) = 12 AND length(encrypted_nonce(128)) = 16;
     ASSERT (SELECT count(DISTINCT encrypted_nonce(64)) FROM generate_series(1, 20000)) = 20000;
 END $$;
-RESET nonceforge.key;
+
+-- Every error path: the SQLSTATE, a clean message, a HINT where the server
+-- must be set up differently.
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_compact('AYOFdhN7r5ymN75rjTKvb')$q$, '22P02');
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_compact('AYOFdhN7r5ymN75rjTK+bg')$q$, '22P02');
+SELECT pg_temp.expect_error($q$SELECT stuid_from_compact('short')$q$, '22P02');
+SELECT pg_temp.expect_error($q$SELECT stuid_tz('\x010203'::bytea)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT stuid_to_compact(''::bytea)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('infinity')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('1960-01-01')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT * FROM extid_decode('user', '01838576-137b-af9c-a637-be6b8d32af6e')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('User', 1, 1)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('', 1, 1)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', -1, 1)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, -1)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 4611686018427387904)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 72057594037927936, 1)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT nonce(65)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT nonce(-64)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT encrypted_nonce(0)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT sortable_nonce(0)$q$, '22023');
-SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 512$q$, '22023');
-CREATE ROLE nonceforge_keyless;
-SET ROLE nonceforge_keyless;
-SELECT pg_temp.expect_error($q$SET nonceforge.key = '00'$q$, '42501');
-RESET ROLE;
-DROP ROLE nonceforge_keyless;
-DO $$ BEGIN
-    ASSERT NOT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'nonceforge.key');
-    ASSERT (SELECT (provolatile, proparallel) = ('v', 'u') FROM pg_proc WHERE proname = 'nonce');
-END $$;
+SELECT pg_temp.expect_error($q$SELECT uuidv7('-100 years')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuidv7('10000 years')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('infinity')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('1969-12-31 23:59:59+00')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('-infinity')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('1900-01-01', true)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('12000-01-01')$q$, '22023');
+-- Settings: the machine id is the server's, out-of-range values are refused.
+SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 600$q$, '55P02');
+SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 3$q$, '55P02');
+SELECT pg_temp.expect_error($q$SET nonceforge.server_order = on$q$, '55P02');
+SELECT pg_temp.expect_error($q$SET nonceforge.key_file = '/tmp/k'$q$, '55P02');
+-- The old key settings are gone, and nothing else can be parked under the prefix.
+SELECT pg_temp.expect_error($q$SET nonceforge.extid_key = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f'$q$, '42602');
+SELECT pg_temp.expect_error($q$SET nonceforge.key = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f'$q$, '42602');
 
 DO $$ BEGIN ASSERT (SELECT 1) = 1; END $$;

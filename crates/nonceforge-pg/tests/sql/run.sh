@@ -1,55 +1,177 @@
 #!/usr/bin/env bash
 # SQL tests: installs the extension into the system PostgreSQL 15, starts a
-# throwaway cluster on a loopback port as the postgres user, runs nonceforge.sql
-# with psql, and stops and removes the cluster whatever happens.
+# throwaway cluster on a loopback port as the postgres user, and walks it
+# through the life an administrator gives it, testing at each stage as the
+# superuser and as `app`, an application role with no rights beyond the
+# defaults:
+#   1. preloaded, nothing configured: nonce and key functions refuse (hints)
+#   2. configured (machine id by ALTER SYSTEM, key files): the whole suite as
+#      postgres and as app; leaks and permissions; 4 backends of app drawing
+#      nonces; the server-order test fails without server order; restarts
+#   3. nonceforge.server_order = on: the turns test; the suite as app again; a
+#      restart with the clock an hour behind the persisted floor
+#   4. not preloaded: placeholders never become the machine id or a key
+# Stops and removes the cluster whatever happens.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 port="${NONCEFORGE_TEST_PGPORT:-54329}"
 source "$here/cluster.sh"
-preload="-c shared_preload_libraries=nonceforge"
-start_cluster "$port" $preload
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 
-checks=$(grep -cE '^(DO|SELECT pg_temp.expect_error)' "$here/nonceforge.sql")
-sql() { psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+psql_as() { local role="$1"; shift; psql -h 127.0.0.1 -p "$port" -U "$role" -d postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
+su_sql() { psql_as postgres "$@"; }
+app_sql() { psql_as app "$@"; }
+# Files print a row per check: only errors (and notices) are shown.
+su_file() { su_sql -o /dev/null "$@"; }
+app_file() { app_sql -o /dev/null "$@"; }
+
+# refused SQLSTATE ROLE SQL: the statement fails with that SQLSTATE (for what
+# cannot run in a function, such as ALTER SYSTEM).
+refused() {
+    local out
+    out=$(psql_as "$2" -c '\set VERBOSITY sqlstate' -c "$3" 2>&1) && { echo "not refused: $3"; return 1; }
+    grep -qx "ERROR:  $1" <<<"$out" || { echo "$3: expected $1, got: $out"; return 1; }
+}
+
+passed=0
+step() { # step NAME COMMAND...: runs it; a failure ends the run
+    local name="$1"; shift
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        echo "--- failed: $name"; echo "--- server log"; tail -30 "$cluster_dir/log"
+        echo "sql: $passed passed, 1 failed"
+        exit 1
+    fi
+}
+
+# 1. Preloaded, nothing configured.
+preload=(-c shared_preload_libraries=nonceforge)
+start_cluster "$port" "${preload[@]}"
+step "setup" su_file -f "$here/setup.sql"
+step "unconfigured server refuses, with hints (as app)" app_file -f "$here/unconfigured.sql"
+
+# 2. Configured as the README says: keys in files only the server's user reads,
+#    the machine id with ALTER SYSTEM.
+mkdir -p "$cluster_dir/keys"
+keyhex=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+extidhex=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+echo "$keyhex" > "$cluster_dir/keys/nonce.key"
+echo "$extidhex" > "$cluster_dir/keys/extid.key"
+chown -R postgres "$cluster_dir/keys"
+chmod 600 "$cluster_dir/keys/"*.key
+keys=(-c "nonceforge.key_file=$cluster_dir/keys/nonce.key" -c "nonceforge.extid_key_file=$cluster_dir/keys/extid.key")
+step "ALTER SYSTEM: machine id 600 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = 600"
+step "ALTER SYSTEM: machine id -2 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = -2"
+step "ALTER SYSTEM: not by app" refused 42501 app "ALTER SYSTEM SET nonceforge.machine_id = 5"
+step "machine id by ALTER SYSTEM" su_sql -c "ALTER SYSTEM SET nonceforge.machine_id = 7" -c "SELECT pg_reload_conf()"
+restart_cluster "$port" "${preload[@]}" "${keys[@]}"
+step "suite as postgres" su_file -f "$here/nonceforge.sql"
+step "suite as app" app_file -f "$here/nonceforge.sql"
+step "leaks and permissions" su_file -v "keyfile=$cluster_dir/keys/nonce.key" -v "extidkeyfile=$cluster_dir/keys/extid.key" \
+    -v "keyhex=$keyhex" -v "extidhex=$extidhex" -f "$here/security.sql"
+
+group_readable() {
+    # A key file others can read is refused at start, and the functions say so.
+    chmod 640 "$cluster_dir/keys/extid.key"
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}"
+    local out
+    out=$(app_sql -c "\\set VERBOSITY verbose" -c "SELECT extid_encode('user', 1, 1)" 2>&1 || true)
+    chmod 600 "$cluster_dir/keys/extid.key"
+    grep -q "55000" <<<"$out" && grep -q "could not be used at server start" <<<"$out" &&
+        grep -q "nonceforge.extid_key_file.*group or others" "$cluster_dir/log" &&
+        ! grep -q "$extidhex" <<<"$out" && ! grep -q "$extidhex" "$cluster_dir/log"
+}
+step "a group-readable key file is refused" group_readable
+restart_cluster "$port" "${preload[@]}" "${keys[@]}"
+
 concurrent() {
-    # Four backends at once draw every kind of nonce; none may repeat.
-    sql -c "CREATE TABLE nonces (kind text, v bytea)"
+    # Four backends of app at once draw every kind of nonce; none may repeat.
+    su_sql -c "CREATE TABLE nonces (kind text, v bytea); GRANT INSERT ON nonces TO app"
     local pids=()
     for _ in 1 2 3 4; do
-        sql -c "SET nonceforge.key = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
-                INSERT INTO nonces SELECT 'c64', nonce(64) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 'c96', nonce(96) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 'c128', nonce(128) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 'e64', encrypted_nonce(64) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 'e128', encrypted_nonce(128) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 's96', sortable_nonce(96) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 's128', sortable_nonce(128) FROM generate_series(1, 30000);
-                INSERT INTO nonces SELECT 's64', sortable_nonce(64) FROM generate_series(1, 30000);" &
+        app_sql -c "INSERT INTO nonces SELECT 'c64', nonce(64) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 'c96', nonce(96) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 'c128', nonce(128) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 'e64', encrypted_nonce(64) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 'e128', encrypted_nonce(128) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 's96', sortable_nonce(96) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 's128', sortable_nonce(128) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 's64', sortable_nonce(64) FROM generate_series(1, 30000);" &
         pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p"; done
-    [ "$(sql -At -c "SELECT count(*) = 960000 AND count(*) = count(DISTINCT (kind, v)) FROM nonces")" = t ]
+    [ "$(su_sql -At -c "SELECT count(*) = 960000 AND count(*) = count(DISTINCT (kind, v)) FROM nonces")" = t ]
 }
+step "4 backends of app, all nonces distinct" concurrent
+
+per_backend_order_fails() {
+    # The turns test must fail when uuidv7()/tuid6() are only per-backend monotonic.
+    local out
+    if out=$(su_file -v "port=$port" -f "$here/turns.sql" 2>&1); then
+        echo "the turns test passed without server order: it cannot tell"; return 1
+    fi
+    grep -q "is not above" <<<"$out"
+}
+step "the turns test fails with per-backend order" per_backend_order_fails
+
 restarts() {
     # After a restart the shared 64-bit sortable sequence starts afresh, past
     # every nonce made before; counter nonces go on from their sequences.
-    restart_cluster "$port" $preload &&
-    sql -c "INSERT INTO nonces SELECT 's64 after', sortable_nonce(64) FROM generate_series(1, 20000);
-            INSERT INTO nonces SELECT 'c64 after', nonce(64) FROM generate_series(1, 20000)" &&
-    [ "$(sql -At -c "SELECT (SELECT v FROM nonces WHERE kind = 's64 after' ORDER BY v LIMIT 1)
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}" &&
+    app_sql -c "INSERT INTO nonces SELECT 's64 after', sortable_nonce(64) FROM generate_series(1, 20000);
+                INSERT INTO nonces SELECT 'c64 after', nonce(64) FROM generate_series(1, 20000)" &&
+    [ "$(su_sql -At -c "SELECT (SELECT v FROM nonces WHERE kind = 's64 after' ORDER BY v LIMIT 1)
                           > (SELECT v FROM nonces WHERE kind = 's64' ORDER BY v DESC LIMIT 1)
                        AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 's64%') = 140000
-                       AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 'c64%') = 140000")" = t ] &&
-    # Without the library preloaded, sortable_nonce(64) is refused with a hint.
-    restart_cluster "$port" &&
-    [ "$(sql -At -c "DO \$\$ BEGIN PERFORM sortable_nonce(64); RAISE 'no error';
-                     EXCEPTION WHEN feature_not_supported THEN RAISE NOTICE 'refused'; END \$\$" 2>&1)" = "NOTICE:  refused" ]
+                       AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 'c64%') = 140000")" = t ]
 }
-checks=$((checks + 3))
-if sql -f "$here/nonceforge.sql" >/dev/null && concurrent && restarts; then
-    echo "sql: $checks passed, 0 failed"
-else
-    echo "--- server log"; tail -20 "$cluster_dir/log"
-    echo "sql: 0 passed, 1 failed"
-    exit 1
-fi
+step "restarts" restarts
+
+# 3. Server-wide order.
+order=(-c nonceforge.server_order=on)
+restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
+step "server order: 10,000 turns of two backends" su_file -v "port=$port" -f "$here/turns.sql"
+step "suite as app, server order" app_file -f "$here/nonceforge.sql"
+
+clock_behind_floor() {
+    # Ids made before a restart; the server comes back with its clock an hour
+    # behind (libfaketime); every id after is above every id before.
+    local v_before t_before out
+    v_before=$(app_sql -At -c "SELECT max(u) FROM (SELECT uuidv7() u FROM generate_series(1, 5000)) s")
+    t_before=$(app_sql -At -c "SELECT max(u) FROM (SELECT tuid6() u FROM generate_series(1, 5000)) s")
+    server_env=(RUST_BACKTRACE=1 "LD_PRELOAD=$faketime_lib" "FAKETIME=-1h")
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
+    server_env=(RUST_BACKTRACE=1)
+    out=$(app_sql -At -c "SELECT clock_timestamp() < now() + interval '1 s' AND clock_timestamp() < '$(date -u +%FT%T)+00'::timestamptz - interval '50 minutes',
+                                 (SELECT min(u) FROM (SELECT uuidv7() u FROM generate_series(1, 5000)) s) > '$v_before',
+                                 (SELECT min(u) FROM (SELECT tuid6() u FROM generate_series(1, 5000)) s) > '$t_before'")
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
+    [ "$out" = "t|t|t" ] || { echo "clock behind, after|uuidv7 above|tuid6 above: $out"; return 1; }
+}
+step "restart with the clock behind the floor" clock_behind_floor
+
+broken_floor() {
+    # A floor file this version did not write: ids are refused, not guessed.
+    as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -m fast stop >/dev/null
+    echo garbage > "$cluster_dir/pg/nonceforge_floor"
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
+    local out
+    out=$(app_sql -c "SELECT uuidv7()" 2>&1 || true)
+    as_pg rm -f "$cluster_dir/pg/nonceforge_floor"
+    grep -q "floor could not be read" <<<"$out" && grep -q HINT <<<"$out"
+}
+step "an unreadable floor refuses ids" broken_floor
+
+# 4. Not preloaded.
+restart_cluster "$port" "${keys[@]}"
+step "no preload: placeholders are not machine ids or keys (as app)" app_file -f "$here/no_preload.sql"
+order_without_preload() {
+    restart_cluster "$port" "${order[@]}"
+    local out
+    out=$(app_sql -c "SELECT uuidv7()" 2>&1 || true)
+    grep -q "server_order = on needs the library in shared_preload_libraries" <<<"$out" && grep -q HINT <<<"$out"
+}
+step "server order asked for without preload: refused" order_without_preload
+
+echo "sql: $passed passed, 0 failed"

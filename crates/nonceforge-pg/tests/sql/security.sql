@@ -1,0 +1,54 @@
+-- Who can see and touch what, run by run.sh as the administrator with the
+-- variables keyfile, extidkeyfile (the key files) and keyhex, extidhex (their
+-- contents). Part of it runs as `app` (\c - app): fresh sessions of the
+-- application role, as the application would open them.
+
+\ir expect_error.sql
+-- The ways an administrator might try to hand a key to an application through
+-- settings are refused: the prefix is reserved, and the machine id is the server's.
+SELECT pg_temp.expect_error(format('ALTER ROLE app SET nonceforge.extid_key = %L', :'extidhex'), '42602');
+SELECT pg_temp.expect_error(format('ALTER DATABASE postgres SET nonceforge.key = %L', :'keyhex'), '42602');
+SELECT pg_temp.expect_error(format('ALTER ROLE app SET nonceforge.extid_key_file = %L', :'extidkeyfile'), '55P02');
+SELECT pg_temp.expect_error('ALTER ROLE app SET nonceforge.machine_id = 3', '55P02');
+DO $$ BEGIN
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_db_role_setting WHERE array_to_string(setconfig, ' ') LIKE '%nonceforge%');
+    -- The superuser sees the file settings (paths), never a key.
+    ASSERT (SELECT count(*) FROM pg_settings WHERE name IN ('nonceforge.key_file', 'nonceforge.extid_key_file')) = 2;
+END $$;
+
+\c - app
+\ir expect_error.sql
+CREATE TEMP TABLE secrets (k text);
+INSERT INTO secrets VALUES (:'keyhex'), (:'extidhex');
+-- Settings: the key files' names are superuser-only, the keys are in none.
+SELECT pg_temp.expect_error('SHOW nonceforge.key_file', '42501');
+SELECT pg_temp.expect_error('SHOW nonceforge.extid_key_file', '42501');
+SELECT pg_temp.expect_error($q$SELECT current_setting('nonceforge.extid_key_file')$q$, '42501');
+SELECT pg_temp.expect_error('SHOW nonceforge.extid_key', '42704');
+SELECT pg_temp.expect_error($q$SELECT current_setting('nonceforge.key')$q$, '42704');
+SELECT pg_temp.expect_error(format('SELECT pg_read_file(%L)', :'extidkeyfile'), '42501');
+SELECT pg_temp.expect_error(format('SELECT pg_read_binary_file(%L)', :'keyfile'), '42501');
+DO $$ BEGIN
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_settings WHERE name LIKE 'nonceforge.%key%');
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_settings s, secrets WHERE s.setting ILIKE '%' || k || '%' OR s.reset_val ILIKE '%' || k || '%' OR s.boot_val ILIKE '%' || k || '%');
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_db_role_setting r, secrets WHERE array_to_string(r.setconfig, ' ') ILIKE '%' || k || '%');
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_proc p, secrets WHERE p.prosrc ILIKE '%' || k || '%');
+    -- What app may see: the machine id (not a secret) and the functions.
+    ASSERT current_setting('nonceforge.machine_id') = '7';
+END $$;
+-- The extension's tables and sequences are closed to app.
+SELECT pg_temp.expect_error('SELECT * FROM nonceforge_start', '42501');
+SELECT pg_temp.expect_error('INSERT INTO nonceforge_start VALUES (0)', '42501');
+SELECT pg_temp.expect_error('UPDATE nonceforge_start SET unix_ms = 0', '42501');
+SELECT pg_temp.expect_error('DELETE FROM nonceforge_start', '42501');
+SELECT pg_temp.expect_error('TRUNCATE nonceforge_start', '42501');
+SELECT pg_temp.expect_error($q$SELECT nextval('nonceforge_ticks_64')$q$, '42501');
+SELECT pg_temp.expect_error($q$SELECT setval('nonceforge_ticks_96', 1)$q$, '42501');
+SELECT pg_temp.expect_error('SELECT last_value FROM nonceforge_ticks_128', '42501');
+SELECT pg_temp.expect_error($q$SELECT currval('nonceforge_sortable_slots')$q$, '42501');
+SELECT pg_temp.expect_error('ALTER SEQUENCE nonceforge_ticks_64 RESTART', '42501');
+-- …and yet every function works for it (nonceforge.sql ran as app too).
+DO $$ BEGIN
+    ASSERT length(nonce(64)) = 8 AND length(encrypted_nonce(128)) = 16 AND length(sortable_nonce(128)) = 16;
+    ASSERT (SELECT seq FROM extid_decode('user', extid_encode('user', 9, 1))) = 9;
+END $$;
