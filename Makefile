@@ -9,10 +9,11 @@ CARGO        ?= cargo
 BIN          := target/release/nonceforge
 # Debian packages the project needs: PostgreSQL (the extension, and a lease
 # store), Redis and etcd (lease stores the tests start on loopback ports), and
-# protoc (the etcd-client crate compiles etcd's .proto files at build time).
+# protoc (the etcd-client crate compiles etcd's .proto files at build time),
+# faketime (the SQL tests restart PostgreSQL with its clock behind).
 APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
                 postgresql-15 postgresql-server-dev-15 redis-server etcd-server etcd-client \
-                protobuf-compiler libprotobuf-dev
+                protobuf-compiler libprotobuf-dev faketime
 PG_CONFIG    := /usr/lib/postgresql/15/bin/pg_config
 PGRX_VERSION := 0.18.1
 PG_CRATE     := crates/nonceforge-pg
