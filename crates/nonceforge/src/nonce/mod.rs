@@ -527,6 +527,19 @@ impl<C: Clock> NonceGenerator<C> {
         }
     }
 
+    /// Encrypts a plain nonce of any size (8, 12 or 16 bytes) with this
+    /// generator's ciphers, as its encrypted nonces are made: for an encrypted
+    /// nonce over a sortable one, or to check a stored nonce.
+    /// [`decrypt`](Self::decrypt) undoes it.
+    pub fn encrypt(&self, nonce: &[u8]) -> Result<Nonce> {
+        let (bits, value) = layout::value_from_bytes("nonce", nonce)?;
+        let ciphers = self.shared.ciphers()?;
+        Ok(Nonce {
+            bits,
+            value: encrypt_value(ciphers, bits, value),
+        })
+    }
+
     /// Decrypts an encrypted nonce of any size (8, 12 or 16 bytes).
     pub fn decrypt(&self, nonce: &[u8]) -> Result<Nonce> {
         let (bits, value) = layout::value_from_bytes("nonce", nonce)?;

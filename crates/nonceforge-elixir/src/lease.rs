@@ -1,0 +1,176 @@
+//! Machine ids leased through the Rust lease crate (the same stores, records
+//! and rules as the CLI, Node and Go): the lease lives in the instance, its
+//! keeper thread renews it, and the core's deadline stops the generator the
+//! moment the lease may have lapsed. A watcher thread tells the owner process
+//! `{:nonceforge, :lease_lost, reason}` when that happens (`reason` is
+//! `:lapsed` — renewals go on, and generation resumes if the store still has
+//! the id for us — or `:lost`, for good).
+
+use crate::{CryptOpts, Instance, arg_error, build, register};
+use nonceforge_lease::{Lease, LeaseOptions, LeaseState};
+use rustler::types::atom::Atom;
+use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, Term};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+mod atoms {
+    rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none }
+}
+
+/// A held lease and its watcher.
+pub(crate) struct Held {
+    lease: Arc<Mutex<Option<Lease>>>,
+    stop: Arc<AtomicBool>,
+}
+
+pub(crate) fn load(_env: Env) -> bool {
+    true
+}
+
+/// The lease options, checked by Nonceforge.init/1 first (milliseconds).
+#[derive(rustler::NifMap)]
+struct LeaseOpts {
+    ttl_ms: u64,
+    renew_every_ms: Option<u64>,
+    margin_ms: Option<u64>,
+    connect_timeout_ms: u64,
+    ids_first: u16,
+    ids_last: u16,
+    namespace: String,
+    holder: Option<String>,
+}
+
+fn watch(lease: Arc<Mutex<Option<Lease>>>, stop: Arc<AtomicBool>, owner: LocalPid) {
+    std::thread::spawn(move || {
+        let mut told: Option<Atom> = None;
+        while !stop.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(20));
+            let state = match lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                Some(l) => l.state(),
+                None => return,
+            };
+            let now = match state {
+                LeaseState::Lapsed => Some(atoms::lapsed()),
+                LeaseState::Lost => Some(atoms::lost()),
+                LeaseState::Held { .. } => None,
+                LeaseState::Released => return,
+            };
+            if let Some(reason) = now
+                && now != told
+            {
+                let mut env = OwnedEnv::new();
+                // The owner may have exited: nothing to tell then.
+                let _ = env.send_and_clear(&owner, |env| {
+                    (atoms::nonceforge(), atoms::lease_lost(), reason).encode(env)
+                });
+                if reason == atoms::lost() {
+                    return;
+                }
+            }
+            told = now;
+        }
+    });
+}
+
+/// `Nonceforge.init/1` with `machine_id: {:lease, url, opts}`: acquires an id
+/// (a dirty I/O scheduler: it talks to the store), builds the generator above
+/// the previous holder's floor, attaches it.
+#[rustler::nif(schedule = "DirtyIo")]
+fn nif_init_leased<'a>(
+    env: Env<'a>,
+    name: Term<'a>,
+    url: String,
+    lease_opts: LeaseOpts,
+    epoch_unix_ms: u64,
+    opts: CryptOpts<'a>,
+) -> NifResult<(Atom, u16)> {
+    let options = LeaseOptions {
+        ttl: Duration::from_millis(lease_opts.ttl_ms),
+        renew_every: lease_opts.renew_every_ms.map(Duration::from_millis),
+        margin: lease_opts.margin_ms.map(Duration::from_millis),
+        connect_timeout: Duration::from_millis(lease_opts.connect_timeout_ms),
+        ids: lease_opts.ids_first..=lease_opts.ids_last,
+        namespace: lease_opts.namespace,
+        holder: lease_opts.holder,
+        ..LeaseOptions::default()
+    };
+    let lease = Lease::acquire(&url, &options).map_err(|e| arg_error(format!("lease: {e}")))?;
+    let machine_id = lease.machine_id().get();
+    let (generator, crypt) = build(lease.builder(), epoch_unix_ms, &opts)?;
+    lease
+        .attach(&generator)
+        .map_err(|e| arg_error(format!("lease: {e}")))?;
+    let lease = Arc::new(Mutex::new(Some(lease)));
+    let stop = Arc::new(AtomicBool::new(false));
+    watch(lease.clone(), stop.clone(), env.pid());
+    let old = register(
+        name,
+        Instance {
+            generator,
+            crypt,
+            lease: Mutex::new(Some(Held { lease, stop })),
+        },
+    )?;
+    release_replaced(old);
+    Ok((atoms::ok(), machine_id))
+}
+
+fn take(instance: &Instance) -> Option<Held> {
+    instance
+        .lease
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+}
+
+fn release(held: Held) -> Result<(), String> {
+    held.stop.store(true, Ordering::Release);
+    let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match lease {
+        Some(l) => l.release().map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
+}
+
+/// Releases the lease of an instance that a new `init` replaced, off the
+/// scheduler.
+pub(crate) fn release_replaced(old: Option<&'static Instance>) {
+    if let Some(held) = old.and_then(take) {
+        std::thread::spawn(move || {
+            let _ = release(held);
+        });
+    }
+}
+
+/// `Nonceforge.release/1`: stops the generator, records its floor, frees the id.
+#[rustler::nif(schedule = "DirtyIo")]
+fn nif_release<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
+    let i = crate::instance(name)?;
+    Ok(match take(i) {
+        None => atoms::none().encode(env),
+        Some(held) => match release(held) {
+            Ok(()) => atoms::ok().encode(env),
+            Err(e) => (atoms::error(), e).encode(env),
+        },
+    })
+}
+
+/// `{state, deadline_in_ms}` of an instance's lease; `:none` without one.
+#[rustler::nif]
+fn nif_lease_state<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
+    let i = crate::instance(name)?;
+    let guard = i.lease.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(held) = guard.as_ref() else {
+        return Ok(atoms::none().encode(env));
+    };
+    let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(match lease.as_ref().map(Lease::state) {
+        Some(LeaseState::Held { deadline_in }) => {
+            (atoms::held(), deadline_in.as_millis() as u64).encode(env)
+        }
+        Some(LeaseState::Lapsed) => (atoms::lapsed(), 0u64).encode(env),
+        Some(LeaseState::Lost) => (atoms::lost(), 0u64).encode(env),
+        Some(LeaseState::Released) | None => (atoms::released(), 0u64).encode(env),
+    })
+}

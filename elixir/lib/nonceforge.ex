@@ -1,0 +1,409 @@
+defmodule Nonceforge do
+  @moduledoc """
+  Nonces — values that never repeat — for the BEAM, on the nonceforge core: a
+  drop-in for NoNoncense with the same names and semantics, faster, and in the
+  same id space as every other face of nonceforge (Rust, the CLI, PostgreSQL,
+  Node, Go): the same 64/96/128-bit layout, the same machine-id leases.
+
+      iex> Nonceforge.init(machine_id: 7, base_key: :binary.copy(<<7>>, 32))
+      :ok
+      iex> <<_::128>> = Nonceforge.nonce(128)
+      iex> <<_::64>> = Nonceforge.sortable_nonce(64)
+      iex> n = Nonceforge.encrypted_nonce(96)
+      iex> byte_size(n)
+      12
+      iex> Nonceforge.nonce(64) |> Nonceforge.encrypt() |> Nonceforge.decrypt() |> byte_size()
+      8
+
+  Porting from NoNoncense is a rename: `NoNoncense.nonce(64)` becomes
+  `Nonceforge.nonce(64)`; `init/1` takes the same options.
+
+  ## Anatomy of a nonce
+
+  42 bits of milliseconds since the epoch (default 2025-01-01T00:00:00Z), 9
+  bits of machine id, then the counter (64: 13 bits; 96: 45 bits; 128: 13 zero
+  bits and 64). Counter nonces start at the instance's start time and may run
+  ahead of the clock (64-bit ones wait, never more than about a millisecond,
+  when they catch up with it); sortable nonces carry the millisecond they were
+  made in; encrypted nonces are counter (or sortable) nonces put through a
+  block cipher of the nonce's width, so they stay unique.
+
+  ## Encryption: two modes
+
+  | `:mode` | keys | ciphers (64 / 96 / 128 bits) |
+  |---|---|---|
+  | `:nononcense` (the default) | NoNoncense 2.0's: PBKDF2-HMAC-SHA256 of `:base_key`, 1000 iterations, salts `"blowfish_64"`, `"des3_96"`, `"aes"`, … or `:key64`/`:key96`/`:key128` as given | `:cipher64`/`:cipher96` = `:blowfish` (default), `:des3`, `:speck`; `:cipher128` = `:aes` (default), `:speck`; a 96-bit nonce under Blowfish or 3DES is a 64-bit nonce encrypted, then 32 zero bits |
+  | `:nonceforge` | HKDF-SHA256 of `:base_key` with the core's labels | Speck64/128, Speck96/144, AES-256: the same encrypted nonces as every other nonceforge face with that base key |
+
+  In `:nononcense` mode `encrypt/2` and `decrypt/2` give exactly what
+  NoNoncense 2.0 gives for the same key and nonce (tested against OTP's
+  `:crypto`), so a service can switch without its encrypted nonces changing
+  meaning. Use `:nonceforge` for a new fleet that mixes languages.
+
+  ## Machine ids
+
+  `:machine_id` is required: an integer 0..511, or one of
+  `Nonceforge.MachineId`'s strategies (`{:env, "VAR"}`, `{:node_list, [...]}`),
+  or `{:lease, url, opts}` — a lease from PostgreSQL, Redis or etcd through the
+  Rust lease crate, the same store and protocol as the CLI's `--lease`. Under a
+  lease the instance issues only until its local deadline: past it every call
+  raises `Nonceforge.Errors.DisabledError`, and the process that called `init/1`
+  gets `{:nonceforge, :lease_lost, :lapsed | :lost}`.
+
+  ## Errors
+
+  Bad arguments raise `ArgumentError` naming the argument and the rule; an
+  instance that was never initialized raises
+  `Nonceforge.Errors.UninitializedError`; a disabled one (lease lapsed, or
+  `Nonceforge.ConflictGuard`) `Nonceforge.Errors.DisabledError`. The NIF never
+  takes the VM down: a panic inside it is an exception too.
+  """
+
+  import Kernel, except: [inspect: 1, inspect: 2]
+
+  @on_load :load_nif
+  @doc false
+  def load_nif do
+    path = :filename.join(:code.priv_dir(:nonceforge), ~c"nonceforge_nif")
+    :erlang.load_nif(path, 0)
+  end
+
+  @type name :: atom()
+  @type nonce_size :: 64 | 96 | 128
+  @type nonce :: <<_::64>> | <<_::96>> | <<_::128>>
+
+  @epoch 1_735_689_600_000
+
+  @init_opts ~w(name machine_id epoch base_key key64 key96 key128 cipher64 cipher96 cipher128 mode)a
+
+  @doc """
+  Initializes an instance. Several instances, under different names, may run
+  side by side (one per purpose: ids and IVs, say).
+
+  | option | default | rule |
+  |---|---|---|
+  | `:machine_id` | required | 0..511, `{:env, var}`, `{:node_list, list}` (see `Nonceforge.MachineId`) or `{:lease, url, opts}` (see below) |
+  | `:name` | `Nonceforge` | an atom |
+  | `:epoch` | 2025-01-01 (1735689600000) | Unix milliseconds, not in the future; the same on every member |
+  | `:base_key` | none (no encrypted nonces) | a binary of at least 256 bits |
+  | `:key64`, `:key96`, `:key128` | derived from `:base_key` | the cipher's key length (`:nononcense` mode only) |
+  | `:cipher64`, `:cipher96` | `:blowfish` | `:blowfish`, `:des3`, `:speck` (`:nononcense` mode) |
+  | `:cipher128` | `:aes` | `:aes`, `:speck` (`:nononcense` mode) |
+  | `:mode` | `:nononcense` | `:nononcense` or `:nonceforge` (see the module docs) |
+
+  Lease options (`{:lease, url, opts}`, url `postgres://…`, `redis://…` or
+  `etcd://…`): `:ttl` (ms, default 10000), `:renew_every`, `:margin`,
+  `:connect_timeout` (ms, default 5000), `:ids` (a range within 0..511, default
+  0..511), `:namespace` (default `"nonceforge"`), `:holder`. The lease is held by
+  the core inside the NIF; `release/1` gives it back.
+
+      iex> Nonceforge.init(name: :ids, machine_id: 3, epoch: 1_609_459_200_000)
+      :ok
+  """
+  @spec init(keyword()) :: :ok
+  def init(opts) when is_list(opts) do
+    unless Keyword.keyword?(opts), do: raise(ArgumentError, "init/1 takes a keyword list of options")
+
+    case Keyword.keys(opts) -- @init_opts do
+      [] -> :ok
+      unknown -> raise ArgumentError, "unknown option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@init_opts)}"
+    end
+
+    name = Keyword.get(opts, :name, __MODULE__)
+    unless is_atom(name) and not is_nil(name), do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
+
+    epoch = Keyword.get(opts, :epoch, @epoch)
+
+    unless is_integer(epoch) and epoch >= 0 and epoch <= System.os_time(:millisecond) do
+      raise ArgumentError, "epoch must be Unix milliseconds (an integer), not in the future, got: #{Kernel.inspect(epoch)}"
+    end
+
+    crypt = crypt_opts(opts)
+
+    case Keyword.fetch(opts, :machine_id) do
+      :error ->
+        raise ArgumentError, "machine_id is required: 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}"
+
+      {:ok, {:lease, url, lease_opts}} ->
+        {:ok, _id} = nif_init_leased(name, check_url(url), lease_opts(lease_opts), epoch, crypt)
+        :ok
+
+      {:ok, spec} ->
+        nif_init(name, Nonceforge.MachineId.id!(spec), epoch, crypt)
+    end
+  end
+
+  def init(opts), do: raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
+
+  defp crypt_opts(opts) do
+    mode = Keyword.get(opts, :mode, :nononcense)
+    unless mode in [:nononcense, :nonceforge], do: raise(ArgumentError, "mode must be :nononcense or :nonceforge, got: #{Kernel.inspect(mode)}")
+
+    base_key = Keyword.get(opts, :base_key)
+
+    unless is_nil(base_key) or (is_binary(base_key) and bit_size(base_key) >= 256) do
+      raise ArgumentError, "base_key must be a binary of at least 256 bits (32 bytes)"
+    end
+
+    keys = for k <- [:key64, :key96, :key128], into: %{}, do: {k, Keyword.get(opts, k)}
+
+    for {k, v} <- keys, not is_nil(v) do
+      unless is_binary(v), do: raise(ArgumentError, "#{k} must be a binary")
+      if mode == :nonceforge, do: raise(ArgumentError, "#{k} is a NoNoncense option: use it with mode: :nononcense")
+    end
+
+    ciphers = %{
+      cipher64: Keyword.get(opts, :cipher64, :blowfish),
+      cipher96: Keyword.get(opts, :cipher96, :blowfish),
+      cipher128: Keyword.get(opts, :cipher128, :aes)
+    }
+
+    for k <- [:cipher64, :cipher96], ciphers[k] not in [:blowfish, :des3, :speck] do
+      raise ArgumentError, "#{k} must be :blowfish, :des3 or :speck, got: #{Kernel.inspect(ciphers[k])}"
+    end
+
+    unless ciphers.cipher128 in [:aes, :speck],
+      do: raise(ArgumentError, "cipher128 must be :aes or :speck, got: #{Kernel.inspect(ciphers.cipher128)}")
+
+    if mode == :nonceforge and Enum.any?([:cipher64, :cipher96, :cipher128], &Keyword.has_key?(opts, &1)) do
+      raise ArgumentError, "cipher64/cipher96/cipher128 are NoNoncense options: use them with mode: :nononcense"
+    end
+
+    Map.merge(%{mode: mode, base_key: base_key}, Map.merge(keys, ciphers))
+  end
+
+  defp check_url(url) when is_binary(url) do
+    if String.starts_with?(url, ["postgres://", "postgresql://", "redis://", "etcd://"]),
+      do: url,
+      else: raise(ArgumentError, "lease url must start with postgres://, redis:// or etcd://")
+  end
+
+  defp check_url(url), do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
+
+  @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder)a
+  defp lease_opts(opts) when is_list(opts) do
+    case Keyword.keys(opts) -- @lease_opts do
+      [] -> :ok
+      unknown -> raise ArgumentError, "unknown lease option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@lease_opts)}"
+    end
+
+    ms = fn key, default ->
+      case Keyword.get(opts, key, default) do
+        nil -> nil
+        v when is_integer(v) and v > 0 and v < 86_400_000 -> v
+        v -> raise ArgumentError, "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.inspect(v)}"
+      end
+    end
+
+    ids = Keyword.get(opts, :ids, 0..511)
+
+    {first, last} =
+      case ids do
+        a..b//1 when is_integer(a) and is_integer(b) and 0 <= a and a <= b and b <= 511 -> {a, b}
+        _ -> raise ArgumentError, "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
+      end
+
+    namespace = Keyword.get(opts, :namespace, "nonceforge")
+    unless is_binary(namespace), do: raise(ArgumentError, "lease option namespace must be a string")
+    holder = Keyword.get(opts, :holder)
+    unless is_nil(holder) or is_binary(holder), do: raise(ArgumentError, "lease option holder must be a string")
+
+    %{
+      ttl_ms: ms.(:ttl, 10_000),
+      renew_every_ms: ms.(:renew_every, nil),
+      margin_ms: ms.(:margin, nil),
+      connect_timeout_ms: ms.(:connect_timeout, 5_000),
+      ids_first: first,
+      ids_last: last,
+      namespace: namespace,
+      holder: holder
+    }
+  end
+
+  defp lease_opts(opts), do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
+
+  @doc """
+  A counter nonce of `bits` (64, 96 or 128) from the instance `name`.
+
+      iex> Nonceforge.init(machine_id: 1)
+      iex> byte_size(Nonceforge.nonce(96))
+      12
+  """
+  @spec nonce(name(), nonce_size()) :: nonce()
+  def nonce(name \\ __MODULE__, bits)
+  def nonce(_name, _bits), do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc """
+  A sortable nonce of `bits`: it carries the millisecond it was made in, and
+  nonces of one instance strictly increase.
+  """
+  @spec sortable_nonce(name(), nonce_size()) :: nonce()
+  def sortable_nonce(name \\ __MODULE__, bits)
+  def sortable_nonce(_name, _bits), do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc """
+  An encrypted nonce of `bits` over a `base_type` (`:counter`, the default, or
+  `:sortable`) nonce: unique and unpredictable. Needs a key (`:base_key`).
+  """
+  @spec encrypted_nonce(name(), nonce_size(), :counter | :sortable) :: nonce()
+  def encrypted_nonce(name \\ __MODULE__, bits, base_type \\ :counter)
+  def encrypted_nonce(_name, _bits, _base_type), do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc """
+  Encrypts a nonce of this instance, as its encrypted nonces are made. Only for
+  nonces: these are raw single-block ciphers, not for your data.
+  """
+  @spec encrypt(name(), nonce()) :: nonce()
+  def encrypt(name \\ __MODULE__, nonce)
+  def encrypt(_name, _nonce), do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc "Decrypts what `encrypt/2` (or `encrypted_nonce/3`) made."
+  @spec decrypt(name(), nonce()) :: nonce()
+  def decrypt(name \\ __MODULE__, nonce)
+  def decrypt(_name, _nonce), do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc """
+  The time in a (plain) nonce, as a `DateTime`, given the instance's epoch.
+  """
+  @spec get_datetime(name(), nonce()) :: DateTime.t()
+  def get_datetime(name \\ __MODULE__, nonce) do
+    {unix_ms, _machine_id, _counter} = inspect_nonce(name, nonce)
+    DateTime.from_unix!(unix_ms, :millisecond)
+  end
+
+  @doc """
+  `count` nonces of `kind` (`:counter`, `:sortable`, `:encrypted`) and `bits`
+  in one binary, made with one reservation of the counter. Batches above about
+  a millisecond of work run on a dirty CPU scheduler.
+
+      iex> Nonceforge.init(machine_id: 2)
+      iex> byte_size(Nonceforge.nonces(Nonceforge, :counter, 128, 1000))
+      16000
+  """
+  @spec nonces(name(), :counter | :sortable | :encrypted, nonce_size(), non_neg_integer()) :: binary()
+  def nonces(name \\ __MODULE__, kind, bits, count)
+
+  def nonces(name, kind, bits, count) when is_integer(count) and count > 20_000,
+    do: nif_nonces_dirty(name, kind, bits, count)
+
+  def nonces(name, kind, bits, count), do: nif_nonces(name, kind, bits, count)
+
+  @doc """
+  The parts of a plain nonce: `%{unix_ms: …, machine_id: …, counter: …}`. For
+  an encrypted nonce, `decrypt/2` it first.
+  """
+  @spec inspect(name(), nonce()) :: %{unix_ms: non_neg_integer(), machine_id: 0..511, counter: non_neg_integer()}
+  def inspect(name \\ __MODULE__, nonce) do
+    {unix_ms, machine_id, counter} = inspect_nonce(name, nonce)
+    %{unix_ms: unix_ms, machine_id: machine_id, counter: counter}
+  end
+
+  defp inspect_nonce(name, nonce) when is_binary(nonce) and byte_size(nonce) in [8, 12, 16],
+    do: nif_inspect(name, nonce)
+
+  defp inspect_nonce(_name, nonce),
+    do: raise(ArgumentError, "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}")
+
+  @doc "The machine id of an instance."
+  @spec machine_id(name()) :: 0..511
+  def machine_id(name \\ __MODULE__), do: nif_machine_id(name)
+
+  @doc """
+  Stops an instance: every call raises `Nonceforge.Errors.DisabledError`
+  until `enable/1` (`Nonceforge.ConflictGuard` calls it on a clash).
+  """
+  @spec disable(name()) :: :ok
+  def disable(name \\ __MODULE__), do: nif_set_enabled(name, false)
+
+  @doc "Lets a disabled instance issue again (a lapsed lease still stops it)."
+  @spec enable(name()) :: :ok
+  def enable(name \\ __MODULE__), do: nif_set_enabled(name, true)
+
+  @doc "Whether the instance issues now."
+  @spec enabled?(name()) :: boolean()
+  def enabled?(name \\ __MODULE__), do: nif_enabled(name)
+
+  @doc """
+  Where the instance's lease stands: `{:held, ms_left}`, `{:lapsed, 0}`,
+  `{:lost, 0}`, `{:released, 0}`, or `:none` (a static machine id).
+  """
+  @spec lease_state(name()) :: {:held | :lapsed | :lost | :released, non_neg_integer()} | :none
+  def lease_state(name \\ __MODULE__), do: nif_lease_state(name)
+
+  @doc """
+  Gives a leased machine id back: the instance stops issuing, its last
+  timestamp is recorded as the id's floor, and the id is free for the next
+  holder. `:none` for an instance without a lease.
+  """
+  @spec release(name()) :: :ok | :none | {:error, String.t()}
+  def release(name \\ __MODULE__), do: nif_release(name)
+
+  @doc "A UUIDv7 (RFC 9562), 16 bytes: 48-bit Unix ms, a 12-bit fraction, random."
+  @spec uuidv7() :: <<_::128>>
+  def uuidv7, do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc "A tuid6 (pg_tuid's format), 16 bytes: 48-bit Unix ms, 80 random bits."
+  @spec tuid6() :: <<_::128>>
+  def tuid6, do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc """
+  The compact text form of a 16-byte id (22 characters) or a 32-byte stuid (43):
+  base64url without padding.
+
+      iex> Nonceforge.to_compact(Base.decode16!("01838576137BAF9CA637BE6B8D32AF6E"))
+      "AYOFdhN7r5ymN75rjTKvbg"
+  """
+  @spec to_compact(binary()) :: String.t()
+  def to_compact(id) when is_binary(id), do: nif_to_compact(id)
+  def to_compact(id), do: raise(ArgumentError, "id must be a binary, got: #{Kernel.inspect(id)}")
+
+  @doc "Parses the compact form (22 or 43 characters)."
+  @spec from_compact(String.t()) :: binary()
+  def from_compact(text) when is_binary(text), do: nif_from_compact(text)
+  def from_compact(text), do: raise(ArgumentError, "text must be a string, got: #{Kernel.inspect(text)}")
+
+  @doc "The Unix milliseconds in a UUIDv7 or tuid6 (its first 48 bits)."
+  @spec uuid_unix_ms(<<_::128>>) :: non_neg_integer()
+  def uuid_unix_ms(id) when is_binary(id) and byte_size(id) == 16, do: nif_uuid_unix_ms(id)
+  def uuid_unix_ms(id), do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.inspect(id)}")
+
+  # NIF stubs (replaced when the library loads).
+  @doc false
+  def nif_init(_name, _machine_id, _epoch, _crypt), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_init_leased(_name, _url, _lease_opts, _epoch, _crypt), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_nonces(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_nonces_dirty(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_inspect(_name, _nonce), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_machine_id(_name), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_epoch(_name), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_set_enabled(_name, _enabled), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_enabled(_name), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_lease_state(_name), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_release(_name), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_to_compact(_id), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_from_compact(_text), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_uuid_unix_ms(_id), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_extid_new(_key, _type, _version, _mode, _rounds, _uuid_version), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_extid_encode(_codec, _seq, _rand), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_extid_decode(_codec, _id), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_extid_format(_codec, _id, _form, _prefix, _check), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_extid_parse(_codec, _text), do: :erlang.nif_error(:nif_not_loaded)
+end
