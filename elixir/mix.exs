@@ -10,7 +10,8 @@ defmodule Nonceforge.MixProject do
       # Our own compiler step builds the NIF with cargo; no Hex package needed.
       compilers: [:nonceforge_nif] ++ Mix.compilers(),
       deps: [],
-      description: "Nonces, external ids and time-prefixed ids on the nonceforge core: a drop-in for NoNoncense"
+      description:
+        "Nonces, external ids and time-prefixed ids on the nonceforge core: a drop-in for NoNoncense"
     ]
   end
 
@@ -37,7 +38,9 @@ defmodule Mix.Tasks.Compile.NonceforgeNif do
     target = System.get_env("CARGO_TARGET_DIR", Path.join(root, "target"))
 
     unless System.find_executable(cargo) do
-      Mix.raise("nonceforge: cargo not found (#{cargo}); install Rust 1.89 or newer to build the NIF")
+      Mix.raise(
+        "nonceforge: cargo not found (#{cargo}); install Rust 1.89 or newer to build the NIF"
+      )
     end
 
     args = ["build", "--release", "--locked", "-p", "nonceforge-elixir"]

@@ -102,27 +102,36 @@ defmodule Nonceforge do
   """
   @spec init(keyword()) :: :ok
   def init(opts) when is_list(opts) do
-    unless Keyword.keyword?(opts), do: raise(ArgumentError, "init/1 takes a keyword list of options")
+    unless Keyword.keyword?(opts),
+      do: raise(ArgumentError, "init/1 takes a keyword list of options")
 
     case Keyword.keys(opts) -- @init_opts do
-      [] -> :ok
-      unknown -> raise ArgumentError, "unknown option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@init_opts)}"
+      [] ->
+        :ok
+
+      unknown ->
+        raise ArgumentError,
+              "unknown option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@init_opts)}"
     end
 
     name = Keyword.get(opts, :name, __MODULE__)
-    unless is_atom(name) and not is_nil(name), do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
+
+    unless is_atom(name) and not is_nil(name),
+      do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
 
     epoch = Keyword.get(opts, :epoch, @epoch)
 
     unless is_integer(epoch) and epoch >= 0 and epoch <= System.os_time(:millisecond) do
-      raise ArgumentError, "epoch must be Unix milliseconds (an integer), not in the future, got: #{Kernel.inspect(epoch)}"
+      raise ArgumentError,
+            "epoch must be Unix milliseconds (an integer), not in the future, got: #{Kernel.inspect(epoch)}"
     end
 
     crypt = crypt_opts(opts)
 
     case Keyword.fetch(opts, :machine_id) do
       :error ->
-        raise ArgumentError, "machine_id is required: 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}"
+        raise ArgumentError,
+              "machine_id is required: 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}"
 
       {:ok, {:lease, url, lease_opts}} ->
         {:ok, _id} = nif_init_leased(name, check_url(url), lease_opts(lease_opts), epoch, crypt)
@@ -133,11 +142,19 @@ defmodule Nonceforge do
     end
   end
 
-  def init(opts), do: raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
+  def init(opts),
+    do:
+      raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
 
   defp crypt_opts(opts) do
     mode = Keyword.get(opts, :mode, :nononcense)
-    unless mode in [:nononcense, :nonceforge], do: raise(ArgumentError, "mode must be :nononcense or :nonceforge, got: #{Kernel.inspect(mode)}")
+
+    unless mode in [:nononcense, :nonceforge],
+      do:
+        raise(
+          ArgumentError,
+          "mode must be :nononcense or :nonceforge, got: #{Kernel.inspect(mode)}"
+        )
 
     base_key = Keyword.get(opts, :base_key)
 
@@ -149,7 +166,9 @@ defmodule Nonceforge do
 
     for {k, v} <- keys, not is_nil(v) do
       unless is_binary(v), do: raise(ArgumentError, "#{k} must be a binary")
-      if mode == :nonceforge, do: raise(ArgumentError, "#{k} is a NoNoncense option: use it with mode: :nononcense")
+
+      if mode == :nonceforge,
+        do: raise(ArgumentError, "#{k} is a NoNoncense option: use it with mode: :nononcense")
     end
 
     ciphers = %{
@@ -159,14 +178,21 @@ defmodule Nonceforge do
     }
 
     for k <- [:cipher64, :cipher96], ciphers[k] not in [:blowfish, :des3, :speck] do
-      raise ArgumentError, "#{k} must be :blowfish, :des3 or :speck, got: #{Kernel.inspect(ciphers[k])}"
+      raise ArgumentError,
+            "#{k} must be :blowfish, :des3 or :speck, got: #{Kernel.inspect(ciphers[k])}"
     end
 
     unless ciphers.cipher128 in [:aes, :speck],
-      do: raise(ArgumentError, "cipher128 must be :aes or :speck, got: #{Kernel.inspect(ciphers.cipher128)}")
+      do:
+        raise(
+          ArgumentError,
+          "cipher128 must be :aes or :speck, got: #{Kernel.inspect(ciphers.cipher128)}"
+        )
 
-    if mode == :nonceforge and Enum.any?([:cipher64, :cipher96, :cipher128], &Keyword.has_key?(opts, &1)) do
-      raise ArgumentError, "cipher64/cipher96/cipher128 are NoNoncense options: use them with mode: :nononcense"
+    if mode == :nonceforge and
+         Enum.any?([:cipher64, :cipher96, :cipher128], &Keyword.has_key?(opts, &1)) do
+      raise ArgumentError,
+            "cipher64/cipher96/cipher128 are NoNoncense options: use them with mode: :nononcense"
     end
 
     Map.merge(%{mode: mode, base_key: base_key}, Map.merge(keys, ciphers))
@@ -178,20 +204,31 @@ defmodule Nonceforge do
       else: raise(ArgumentError, "lease url must start with postgres://, redis:// or etcd://")
   end
 
-  defp check_url(url), do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
+  defp check_url(url),
+    do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
 
   @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder)a
   defp lease_opts(opts) when is_list(opts) do
     case Keyword.keys(opts) -- @lease_opts do
-      [] -> :ok
-      unknown -> raise ArgumentError, "unknown lease option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@lease_opts)}"
+      [] ->
+        :ok
+
+      unknown ->
+        raise ArgumentError,
+              "unknown lease option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@lease_opts)}"
     end
 
     ms = fn key, default ->
       case Keyword.get(opts, key, default) do
-        nil -> nil
-        v when is_integer(v) and v > 0 and v < 86_400_000 -> v
-        v -> raise ArgumentError, "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.inspect(v)}"
+        nil ->
+          nil
+
+        v when is_integer(v) and v > 0 and v < 86_400_000 ->
+          v
+
+        v ->
+          raise ArgumentError,
+                "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.inspect(v)}"
       end
     end
 
@@ -199,14 +236,23 @@ defmodule Nonceforge do
 
     {first, last} =
       case ids do
-        a..b//1 when is_integer(a) and is_integer(b) and 0 <= a and a <= b and b <= 511 -> {a, b}
-        _ -> raise ArgumentError, "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
+        a..b//1 when is_integer(a) and is_integer(b) and 0 <= a and a <= b and b <= 511 ->
+          {a, b}
+
+        _ ->
+          raise ArgumentError,
+                "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
       end
 
     namespace = Keyword.get(opts, :namespace, "nonceforge")
-    unless is_binary(namespace), do: raise(ArgumentError, "lease option namespace must be a string")
+
+    unless is_binary(namespace),
+      do: raise(ArgumentError, "lease option namespace must be a string")
+
     holder = Keyword.get(opts, :holder)
-    unless is_nil(holder) or is_binary(holder), do: raise(ArgumentError, "lease option holder must be a string")
+
+    unless is_nil(holder) or is_binary(holder),
+      do: raise(ArgumentError, "lease option holder must be a string")
 
     %{
       ttl_ms: ms.(:ttl, 10_000),
@@ -220,7 +266,8 @@ defmodule Nonceforge do
     }
   end
 
-  defp lease_opts(opts), do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
+  defp lease_opts(opts),
+    do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
 
   @doc """
   A counter nonce of `bits` (64, 96 or 128) from the instance `name`.
@@ -280,7 +327,8 @@ defmodule Nonceforge do
       iex> byte_size(Nonceforge.nonces(Nonceforge, :counter, 128, 1000))
       16000
   """
-  @spec nonces(name(), :counter | :sortable | :encrypted, nonce_size(), non_neg_integer()) :: binary()
+  @spec nonces(name(), :counter | :sortable | :encrypted, nonce_size(), non_neg_integer()) ::
+          binary()
   def nonces(name \\ __MODULE__, kind, bits, count)
 
   def nonces(name, kind, bits, count) when is_integer(count) and count > 20_000,
@@ -292,7 +340,11 @@ defmodule Nonceforge do
   The parts of a plain nonce: `%{unix_ms: …, machine_id: …, counter: …}`. For
   an encrypted nonce, `decrypt/2` it first.
   """
-  @spec inspect(name(), nonce()) :: %{unix_ms: non_neg_integer(), machine_id: 0..511, counter: non_neg_integer()}
+  @spec inspect(name(), nonce()) :: %{
+          unix_ms: non_neg_integer(),
+          machine_id: 0..511,
+          counter: non_neg_integer()
+        }
   def inspect(name \\ __MODULE__, nonce) do
     {unix_ms, machine_id, counter} = inspect_nonce(name, nonce)
     %{unix_ms: unix_ms, machine_id: machine_id, counter: counter}
@@ -302,7 +354,11 @@ defmodule Nonceforge do
     do: nif_inspect(name, nonce)
 
   defp inspect_nonce(_name, nonce),
-    do: raise(ArgumentError, "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}")
+    do:
+      raise(
+        ArgumentError,
+        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}"
+      )
 
   @doc "The machine id of an instance."
   @spec machine_id(name()) :: 0..511
@@ -360,18 +416,24 @@ defmodule Nonceforge do
   @doc "Parses the compact form (22 or 43 characters)."
   @spec from_compact(String.t()) :: binary()
   def from_compact(text) when is_binary(text), do: nif_from_compact(text)
-  def from_compact(text), do: raise(ArgumentError, "text must be a string, got: #{Kernel.inspect(text)}")
+
+  def from_compact(text),
+    do: raise(ArgumentError, "text must be a string, got: #{Kernel.inspect(text)}")
 
   @doc "The Unix milliseconds in a UUIDv7 or tuid6 (its first 48 bits)."
   @spec uuid_unix_ms(<<_::128>>) :: non_neg_integer()
   def uuid_unix_ms(id) when is_binary(id) and byte_size(id) == 16, do: nif_uuid_unix_ms(id)
-  def uuid_unix_ms(id), do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.inspect(id)}")
+
+  def uuid_unix_ms(id),
+    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.inspect(id)}")
 
   # NIF stubs (replaced when the library loads).
   @doc false
   def nif_init(_name, _machine_id, _epoch, _crypt), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_init_leased(_name, _url, _lease_opts, _epoch, _crypt), do: :erlang.nif_error(:nif_not_loaded)
+  def nif_init_leased(_name, _url, _lease_opts, _epoch, _crypt),
+    do: :erlang.nif_error(:nif_not_loaded)
+
   @doc false
   def nif_nonces(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
@@ -397,13 +459,17 @@ defmodule Nonceforge do
   @doc false
   def nif_uuid_unix_ms(_id), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_extid_new(_key, _type, _version, _mode, _rounds, _uuid_version), do: :erlang.nif_error(:nif_not_loaded)
+  def nif_extid_new(_key, _type, _version, _mode, _rounds, _uuid_version),
+    do: :erlang.nif_error(:nif_not_loaded)
+
   @doc false
   def nif_extid_encode(_codec, _seq, _rand), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_extid_decode(_codec, _id), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_extid_format(_codec, _id, _form, _prefix, _check), do: :erlang.nif_error(:nif_not_loaded)
+  def nif_extid_format(_codec, _id, _form, _prefix, _check),
+    do: :erlang.nif_error(:nif_not_loaded)
+
   @doc false
   def nif_extid_parse(_codec, _text), do: :erlang.nif_error(:nif_not_loaded)
 end

@@ -5,6 +5,7 @@ mod bench_extid;
 mod bench_seal;
 mod extid_cmd;
 mod gen_cmd;
+mod inspect_cmd;
 mod key;
 mod lease_bench;
 mod lease_cmd;
@@ -52,6 +53,14 @@ enum Command {
     ///   nonceforge gen sortable --bits 64 -n 1000 --lease postgres://app@db/app
     #[command(subcommand, verbatim_doc_comment)]
     Lease(lease_cmd::LeaseCommand),
+    /// Take plain nonces apart: time, machine id, counter (one a line, as hex;
+    /// or read from standard input). Any face's nonces: same layout everywhere.
+    ///
+    /// Examples:
+    ///   nonceforge inspect 0014c0ba6b20e001
+    ///   nonceforge gen sortable --bits 96 -n 3 | nonceforge inspect --json
+    #[command(verbatim_doc_comment)]
+    Inspect(inspect_cmd::InspectArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +70,7 @@ fn main() -> ExitCode {
         Command::Extid(cmd) => extid_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
         Command::Lease(cmd) => lease_cmd::run(cmd),
+        Command::Inspect(args) => inspect_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

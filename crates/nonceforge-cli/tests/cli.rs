@@ -521,3 +521,45 @@ fn assert_fails(args: &[&str], env: &[(&str, &str)], needle: &str) {
         "{args:?}: {err:?} should mention {needle:?}"
     );
 }
+
+#[test]
+fn inspect_takes_nonces_apart() {
+    for bits in ["64", "96", "128"] {
+        let o = nonceforge(
+            &[
+                "gen",
+                "sortable",
+                "--bits",
+                bits,
+                "-n",
+                "3",
+                "--machine-id",
+                "301",
+            ],
+            &[],
+        );
+        let nonces = lines(&o);
+        let mut args = vec!["inspect", "--json"];
+        args.extend(nonces.iter().map(String::as_str));
+        let o = nonceforge(&args, &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = lines(&o);
+        assert_eq!(out.len(), 3);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        for l in &out {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["machine_id"], 301, "{l}");
+            assert_eq!(v["bits"].as_u64().unwrap().to_string(), bits);
+            assert!(v["unix_ms"].as_u64().unwrap().abs_diff(now) < 60_000, "{l}");
+        }
+    }
+    // A 128-bit value whose 13 reserved bits are set is not a plain nonce; bad hex is a usage error.
+    let o = nonceforge(&["inspect", "000000000000ffff0000000000000000"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = nonceforge(&["inspect", "xyz"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("hex"));
+}

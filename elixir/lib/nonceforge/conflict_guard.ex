@@ -22,7 +22,8 @@ defmodule Nonceforge.ConflictGuard do
   require Logger
 
   @doc false
-  def child_spec(opts), do: %{id: Keyword.get(opts, :name, __MODULE__), start: {__MODULE__, :start_link, [opts]}}
+  def child_spec(opts),
+    do: %{id: Keyword.get(opts, :name, __MODULE__), start: {__MODULE__, :start_link, [opts]}}
 
   @doc "Starts the guard."
   @spec start_link(keyword()) :: GenServer.on_start()
@@ -31,7 +32,10 @@ defmodule Nonceforge.ConflictGuard do
     instance = Keyword.get(opts, :instance, Nonceforge)
     on_conflict = Keyword.get(opts, :on_conflict, fn _node -> :ok end)
     unless is_atom(instance), do: raise(ArgumentError, "instance must be an atom")
-    unless is_function(on_conflict, 1), do: raise(ArgumentError, "on_conflict must be a function of one argument")
+
+    unless is_function(on_conflict, 1),
+      do: raise(ArgumentError, "on_conflict must be a function of one argument")
+
     started = System.system_time(:microsecond)
     state = %{name: name, instance: instance, on_conflict: on_conflict, started: started}
     GenServer.start_link(__MODULE__, state, name: name)
@@ -46,7 +50,11 @@ defmodule Nonceforge.ConflictGuard do
 
   @impl true
   def handle_info({:nodeup, node}, state) do
-    GenServer.cast({state.name, node}, {:id_from, Node.self(), Nonceforge.machine_id(state.instance), state.started})
+    GenServer.cast(
+      {state.name, node},
+      {:id_from, Node.self(), Nonceforge.machine_id(state.instance), state.started}
+    )
+
     {:noreply, state}
   end
 
@@ -61,12 +69,17 @@ defmodule Nonceforge.ConflictGuard do
         :ok
 
       {state.started, Node.self()} > {started, node} ->
-        Logger.critical("Nonceforge: node #{node} uses machine id #{id} too; disabling #{inspect(state.instance)} here")
+        Logger.critical(
+          "Nonceforge: node #{node} uses machine id #{id} too; disabling #{inspect(state.instance)} here"
+        )
+
         Nonceforge.disable(state.instance)
         state.on_conflict.(node)
 
       true ->
-        Logger.critical("Nonceforge: node #{node} uses machine id #{id} too; it disables its instance")
+        Logger.critical(
+          "Nonceforge: node #{node} uses machine id #{id} too; it disables its instance"
+        )
     end
 
     {:noreply, state}

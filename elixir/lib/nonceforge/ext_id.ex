@@ -32,29 +32,49 @@ defmodule Nonceforge.ExtId do
   def new(key, type, opts \\ [])
 
   def new(key, type, opts) when is_binary(key) and is_binary(type) and is_list(opts) do
-    if byte_size(key) < 32, do: raise(ArgumentError, "key must be at least 32 bytes, got #{byte_size(key)}")
+    if byte_size(key) < 32,
+      do: raise(ArgumentError, "key must be at least 32 bytes, got #{byte_size(key)}")
+
     version = Keyword.get(opts, :key_version, 0)
     mode = Keyword.get(opts, :mode, :feistel_uuid)
     rounds = Keyword.get(opts, :rounds, 2)
     uuid_version = Keyword.get(opts, :uuid_version, 8)
-    unless version in 0..15, do: raise(ArgumentError, "key_version must be in 0..15, got: #{inspect(version)}")
-    unless rounds in [2, 4], do: raise(ArgumentError, "rounds must be 2 or 4, got: #{inspect(rounds)}")
-    unless uuid_version in [4, 8], do: raise(ArgumentError, "uuid_version must be 8 or 4, got: #{inspect(uuid_version)}")
 
-    %__MODULE__{ref: Nonceforge.nif_extid_new(key, type, version, mode, rounds, uuid_version), type: type}
+    unless version in 0..15,
+      do: raise(ArgumentError, "key_version must be in 0..15, got: #{inspect(version)}")
+
+    unless rounds in [2, 4],
+      do: raise(ArgumentError, "rounds must be 2 or 4, got: #{inspect(rounds)}")
+
+    unless uuid_version in [4, 8],
+      do: raise(ArgumentError, "uuid_version must be 8 or 4, got: #{inspect(uuid_version)}")
+
+    %__MODULE__{
+      ref: Nonceforge.nif_extid_new(key, type, version, mode, rounds, uuid_version),
+      type: type
+    }
   end
 
   def new(_key, _type, _opts),
-    do: raise(ArgumentError, "new/3 takes a key (binary), a type (string) and options (keyword list)")
+    do:
+      raise(
+        ArgumentError,
+        "new/3 takes a key (binary), a type (string) and options (keyword list)"
+      )
 
   @doc "The 16-byte external id of (`seq`, `rand`): seq < 2^56, rand < 2^62."
   @spec encode(t(), non_neg_integer(), non_neg_integer()) :: <<_::128>>
   def encode(%__MODULE__{ref: ref}, seq, rand)
-      when is_integer(seq) and seq >= 0 and is_integer(rand) and rand >= 0 and seq < 18_446_744_073_709_551_616 and rand < 18_446_744_073_709_551_616,
+      when is_integer(seq) and seq >= 0 and is_integer(rand) and rand >= 0 and
+             seq < 18_446_744_073_709_551_616 and rand < 18_446_744_073_709_551_616,
       do: Nonceforge.nif_extid_encode(ref, seq, rand)
 
   def encode(_codec, seq, rand),
-    do: raise(ArgumentError, "seq and rand must be non-negative integers, got: #{inspect(seq)}, #{inspect(rand)}")
+    do:
+      raise(
+        ArgumentError,
+        "seq and rand must be non-negative integers, got: #{inspect(seq)}, #{inspect(rand)}"
+      )
 
   @doc "The `{seq, rand}` of an external id of this codec's type and key."
   @spec decode(t(), <<_::128>>) :: {non_neg_integer(), non_neg_integer()}
@@ -63,20 +83,30 @@ defmodule Nonceforge.ExtId do
     {seq, rand}
   end
 
-  def decode(_codec, id), do: raise(ArgumentError, "id must be a 16-byte binary, got: #{inspect(id)}")
+  def decode(_codec, id),
+    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{inspect(id)}")
 
   @doc """
   The text form of an id: `:uuid`, `:base64url` or `:base32` (TypeID-like, with
   `prefix: true` the type and `_` before it, `check: true` a check character).
   """
   @spec format(t(), <<_::128>>, :uuid | :base64url | :base32, keyword()) :: String.t()
-  def format(%__MODULE__{ref: ref}, id, form \\ :uuid, opts \\ []) when is_binary(id) and byte_size(id) == 16 do
-    Nonceforge.nif_extid_format(ref, id, form, Keyword.get(opts, :prefix, false), Keyword.get(opts, :check, false))
+  def format(%__MODULE__{ref: ref}, id, form \\ :uuid, opts \\ [])
+      when is_binary(id) and byte_size(id) == 16 do
+    Nonceforge.nif_extid_format(
+      ref,
+      id,
+      form,
+      Keyword.get(opts, :prefix, false),
+      Keyword.get(opts, :check, false)
+    )
   end
 
   @doc "Parses any text form `format/4` makes; errors name the position and the rule."
   @spec parse(t(), String.t()) :: <<_::128>>
-  def parse(%__MODULE__{ref: ref}, text) when is_binary(text), do: Nonceforge.nif_extid_parse(ref, text)
-  def parse(_codec, text), do: raise(ArgumentError, "text must be a string, got: #{inspect(text)}")
+  def parse(%__MODULE__{ref: ref}, text) when is_binary(text),
+    do: Nonceforge.nif_extid_parse(ref, text)
 
+  def parse(_codec, text),
+    do: raise(ArgumentError, "text must be a string, got: #{inspect(text)}")
 end

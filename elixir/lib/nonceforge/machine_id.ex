@@ -31,7 +31,9 @@ defmodule Nonceforge.MachineId do
     do: raise(ArgumentError, "machine_id must be in 0..511, got: #{id}")
 
   def id!({:env, var}) when is_binary(var) do
-    value = System.get_env(var) || raise ArgumentError, "machine_id: environment variable #{var} is not set"
+    value =
+      System.get_env(var) ||
+        raise ArgumentError, "machine_id: environment variable #{var} is not set"
 
     case Regex.run(~r/(\d+)$/, value) do
       [_, digits] -> id!(String.to_integer(digits))
@@ -79,8 +81,11 @@ defmodule Nonceforge.MachineId do
 
     addrs =
       case :inet.getifaddrs() do
-        {:ok, ifs} -> for {_, props} <- ifs, {:addr, a} <- props, do: a |> :inet.ntoa() |> to_string()
-        _ -> []
+        {:ok, ifs} ->
+          for {_, props} <- ifs, {:addr, a} <- props, do: a |> :inet.ntoa() |> to_string()
+
+        _ ->
+          []
       end
 
     [Node.self(), String.downcase(to_string(host)) | addrs] |> Enum.uniq()

@@ -10,8 +10,9 @@
 //!
 //! Base32 writes the 128 bits as 26 five-bit digits, the first holding the top 3
 //! bits (so it is 0-7), in the lower-case alphabet `0123456789abcdefghjkmnpqrstvwxyz`
-//! (no i, l, o, u). Parsing takes upper case too, but no aliases (`o` for 0, `l`
-//! for 1), so every id has exactly one spelling per case. The check character is
+//! (no i, l, o, u) — TypeID's suffix. Parsing follows TypeID's spec: lower case
+//! only (an upper-case suffix is invalid there), no aliases (`o` for 0, `l` for
+//! 1), so every id has exactly one spelling. The check character is
 //! Crockford's: the 128-bit value mod 37, in `0-9 a-z` (as above) then `* ~ $ = u`.
 //!
 //! Every parse error names the form, the position (0-based, in characters) and
@@ -195,7 +196,7 @@ impl ExtId {
                 err(
                     "base32",
                     offset + i,
-                    "only 0-9 and a-z without i, l, o, u (Crockford's alphabet)",
+                    "only 0-9 and lower-case a-z without i, l, o, u (TypeID's alphabet)",
                 )
             })?;
             if i == 0 && d > 7 {
@@ -208,7 +209,7 @@ impl ExtId {
             v = (v << 5) | d as u128;
         }
         if check {
-            let c = b[26].to_ascii_lowercase();
+            let c = b[26];
             if CHECK[(v % 37) as usize] != c {
                 return Err(if CHECK.contains(&c) {
                     err(
@@ -292,7 +293,6 @@ fn uuid_error(s: &[u8]) -> Error {
 }
 
 fn b32_value(c: u8) -> Option<u8> {
-    let c = c.to_ascii_lowercase();
     B32.iter().position(|&x| x == c).map(|p| p as u8)
 }
 
@@ -314,7 +314,11 @@ mod tests {
             prop_assert_eq!(ExtId::parse_base64url(&b).unwrap(), id);
             let c = id.to_base32(Some("user"), check);
             prop_assert_eq!(ExtId::parse_base32(&c, Some("user"), check).unwrap(), id);
-            prop_assert_eq!(ExtId::parse_base32(&c.to_uppercase().replacen("USER", "user", 1), Some("user"), check).unwrap(), id);
+            // TypeID: an upper-case suffix is invalid (any letter in it).
+            let upper = c.to_uppercase().replacen("USER", "user", 1);
+            if upper != c {
+                prop_assert!(ExtId::parse_base32(&upper, Some("user"), check).is_err());
+            }
             let bare = id.to_base32(None, false);
             prop_assert_eq!(bare.len(), 26);
             prop_assert_eq!(ExtId::parse_base32(&bare, None, false).unwrap(), id);
@@ -400,7 +404,7 @@ mod tests {
         let (p, msg) = position(
             ExtId::parse_base32(std::str::from_utf8(&b).unwrap(), Some("user"), false).unwrap_err(),
         );
-        assert!(p == 10 && msg.contains("Crockford"), "{msg}");
+        assert!(p == 10 && msg.contains("TypeID's alphabet"), "{msg}");
         let mut b = s.into_bytes();
         b[5] = b'8';
         let (p, msg) = position(

@@ -1,0 +1,330 @@
+defmodule NonceforgeTest do
+  use ExUnit.Case, async: true
+  import Bitwise
+
+  alias Nonceforge.Errors.{DisabledError, UninitializedError}
+
+  doctest Nonceforge
+  doctest Nonceforge.MachineId
+  doctest Nonceforge.ExtId
+
+  @key :binary.copy(<<42>>, 32)
+
+  defp init!(name, opts \\ []) do
+    :ok = Nonceforge.init([name: name, machine_id: 5, base_key: @key] ++ opts)
+    name
+  end
+
+  describe "layout" do
+    test "every kind and size decodes to this instance's machine id and a recent time" do
+      n = init!(:layout)
+      now = System.os_time(:millisecond)
+
+      for bits <- [64, 96, 128], f <- [&Nonceforge.nonce/2, &Nonceforge.sortable_nonce/2] do
+        nonce = f.(n, bits)
+        assert bit_size(nonce) == bits
+        %{machine_id: 5, unix_ms: ms} = Nonceforge.inspect(n, nonce)
+        assert ms <= now + 5 and ms > now - 60_000
+      end
+
+      <<ts::42, id::9, _::13>> = Nonceforge.sortable_nonce(n, 64)
+      assert id == 5
+
+      assert DateTime.to_unix(Nonceforge.get_datetime(n, <<ts::42, id::9, 0::13>>), :millisecond) ==
+               ts + 1_735_689_600_000
+    end
+
+    test "the 128-bit counter nonce has 13 zero bits before its 64-bit counter" do
+      n = init!(:layout128)
+      <<_ts::42, 5::9, 0::13, _count::64>> = Nonceforge.nonce(n, 128)
+    end
+
+    test "sortable nonces strictly increase" do
+      n = init!(:sorted)
+
+      for bits <- [64, 96, 128] do
+        list = for _ <- 1..20_000, do: Nonceforge.sortable_nonce(n, bits)
+        assert list == Enum.sort(list)
+        assert length(Enum.uniq(list)) == 20_000
+      end
+    end
+  end
+
+  describe "uniqueness under concurrency" do
+    test "8 processes x 1M nonces of each kind and size: all distinct" do
+      n = init!(:many)
+
+      for kind <- [:counter, :sortable, :encrypted], bits <- [64, 96, 128] do
+        gen =
+          case kind do
+            :counter -> fn -> Nonceforge.nonce(n, bits) end
+            :sortable -> fn -> Nonceforge.sortable_nonce(n, bits) end
+            :encrypted -> fn -> Nonceforge.encrypted_nonce(n, bits) end
+          end
+
+        count = if kind == :sortable and bits == 64, do: 100_000, else: 1_000_000
+
+        all =
+          1..8
+          |> Task.async_stream(fn _ -> for(_ <- 1..count, do: gen.()) end,
+            timeout: :infinity,
+            max_concurrency: 8
+          )
+          |> Enum.flat_map(fn {:ok, l} -> l end)
+
+        assert MapSet.size(MapSet.new(all)) == 8 * count, "#{kind} #{bits}"
+      end
+    end
+
+    test "batches from several processes and single calls do not overlap" do
+      n = init!(:batches)
+
+      batches =
+        1..4
+        |> Task.async_stream(fn _ -> Nonceforge.nonces(n, :counter, 96, 100_000) end)
+        |> Enum.map(fn {:ok, b} -> for <<x::binary-12 <- b>>, do: x end)
+        |> List.flatten()
+
+      singles = for _ <- 1..10_000, do: Nonceforge.nonce(n, 96)
+      assert MapSet.size(MapSet.new(batches ++ singles)) == 410_000
+    end
+  end
+
+  describe "NoNoncense compatibility (vectors computed here by OTP's :crypto)" do
+    defp kdf(salt, len), do: :crypto.pbkdf2_hmac(:sha256, @key, salt, 1000, len)
+
+    test "Blowfish-ECB (64), Blowfish + 32 zero bits (96), AES-256-ECB (128)" do
+      n = init!(:compat_default)
+      p64 = Nonceforge.nonce(n, 64)
+      p128 = Nonceforge.nonce(n, 128)
+
+      assert Nonceforge.encrypt(n, p64) ==
+               :crypto.crypto_one_time(:blowfish_ecb, kdf("blowfish_64", 16), p64, true)
+
+      assert Nonceforge.encrypt(n, p64 <> <<0::32>>) ==
+               :crypto.crypto_one_time(:blowfish_ecb, kdf("blowfish_96", 16), p64, true) <>
+                 <<0::32>>
+
+      assert Nonceforge.encrypt(n, p128) ==
+               :crypto.crypto_one_time(:aes_256_ecb, kdf("aes", 32), p128, true)
+
+      # an encrypted 96-bit nonce under Blowfish is a 64-bit nonce encrypted, then zeros
+      <<e::binary-8, 0::32>> = Nonceforge.encrypted_nonce(n, 96)
+      plain = :crypto.crypto_one_time(:blowfish_ecb, kdf("blowfish_96", 16), e, false)
+      assert %{machine_id: 5} = Nonceforge.inspect(n, plain)
+    end
+
+    test "3DES-EDE, one block, for 64 and 96 bits" do
+      n = init!(:compat_des3, cipher64: :des3, cipher96: :des3)
+      p = Nonceforge.nonce(n, 64)
+      iv = <<0::64>>
+
+      assert Nonceforge.encrypt(n, p) ==
+               :crypto.crypto_one_time(:des_ede3_cbc, kdf("des3_64", 24), iv, p, true)
+
+      assert Nonceforge.encrypt(n, p <> <<0::32>>) ==
+               :crypto.crypto_one_time(:des_ede3_cbc, kdf("des3_96", 24), iv, p, true) <>
+                 <<0::32>>
+    end
+
+    test "keys given per size are used as they are" do
+      k64 = :crypto.strong_rand_bytes(16)
+      k128 = :crypto.strong_rand_bytes(32)
+      :ok = Nonceforge.init(name: :compat_keys, machine_id: 1, key64: k64, key128: k128)
+      p = Nonceforge.nonce(:compat_keys, 64)
+
+      assert Nonceforge.encrypt(:compat_keys, p) ==
+               :crypto.crypto_one_time(:blowfish_ecb, k64, p, true)
+
+      q = Nonceforge.nonce(:compat_keys, 128)
+
+      assert Nonceforge.encrypt(:compat_keys, q) ==
+               :crypto.crypto_one_time(:aes_256_ecb, k128, q, true)
+    end
+
+    test "decrypt . encrypt is the identity for every cipher and size" do
+      for {c64, c96, c128} <- [
+            {:blowfish, :blowfish, :aes},
+            {:des3, :des3, :speck},
+            {:speck, :speck, :aes}
+          ] do
+        name = :"roundtrip_#{c64}_#{c96}_#{c128}"
+        init!(name, cipher64: c64, cipher96: c96, cipher128: c128)
+
+        for bits <- [64, 96, 128], _ <- 1..200 do
+          e = Nonceforge.encrypted_nonce(name, bits)
+          p = Nonceforge.decrypt(name, e)
+          assert Nonceforge.encrypt(name, p) == e
+
+          assert %{machine_id: 5} =
+                   Nonceforge.inspect(
+                     name,
+                     if(bits == 96 and c96 != :speck, do: binary_part(p, 0, 8), else: p)
+                   )
+        end
+      end
+
+      init!(:roundtrip_native, mode: :nonceforge)
+
+      for bits <- [64, 96, 128], base <- [:counter, :sortable] do
+        e = Nonceforge.encrypted_nonce(:roundtrip_native, bits, base)
+
+        assert %{machine_id: 5} =
+                 Nonceforge.inspect(:roundtrip_native, Nonceforge.decrypt(:roundtrip_native, e))
+      end
+    end
+  end
+
+  describe "cross-face: the Rust core reads these nonces" do
+    test "the CLI's inspect decodes Elixir nonces to the same parts" do
+      # make test builds the CLI (cargo test --workspace --release) before mix test.
+      cli =
+        System.get_env("NONCEFORGE_CLI", Path.expand("../../target/release/nonceforge", __DIR__))
+
+      assert File.exists?(cli), "the nonceforge CLI is not built at #{cli}"
+      n = init!(:cross)
+
+      for bits <- [64, 96, 128], f <- [&Nonceforge.nonce/2, &Nonceforge.sortable_nonce/2] do
+        nonce = f.(n, bits)
+        {out, 0} = System.cmd(cli, ["inspect", "--json", Base.encode16(nonce, case: :lower)])
+        %{unix_ms: ms, machine_id: id, counter: c} = Nonceforge.inspect(n, nonce)
+        assert out =~ ~s("unix_ms":#{ms},), out
+        assert out =~ ~s("machine_id":#{id},), out
+        assert out =~ ~s("counter":#{c}}), out
+      end
+    end
+  end
+
+  describe "bad input raises, the VM lives on" do
+    test "init options" do
+      bad = [
+        {[], ~r/machine_id is required/},
+        {[machine_id: 512], ~r/machine_id must be in 0..511/},
+        {[machine_id: -1], ~r/machine_id must be in 0..511/},
+        {[machine_id: "3"], ~r/machine_id must be/},
+        {[machine_id: 1, base_key: "short"], ~r/base_key must be a binary of at least 256 bits/},
+        {[machine_id: 1, cipher64: :rot13], ~r/cipher64 must be :blowfish, :des3 or :speck/},
+        {[machine_id: 1, cipher128: :blowfish], ~r/cipher128 must be :aes or :speck/},
+        {[machine_id: 1, key64: <<1, 2>>], ~r/key64/},
+        {[machine_id: 1, mode: :other], ~r/mode must be/},
+        {[machine_id: 1, mode: :nonceforge, cipher64: :des3], ~r/NoNoncense option/},
+        {[machine_id: 1, epoch: System.os_time(:millisecond) + 100_000], ~r/epoch must be/},
+        {[machine_id: 1, name: "x"], ~r/name must be an atom/},
+        {[machine_id: 1, colour: :red], ~r/unknown option/},
+        {[machine_id: {:env, "NONCEFORGE_TEST_UNSET_VAR"}], ~r/is not set/},
+        {[machine_id: {:node_list, ["192.0.2.77"]}], ~r/none of the node list/},
+        {[machine_id: {:lease, "mysql://x", []}], ~r/lease url must start/},
+        {[machine_id: {:lease, "redis://127.0.0.1:1", ttl: 0}], ~r/lease option ttl/},
+        {[machine_id: {:lease, "redis://127.0.0.1:1", ids: 500..600}], ~r/lease option ids/}
+      ]
+
+      for {opts, message} <- bad do
+        assert_raise ArgumentError, message, fn -> Nonceforge.init(opts) end
+      end
+
+      assert_raise ArgumentError, ~r/keyword list/, fn -> Nonceforge.init(:nope) end
+    end
+
+    test "calls" do
+      n = init!(:bad_calls)
+
+      assert_raise ArgumentError, ~r/bits must be 64, 96 or 128, got: 65/, fn ->
+        Nonceforge.nonce(n, 65)
+      end
+
+      assert_raise ArgumentError, ~r/bits must be 64, 96 or 128/, fn ->
+        Nonceforge.sortable_nonce(n, "64")
+      end
+
+      assert_raise ArgumentError, ~r/bits must be 64, 96 or 128/, fn ->
+        Nonceforge.encrypted_nonce(n, 1.5)
+      end
+
+      assert_raise ArgumentError, ~r/base_type must be :counter or :sortable/, fn ->
+        Nonceforge.encrypted_nonce(n, 64, :other)
+      end
+
+      assert_raise ArgumentError, ~r/name must be an atom/, fn -> Nonceforge.nonce("x", 64) end
+
+      assert_raise ArgumentError, ~r/nonce must be 8, 12 or 16 bytes/, fn ->
+        Nonceforge.encrypt(n, <<1, 2, 3>>)
+      end
+
+      assert_raise ArgumentError, ~r/nonce must be a binary/, fn -> Nonceforge.decrypt(n, 12) end
+
+      assert_raise ArgumentError, ~r/32 zero bits/, fn ->
+        Nonceforge.encrypt(n, :binary.copy(<<1>>, 12))
+      end
+
+      assert_raise ArgumentError, ~r/kind must be/, fn -> Nonceforge.nonces(n, :other, 64, 1) end
+
+      assert_raise ArgumentError, ~r/count must be/, fn ->
+        Nonceforge.nonces(n, :counter, 64, -1)
+      end
+
+      assert_raise ArgumentError, ~r/nonce must be a binary of 8, 12 or 16 bytes/, fn ->
+        Nonceforge.inspect(n, <<1>>)
+      end
+
+      assert_raise ArgumentError, ~r/from_compact/, fn ->
+        Nonceforge.from_compact("not!compact")
+      end
+
+      assert_raise ArgumentError, ~r/16 bytes/, fn -> Nonceforge.to_compact(<<1, 2>>) end
+      assert Nonceforge.nonces(n, :counter, 64, 0) == ""
+    end
+
+    test "no key, not initialized, disabled" do
+      :ok = Nonceforge.init(name: :keyless, machine_id: 3)
+      assert_raise ArgumentError, ~r/key/, fn -> Nonceforge.encrypted_nonce(:keyless, 128) end
+
+      assert_raise UninitializedError, ~r/never_initialized is not initialized/, fn ->
+        Nonceforge.nonce(:never_initialized, 64)
+      end
+
+      n = init!(:disabled)
+      :ok = Nonceforge.disable(n)
+      assert_raise DisabledError, fn -> Nonceforge.nonce(n, 128) end
+      assert_raise DisabledError, fn -> Nonceforge.sortable_nonce(n, 96) end
+      assert_raise DisabledError, fn -> Nonceforge.encrypted_nonce(n, 64) end
+      :ok = Nonceforge.enable(n)
+      assert byte_size(Nonceforge.nonce(n, 128)) == 16
+    end
+
+    test "ext ids" do
+      c = Nonceforge.ExtId.new(@key, "user")
+
+      assert_raise ArgumentError, ~r/at least 32 bytes/, fn ->
+        Nonceforge.ExtId.new("short", "user")
+      end
+
+      assert_raise ArgumentError, ~r/type/, fn -> Nonceforge.ExtId.new(@key, "User!") end
+
+      assert_raise ArgumentError, ~r/rounds/, fn ->
+        Nonceforge.ExtId.new(@key, "user", rounds: 3)
+      end
+
+      assert_raise ArgumentError, ~r/seq/, fn -> Nonceforge.ExtId.encode(c, 1 <<< 60, 1) end
+      assert_raise ArgumentError, ~r/non-negative/, fn -> Nonceforge.ExtId.encode(c, -1, 1) end
+      assert_raise ArgumentError, fn -> Nonceforge.ExtId.decode(c, Nonceforge.uuidv7()) end
+
+      assert_raise ArgumentError, fn ->
+        Nonceforge.ExtId.parse(c, "user_0123456789ABCDEFGHJKMNPQRS")
+      end
+    end
+  end
+
+  describe "time-prefixed ids" do
+    test "uuidv7 and tuid6 carry the time; compact forms round-trip" do
+      now = System.os_time(:millisecond)
+      v7 = Nonceforge.uuidv7()
+      <<_::48, 7::4, _::12, 2::2, _::62>> = v7
+      assert abs(Nonceforge.uuid_unix_ms(v7) - now) < 60_000
+      assert abs(Nonceforge.uuid_unix_ms(Nonceforge.tuid6()) - now) < 60_000
+      assert Nonceforge.from_compact(Nonceforge.to_compact(v7)) == v7
+      a = Nonceforge.uuidv7()
+      b = Nonceforge.uuidv7()
+      assert a < b
+    end
+  end
+end
