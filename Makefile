@@ -10,10 +10,11 @@ BIN          := target/release/nonceforge
 # Debian packages the project needs: PostgreSQL (the extension, and a lease
 # store), Redis and etcd (lease stores the tests start on loopback ports), and
 # protoc (the etcd-client crate compiles etcd's .proto files at build time),
-# faketime (the SQL tests restart PostgreSQL with its clock behind).
+# faketime (the SQL tests restart PostgreSQL with its clock behind), Elixir 1.14
+# and OTP 25 (the Elixir package; erlang-dev for its NIF's users).
 APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
                 postgresql-15 postgresql-server-dev-15 redis-server etcd-server etcd-client \
-                protobuf-compiler libprotobuf-dev faketime
+                protobuf-compiler libprotobuf-dev faketime elixir erlang-dev
 PG_CONFIG    := /usr/lib/postgresql/15/bin/pg_config
 PGRX_VERSION := 0.18.1
 PG_CRATE     := crates/nonceforge-pg
@@ -23,7 +24,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint go-test node-deps node-test bench-node bench-lease bench bench-criterion bench-go bench-pg pg-install vectors clean
+.PHONY: all demo setup build test lint go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg pg-install vectors clean
 
 all: demo
 
@@ -65,6 +66,8 @@ demo: build
 	  $(BIN) gen sortable --bits 64 -n 3 --lease redis://127.0.0.1:$$port; rc=$$?; \
 	  $(BIN) lease status --backend redis://127.0.0.1:$$port; \
 	  redis-cli -p $$port shutdown nosave >/dev/null 2>&1; exit $$rc
+	@echo "== Elixir: Nonceforge (the NoNoncense drop-in) on the same core, machine id 7"
+	@cd elixir && mix run --no-start -e 'Nonceforge.init(machine_id: 7, base_key: :crypto.strong_rand_bytes(32)); for b <- [64, 96, 128], do: IO.puts(Base.encode16(Nonceforge.nonce(b), case: :lower)); IO.puts(Base.encode16(Nonceforge.sortable_nonce(96), case: :lower)); IO.puts(Base.encode16(Nonceforge.encrypted_nonce(128), case: :lower))'
 	@echo "== 10 million 96-bit counter nonces to /dev/null"
 	@time $(BIN) gen counter --bits 96 -n 10000000 > /dev/null
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
@@ -81,6 +84,7 @@ test: setup lint
 	$(PG_CRATE)/tests/sql/run.sh
 	$(MAKE) --no-print-directory go-test
 	$(MAKE) --no-print-directory node-test
+	$(MAKE) --no-print-directory elixir-test
 
 # The Node package: install its dev dependencies (TypeScript, and
 # @ronomon/crypto-async as the oracle and the benchmark's peer), build the
@@ -96,6 +100,13 @@ node-deps:
 node-test: node-deps
 	@echo "== Node: the crypto-async drop-in and the nonceforge API (node/test)"
 	cd node && npm test
+
+# The Elixir package (elixir/): Mix builds the NIF with cargo (its own compiler
+# step, no Hex), then ExUnit: the API, NoNoncense's vectors, leases against real
+# stores, ConflictGuard across two nodes. Uses the CLI that cargo test built.
+elixir-test:
+	@echo "== Elixir: the NoNoncense drop-in on the core (elixir/)"
+	cd elixir && MIX_ENV=test mix test
 
 # The Go module: all tests (incl. age's stream tests through the drop-in,
 # fetched from the Go module proxy), then the concurrent ones again under -race.
@@ -113,6 +124,7 @@ lint:
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	cd go && $(GO) vet ./...
+	cd elixir && mix format --check-formatted
 
 bench: build
 	$(BIN) bench --threads 1,2 --seconds 1
@@ -134,6 +146,10 @@ bench-lease: build
 # The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.
 bench-node: node-deps
 	node bench/node/bench.js
+
+# Elixir: Nonceforge beside NoNoncense's published figures (one process, one call each).
+bench-elixir:
+	cd elixir && MIX_ENV=prod mix run ../bench/elixir/bench.exs
 
 bench-go:
 	cd go && $(GO) test -run '^$$' -bench Seal -benchmem -count 5 ./sanitizer/

@@ -10,6 +10,7 @@ defmodule Nonceforge.MixProject do
       # Our own compiler step builds the NIF with cargo; no Hex package needed.
       compilers: [:nonceforge_nif] ++ Mix.compilers(),
       deps: [],
+      elixirc_paths: if(Mix.env() == :test, do: ["lib", "test/support"], else: ["lib"]),
       description:
         "Nonces, external ids and time-prefixed ids on the nonceforge core: a drop-in for NoNoncense"
     ]

@@ -1,0 +1,118 @@
+defmodule Nonceforge.LeaseTest do
+  # Leases against real PostgreSQL, Redis and etcd on loopback ports, through
+  # the Rust lease crate inside the NIF: the same stores and records as the
+  # CLI's --lease. Not async: each test owns its servers.
+  use ExUnit.Case, async: false
+  alias Nonceforge.Errors.DisabledError
+  alias Nonceforge.Test.Stores
+
+  @moduletag timeout: 120_000
+
+  # Another BEAM (an OS process of its own) that leases an id from `url`,
+  # prints it, and holds it until it is killed.
+  defp other_node(url) do
+    ebin = :code.lib_dir(:nonceforge) |> Path.join("ebin")
+    elixir = System.find_executable("elixir")
+
+    script = """
+    :ok = Nonceforge.init(machine_id: {:lease, #{inspect(url)}, ttl: 2000})
+    IO.puts("id=\#{Nonceforge.machine_id()}")
+    Process.sleep(:infinity)
+    """
+
+    port =
+      Port.open({:spawn_executable, elixir}, [
+        :binary,
+        :exit_status,
+        args: ["-pa", ebin, "-e", script]
+      ])
+
+    receive do
+      {^port, {:data, "id=" <> rest}} -> {port, rest |> String.trim() |> String.to_integer()}
+    after
+      30_000 -> flunk("the other node did not lease an id")
+    end
+  end
+
+  defp kill(port) do
+    {:os_pid, pid} = Port.info(port, :os_pid)
+    System.cmd("kill", ["-9", "#{pid}"])
+  end
+
+  for kind <- [:postgres, :redis, :etcd] do
+    test "#{kind}: two BEAM nodes get different ids; release frees ours" do
+      store = apply(Stores, unquote(kind), [])
+
+      try do
+        {other, other_id} = other_node(store.url)
+        name = :"leased_#{unquote(kind)}"
+        :ok = Nonceforge.init(name: name, machine_id: {:lease, store.url, ttl: 2000})
+        mine = Nonceforge.machine_id(name)
+        assert mine != other_id
+        assert {:held, left} = Nonceforge.lease_state(name)
+        assert left > 0 and left <= 2000
+
+        assert %{machine_id: ^mine} =
+                 Nonceforge.inspect(name, Nonceforge.sortable_nonce(name, 96))
+
+        # renewals keep it alive past the TTL
+        Process.sleep(2500)
+        assert byte_size(Nonceforge.nonce(name, 128)) == 16
+        assert :ok = Nonceforge.release(name)
+        assert_raise DisabledError, fn -> Nonceforge.nonce(name, 64) end
+        kill(other)
+        # the next holder of our id starts above our floor
+        :ok =
+          Nonceforge.init(
+            name: :"#{name}_again",
+            machine_id: {:lease, store.url, ttl: 2000, ids: mine..mine}
+          )
+
+        assert Nonceforge.machine_id(:"#{name}_again") == mine
+        :ok = Nonceforge.release(:"#{name}_again")
+      after
+        Stores.stop(store)
+      end
+    end
+  end
+
+  test "redis: a store outage past the deadline disables; nothing is issued after it" do
+    store = Stores.redis()
+
+    try do
+      :ok =
+        Nonceforge.init(
+          name: :outage,
+          machine_id: {:lease, store.url, ttl: 1000, connect_timeout: 200}
+        )
+
+      assert byte_size(Nonceforge.nonce(:outage, 96)) == 12
+      Stores.stop(store)
+      assert_receive {:nonceforge, :lease_lost, :lapsed}, 5_000
+      deadline = System.os_time(:millisecond)
+      assert_raise DisabledError, fn -> Nonceforge.nonce(:outage, 96) end
+
+      # For a while after the lapse, every kind and size is refused.
+      for _ <- 1..200, bits <- [64, 96, 128] do
+        assert_raise DisabledError, fn -> Nonceforge.sortable_nonce(:outage, bits) end
+        assert_raise DisabledError, fn -> Nonceforge.nonce(:outage, bits) end
+      end
+
+      assert {:lapsed, 0} = Nonceforge.lease_state(:outage)
+      assert System.os_time(:millisecond) >= deadline
+    after
+      File.rm_rf(store.dir)
+    end
+  end
+
+  test "an unreachable store is an ArgumentError naming the lease, quickly" do
+    port = Stores.free_port()
+
+    assert_raise ArgumentError, ~r/lease/, fn ->
+      Nonceforge.init(
+        name: :unreachable,
+        machine_id: {:lease, "redis://127.0.0.1:#{port}", connect_timeout: 300}
+      )
+    end
+  end
+end
