@@ -76,6 +76,23 @@ defmodule NonceforgeTest do
       end
     end
 
+    test "large batches run on a dirty scheduler and hold valid, distinct nonces" do
+      n = init!(:dirty)
+      big = Nonceforge.nonces(n, :counter, 128, 1_000_000)
+      assert byte_size(big) == 16_000_000
+      list = for <<x::binary-16 <- big>>, do: x
+      assert length(Enum.uniq(list)) == 1_000_000
+      assert %{machine_id: 5} = Nonceforge.inspect(n, List.last(list))
+      enc = Nonceforge.nonces(n, :encrypted, 96, 5_000)
+
+      for <<e::binary-12 <- enc>> do
+        <<p::binary-8, 0::32>> = Nonceforge.decrypt(n, e)
+        assert %{machine_id: 5} = Nonceforge.inspect(n, p)
+      end
+
+      assert length(Enum.uniq(for <<e::binary-12 <- enc>>, do: e)) == 5_000
+    end
+
     test "batches from several processes and single calls do not overlap" do
       n = init!(:batches)
 
