@@ -590,7 +590,9 @@ fn batch<'a>(
                 .fill(NonceKind::Counter, source_bits, &mut plain)
                 .map_err(core_error)?;
             for (o, p) in buf.chunks_exact_mut(len).zip(plain.chunks_exact(slen)) {
+                // A new binary's memory is not zeroed: a padded 96-bit nonce's tail must be.
                 o[..slen].copy_from_slice(p);
+                o[slen..].fill(0);
                 c.crypt(o, true).map_err(core_error)?;
             }
         }
