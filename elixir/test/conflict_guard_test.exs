@@ -18,46 +18,20 @@ defmodule Nonceforge.ConflictGuardTest do
   end
 
   defp other_node(name, machine_id) do
-    ebin = :code.lib_dir(:nonceforge) |> Path.join("ebin")
-    me = Node.self()
-
     script = """
     :ok = Nonceforge.init(machine_id: #{machine_id})
     {:ok, _} = Nonceforge.ConflictGuard.start_link([])
-    true = Node.connect(#{inspect(me)})
+    true = Node.connect(#{inspect(Node.self())})
     IO.puts("up")
     Process.sleep(:infinity)
     """
 
-    args = [
-      "--name",
-      "#{name}@127.0.0.1",
-      "--cookie",
-      "nonceforge_test_cookie",
-      "-pa",
-      ebin,
-      "-e",
-      script
-    ]
-
-    port =
-      Port.open({:spawn_executable, System.find_executable("elixir")}, [
-        :binary,
-        :exit_status,
-        args: args
-      ])
-
-    receive do
-      {^port, {:data, "up" <> _}} -> {port, :"#{name}@127.0.0.1"}
-    after
-      30_000 -> flunk("the other node did not start")
-    end
+    args = ["--name", "#{name}@127.0.0.1", "--cookie", "nonceforge_test_cookie"]
+    {port, _} = Nonceforge.Test.Beam.start(script, args)
+    {port, :"#{name}@127.0.0.1"}
   end
 
-  defp kill(port) do
-    {:os_pid, pid} = Port.info(port, :os_pid)
-    System.cmd("kill", ["-9", "#{pid}"])
-  end
+  defp kill(port), do: Nonceforge.Test.Beam.kill(port)
 
   defp eventually(f, tries \\ 100) do
     cond do

@@ -4,40 +4,23 @@ defmodule Nonceforge.LeaseTest do
   # CLI's --lease. Not async: each test owns its servers.
   use ExUnit.Case, async: false
   alias Nonceforge.Errors.DisabledError
-  alias Nonceforge.Test.Stores
+  alias Nonceforge.Test.{Beam, Stores}
 
   @moduletag timeout: 120_000
 
-  # Another BEAM (an OS process of its own) that leases an id from `url`,
-  # prints it, and holds it until it is killed.
+  # Another BEAM that leases an id from `url`, prints it, and holds it until killed.
   defp other_node(url) do
-    ebin = :code.lib_dir(:nonceforge) |> Path.join("ebin")
-    elixir = System.find_executable("elixir")
-
     script = """
     :ok = Nonceforge.init(machine_id: {:lease, #{inspect(url)}, ttl: 2000})
     IO.puts("id=\#{Nonceforge.machine_id()}")
     Process.sleep(:infinity)
     """
 
-    port =
-      Port.open({:spawn_executable, elixir}, [
-        :binary,
-        :exit_status,
-        args: ["-pa", ebin, "-e", script]
-      ])
-
-    receive do
-      {^port, {:data, "id=" <> rest}} -> {port, rest |> String.trim() |> String.to_integer()}
-    after
-      30_000 -> flunk("the other node did not lease an id")
-    end
+    {port, id} = Beam.start(script, [], "id=")
+    {port, String.to_integer(id)}
   end
 
-  defp kill(port) do
-    {:os_pid, pid} = Port.info(port, :os_pid)
-    System.cmd("kill", ["-9", "#{pid}"])
-  end
+  defp kill(port), do: Beam.kill(port)
 
   for kind <- [:postgres, :redis, :etcd] do
     test "#{kind}: two BEAM nodes get different ids; release frees ours" do

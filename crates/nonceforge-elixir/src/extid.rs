@@ -4,7 +4,7 @@
 use crate::{arg_error, core_error};
 use nonceforge::extid::{ExtId, ExtIdCodec, ExtIdMode, Keyring, TextForm};
 use rustler::types::atom::Atom;
-use rustler::{Binary, Env, NewBinary, NifResult, ResourceArc, Term};
+use rustler::{Binary, Env, NifResult, ResourceArc, Term};
 
 mod atoms {
     rustler::atoms! { feistel_uuid, aes128, cycle_walk, uuid, base64url, base32 }
@@ -70,9 +70,7 @@ fn nif_extid_encode<'a>(
     rand: u64,
 ) -> NifResult<Term<'a>> {
     let id = codec.0.encode(seq, rand).map_err(core_error)?;
-    let mut b = NewBinary::new(env, 16);
-    b.as_mut_slice().copy_from_slice(&id.0);
-    Ok(Binary::from(b).to_term(env))
+    Ok(crate::binary(env, &id.0))
 }
 
 #[rustler::nif]
@@ -107,7 +105,5 @@ fn nif_extid_format(
 #[rustler::nif]
 fn nif_extid_parse<'a>(env: Env<'a>, codec: ResourceArc<Codec>, text: &str) -> NifResult<Term<'a>> {
     let id = codec.0.parse(text).map_err(core_error)?;
-    let mut b = NewBinary::new(env, 16);
-    b.as_mut_slice().copy_from_slice(&id.0);
-    Ok(Binary::from(b).to_term(env))
+    Ok(crate::binary(env, &id.0))
 }

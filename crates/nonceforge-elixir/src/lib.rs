@@ -285,7 +285,7 @@ fn sortable<'a>(env: Env<'a>, i: &Instance, bits: Term<'a>) -> NifResult<Term<'a
     }
 }
 
-fn binary<'a>(env: Env<'a>, bytes: &[u8]) -> Term<'a> {
+pub(crate) fn binary<'a>(env: Env<'a>, bytes: &[u8]) -> Term<'a> {
     let mut b = NewBinary::new(env, bytes.len());
     b.as_mut_slice().copy_from_slice(bytes);
     Binary::from(b).to_term(env)
