@@ -158,6 +158,7 @@ bench-go:
 # (needs python3 and the `cryptography` package; not needed by the tests).
 vectors:
 	python3 testdata/vectors/make_nonces.py
+	python3 testdata/vectors/make_typeid.py
 
 # Install the extension into the PostgreSQL 15 that $(PG_CONFIG) describes.
 pg-install: setup
