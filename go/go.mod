@@ -2,6 +2,9 @@ module github.com/nonceforge/nonceforge/go
 
 go 1.26.0
 
-require golang.org/x/crypto v0.58.0
+require (
+	github.com/google/uuid v1.6.0
+	golang.org/x/crypto v0.58.0
+)
 
 require golang.org/x/sys v0.49.0 // indirect

@@ -1,0 +1,250 @@
+package uuid
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// UUID is 16 bytes: a UUIDv7, a tuid6, or any UUID.
+type UUID [16]byte
+
+// Errors from parsing and extraction.
+var (
+	// ErrCompact: the text is not a compact (base64url, no padding) id.
+	ErrCompact = errors.New("nonceforge/uuid: not an id in compact form")
+	// ErrText: the text is not a UUID in 8-4-4-4-12 hex form.
+	ErrText = errors.New("nonceforge/uuid: not a UUID in 8-4-4-4-12 hex form")
+)
+
+// lastTick is the last (millisecond << 12 | fraction) a UUIDv7 can carry.
+const lastTick = 1<<60 - 1
+
+// random64 is 64 random bits from the runtime's per-thread ChaCha8 generator
+// (math/rand/v2's top-level functions), which the runtime seeds from the OS's
+// random source and reseeds as it goes: no lock, no system call per id. A
+// sync.Pool of crypto/rand-seeded ChaCha8s measured slower here (the pool's
+// Get/Put cost more than the draw).
+func random64() uint64 { return rand.Uint64() }
+
+// Compose7 is the UUIDv7 of (unix milliseconds, 12-bit fraction, 62 random
+// bits); the top 2 bits of random are dropped.
+func Compose7(unixMilli uint64, fraction uint16, random uint64) UUID {
+	var u UUID
+	hi := (unixMilli&(1<<48-1))<<16 | 0x7000 | uint64(fraction&0xfff)
+	lo := 0b10<<62 | random&(1<<62-1)
+	binary.BigEndian.PutUint64(u[:8], hi)
+	binary.BigEndian.PutUint64(u[8:], lo)
+	return u
+}
+
+// tickOf is now as (ms << 12 | fraction), the fraction in 1/4096 ms.
+func tickOf(t time.Time) uint64 {
+	ns := t.UnixNano()
+	if ns < 0 {
+		return 0
+	}
+	ms := uint64(ns) / 1_000_000
+	frac := (uint64(ns) % 1_000_000) * 4096 / 1_000_000
+	return min(ms<<12|frac, lastTick)
+}
+
+// V7Generator makes monotonic UUIDv7s; safe for concurrent use. The zero value
+// reads the system clock.
+type V7Generator struct {
+	last atomic.Uint64
+	// Now is the clock (tests set a manual one); nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns the next UUIDv7: greater than every id this generator returned
+// before, carrying the clock's millisecond unless ids came faster than 4096 a
+// millisecond or the clock went back.
+func (g *V7Generator) New() UUID {
+	now := time.Now
+	if g.Now != nil {
+		now = g.Now
+	}
+	t := tickOf(now())
+	for {
+		last := g.last.Load()
+		next := max(t, last+1)
+		if next > lastTick {
+			next = lastTick // past the 48-bit range: stay there
+		}
+		if g.last.CompareAndSwap(last, next) {
+			return Compose7(next>>12, uint16(next&0xfff), random64())
+		}
+	}
+}
+
+var process V7Generator
+
+// NewV7 returns a UUIDv7 from the process's generator: monotonic across every
+// goroutine.
+func NewV7() UUID { return process.New() }
+
+// Tuid6 returns a tuid6 for the current time: 48-bit Unix milliseconds and 80
+// random bits.
+func Tuid6() UUID { return Tuid6At(time.Now()) }
+
+// Tuid6At returns a tuid6 carrying t's millisecond (clamped to 1970…10889).
+func Tuid6At(t time.Time) UUID {
+	ms := t.UnixMilli()
+	ms = min(max(ms, 0), 1<<48-1)
+	var u UUID
+	binary.BigEndian.PutUint64(u[:8], uint64(ms)<<16|random64()&0xffff)
+	binary.BigEndian.PutUint64(u[8:], random64())
+	return u
+}
+
+// Stuid returns a stuid: 64-bit Unix microseconds, then 192 random bits.
+func Stuid() [32]byte {
+	var s [32]byte
+	us := time.Now().UnixMicro()
+	binary.BigEndian.PutUint64(s[:8], uint64(max(us, 0)))
+	for i := 8; i < 32; i += 8 {
+		binary.BigEndian.PutUint64(s[i:], random64())
+	}
+	return s
+}
+
+// StuidTime is the time in a stuid.
+func StuidTime(s [32]byte) time.Time {
+	return time.UnixMicro(int64(binary.BigEndian.Uint64(s[:8]))).UTC()
+}
+
+// UnixMilli is the first 48 bits of u as Unix milliseconds (the time of a
+// UUIDv7 or tuid6, whatever the version bits say).
+func (u UUID) UnixMilli() int64 {
+	return int64(binary.BigEndian.Uint64(u[:8]) >> 16)
+}
+
+// Version is u's RFC 9562 version, or -1 when its variant is not RFC 9562's.
+func (u UUID) Version() int {
+	if u[8]&0xc0 != 0x80 {
+		return -1
+	}
+	return int(u[6] >> 4)
+}
+
+// Time is the creation time of a version 1 or 7 UUID (as PostgreSQL 18's
+// uuid_extract_timestamp); ok is false for other versions.
+func (u UUID) Time() (t time.Time, ok bool) {
+	switch u.Version() {
+	case 7:
+		return time.UnixMilli(u.UnixMilli()).UTC(), true
+	case 1:
+		// 60-bit count of 100 ns since 1582-10-15.
+		low := uint64(binary.BigEndian.Uint32(u[0:4]))
+		mid := uint64(binary.BigEndian.Uint16(u[4:6]))
+		high := uint64(binary.BigEndian.Uint16(u[6:8]) & 0x0fff)
+		ticks := high<<48 | mid<<32 | low
+		const gregorianToUnix = 122_192_928_000_000_000 // 100 ns ticks, 1582-10-15 → 1970-01-01
+		if ticks < gregorianToUnix {
+			return time.Time{}, false
+		}
+		d := ticks - gregorianToUnix
+		return time.Unix(int64(d/10_000_000), int64(d%10_000_000)*100).UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// String is u in 8-4-4-4-12 lower-case hex.
+func (u UUID) String() string {
+	const hex = "0123456789abcdef"
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hex[c>>4], hex[c&15]
+		j += 2
+	}
+	return string(b[:])
+}
+
+// Parse reads the 8-4-4-4-12 hex form (either case).
+func Parse(s string) (UUID, error) {
+	var u UUID
+	if len(s) != 36 {
+		return u, fmt.Errorf("%w: it is 36 characters, got %d", ErrText, len(s))
+	}
+	j := 0
+	for i := 0; i < 36; {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return u, fmt.Errorf("%w: character %d: a hyphen belongs here", ErrText, i)
+			}
+			i++
+			continue
+		}
+		hi, ok1 := hexValue(s[i])
+		lo, ok2 := hexValue(s[i+1])
+		if !ok1 || !ok2 {
+			at := i
+			if ok1 {
+				at = i + 1
+			}
+			return u, fmt.Errorf("%w: character %d: only hex digits 0-9 a-f A-F", ErrText, at)
+		}
+		u[j] = hi<<4 | lo
+		j++
+		i += 2
+	}
+	return u, nil
+}
+
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+var compact = base64.RawURLEncoding.Strict()
+
+// ToCompact is b (16 or 32 bytes) as base64url without padding: 22 or 43
+// characters.
+func ToCompact(b []byte) string { return compact.EncodeToString(b) }
+
+// FromCompact parses the compact form of a 16-byte id (22 characters).
+func FromCompact(s string) (UUID, error) {
+	var u UUID
+	return u, fromCompact(s, u[:])
+}
+
+// StuidFromCompact parses the compact form of a stuid (43 characters).
+func StuidFromCompact(s string) ([32]byte, error) {
+	var b [32]byte
+	return b, fromCompact(s, b[:])
+}
+
+func fromCompact(s string, out []byte) error {
+	want := compact.EncodedLen(len(out))
+	if len(s) != want {
+		return fmt.Errorf("%w: it is %d characters of base64url without padding, got %d", ErrCompact, want, len(s))
+	}
+	n, err := compact.Decode(out, []byte(s))
+	if err != nil || n != len(out) {
+		// Strict: the last character's spare bits must be zero, so every value
+		// has one spelling.
+		var at base64.CorruptInputError
+		if errors.As(err, &at) {
+			return fmt.Errorf("%w: character %d: only A-Z a-z 0-9 - _, and the last character's spare bits zero", ErrCompact, int64(at))
+		}
+		return fmt.Errorf("%w: %v", ErrCompact, err)
+	}
+	return nil
+}
