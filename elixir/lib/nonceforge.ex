@@ -453,8 +453,6 @@ defmodule Nonceforge do
   @doc false
   def nif_machine_id(_name), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_epoch(_name), do: :erlang.nif_error(:nif_not_loaded)
-  @doc false
   def nif_set_enabled(_name, _enabled), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_enabled(_name), do: :erlang.nif_error(:nif_not_loaded)

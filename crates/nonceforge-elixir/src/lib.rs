@@ -316,14 +316,7 @@ fn encrypted<'a>(
         Crypt::Compat(c) => {
             // NoNoncense: a padded 96-bit nonce is a 64-bit nonce, encrypted,
             // with 32 zero bits after.
-            let source_bits = if bits == Bits::B96 && c.pads_96() {
-                Bits::B64
-            } else {
-                bits
-            };
-            if !c.has(bits.bits()) {
-                return Err(core_error(nonceforge::Error::NoKey));
-            }
+            let source_bits = c.plain_bits(bits).map_err(core_error)?;
             let mut n = [0u8; 16];
             if base == NonceKind::Counter {
                 with_local(i, |l| match source_bits {
@@ -576,14 +569,7 @@ fn batch<'a>(
     let buf = out.as_mut_slice();
     match (&i.crypt, kind) {
         (Crypt::Compat(c), NonceKind::Encrypted) => {
-            let source_bits = if bits == Bits::B96 && c.pads_96() {
-                Bits::B64
-            } else {
-                bits
-            };
-            if !c.has(bits.bits()) {
-                return Err(core_error(nonceforge::Error::NoKey));
-            }
+            let source_bits = c.plain_bits(bits).map_err(core_error)?;
             let slen = source_bits.bytes();
             let mut plain = vec![0u8; count * slen];
             i.generator
@@ -634,11 +620,6 @@ fn nif_inspect<'a>(name: Term<'a>, nonce: Binary<'a>) -> NifResult<(u64, u16, u6
 #[rustler::nif]
 fn nif_machine_id(name: Term<'_>) -> NifResult<u16> {
     Ok(instance(name)?.generator.machine_id().get())
-}
-
-#[rustler::nif]
-fn nif_epoch(name: Term<'_>) -> NifResult<u64> {
-    Ok(instance(name)?.generator.epoch_unix_ms())
 }
 
 #[rustler::nif]

@@ -110,10 +110,10 @@ fn block_len(bits: Bits) -> u64 {
     if bits == Bits::B64 { 256 } else { 1 << 16 }
 }
 
-fn bits_arg(function: &str, bits: i32, allowed: &str) -> Bits {
+fn bits_arg(function: &str, bits: i32) -> Bits {
     Bits::new(bits.max(0) as u64).unwrap_or_else(|_| {
         invalid(format!(
-            "{function}: bits = {bits}, but a nonce is {allowed} bits"
+            "{function}: bits = {bits}, but a nonce is 64, 96 or 128 bits"
         ))
     })
 }
@@ -181,6 +181,10 @@ fn catalog<T>(f: impl FnOnce(&Catalog) -> T) -> T {
     })
 }
 
+/// The index of nonceforge_sortable_slots in [`Catalog::sequences`] (after the
+/// three tick sequences, indexed by [`Bits`]).
+const SORTABLE_SLOTS: usize = 3;
+
 fn nextval(function: &str, which: usize) -> i64 {
     let relid = catalog(|c| c.sequences[which]);
     // SAFETY: relid is one of the extension's sequences, found by name in its
@@ -191,20 +195,26 @@ fn nextval(function: &str, which: usize) -> i64 {
     })
 }
 
+/// A generator of this database's nonces: the server's machine id, the
+/// extension's start time, and for encrypted nonces the key.
+fn generator(machine_id: u64, key: Option<&[u8]>) -> NonceGenerator {
+    let machine = MachineId::new(machine_id).unwrap_or_else(|e| raise(e));
+    let builder = NonceGenerator::builder(machine).start_unix_ms(catalog(|c| c.start_unix_ms));
+    let builder = match key {
+        Some(k) => builder.key(k),
+        None => builder,
+    };
+    builder.build().unwrap_or_else(|e| raise(e))
+}
+
 fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
     let machine_id = settings::machine_id(function);
     BACKEND.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|b| b.machine_id != machine_id) {
-            let start = catalog(|c| c.start_unix_ms);
-            let machine = MachineId::new(machine_id).unwrap_or_else(|e| raise(e));
-            let generator = NonceGenerator::builder(machine)
-                .start_unix_ms(start)
-                .build()
-                .unwrap_or_else(|e| raise(e));
             *slot = Some(Backend {
                 machine_id,
-                generator,
+                generator: generator(machine_id, None),
                 blocks: [(0, 0); 3],
                 sortable: [None, None],
             });
@@ -224,14 +234,7 @@ fn with_keyed<T>(function: &str, f: impl FnOnce(&mut Backend, &NonceGenerator) -
         KEYED.with(|cell| {
             let mut slot = cell.borrow_mut();
             if slot.as_ref().is_none_or(|(id, _)| *id != b.machine_id) {
-                let start = catalog(|c| c.start_unix_ms);
-                let machine = MachineId::new(b.machine_id).unwrap_or_else(|e| raise(e));
-                let generator = NonceGenerator::builder(machine)
-                    .start_unix_ms(start)
-                    .key(key)
-                    .build()
-                    .unwrap_or_else(|e| raise(e));
-                *slot = Some((b.machine_id, generator));
+                *slot = Some((b.machine_id, generator(b.machine_id, Some(key))));
             }
             f(b, &slot.as_ref().expect("made above").1)
         })
@@ -256,7 +259,7 @@ fn next_tick(function: &str, b: &mut Backend, bits: Bits) -> u64 {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn nonce(bits: i32) -> Vec<u8> {
     let function = "nonce(bits)";
-    let bits = bits_arg(function, bits, "64, 96 or 128");
+    let bits = bits_arg(function, bits);
     with_backend(function, |b| {
         let tick = next_tick(function, b, bits);
         b.generator
@@ -271,7 +274,7 @@ fn nonce(bits: i32) -> Vec<u8> {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn encrypted_nonce(bits: i32) -> Vec<u8> {
     let function = "encrypted_nonce(bits)";
-    let bits = bits_arg(function, bits, "64, 96 or 128");
+    let bits = bits_arg(function, bits);
     with_keyed(function, |b, keyed| {
         let tick = next_tick(function, b, bits);
         keyed
@@ -286,7 +289,7 @@ fn encrypted_nonce(bits: i32) -> Vec<u8> {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn sortable_nonce(bits: i32) -> Vec<u8> {
     let function = "sortable_nonce(bits)";
-    let bits = bits_arg(function, bits, "64, 96 or 128");
+    let bits = bits_arg(function, bits);
     if bits == Bits::B64 {
         if !SHARED_MEMORY.load(Ordering::Relaxed) {
             fail(
@@ -307,7 +310,7 @@ fn sortable_nonce(bits: i32) -> Vec<u8> {
     with_backend(function, |b| {
         let j = bits as usize - 1;
         if b.sortable[j].is_none() {
-            let slot = nextval(function, 3);
+            let slot = nextval(function, SORTABLE_SLOTS);
             b.sortable[j] = Some(
                 b.generator
                     .sortable_sequence(bits, slot as u64)

@@ -18,6 +18,7 @@
 //! issued before, whatever the clock says. One fsync every ~5 s of ids.
 
 use crate::errors::fail;
+use nonceforge_core::uuid::v7::{self, LAST_TICK};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::shmem::PGRXSharedMemory;
@@ -31,8 +32,6 @@ const RESERVE_AHEAD_MS: u64 = 10_000;
 const REFRESH_WITHIN_MS: u64 = 5_000;
 const FLOOR_FILE: &str = "nonceforge_floor";
 const FLOOR_HEADER: &str = "nonceforge floor v1";
-/// The last tick a UUIDv7 can carry (48-bit ms, 12-bit fraction).
-const LAST_TICK: u64 = (1 << 60) - 1;
 
 /// The shared state.
 pub(crate) struct ServerClock {
@@ -70,9 +69,7 @@ fn now_tick() -> u64 {
     let ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let ms = (ns / 1_000_000) as u64;
-    let fraction = ((ns % 1_000_000) as u64 * 4096) / 1_000_000;
-    ((ms << 12) | fraction).min(LAST_TICK)
+    v7::tick_of_ns(ns.min(u64::MAX as u128) as u64)
 }
 
 /// Parses the floor file's text: the header line, then Unix milliseconds.

@@ -20,14 +20,8 @@ thread_local! {
 /// across the whole server with `nonceforge.server_order = on`.
 pub(crate) fn next_v7(function: &str, shift_ns: i64) -> [u8; 16] {
     if crate::settings::server_order(function) {
-        let t = crate::order::next_tick(function);
-        let t = if shift_ns == 0 {
-            t
-        } else {
-            let shift = (shift_ns as i128 * 4096).div_euclid(1_000_000);
-            (t as i128 + shift).clamp(0, (1 << 60) - 1) as u64
-        };
-        ids::v7::compose(t >> 12, (t & 0xfff) as u16, ids::rng::u64())
+        let t = ids::v7::shift_tick(crate::order::next_tick(function), shift_ns);
+        ids::v7::from_tick(t, ids::rng::u64())
     } else {
         V7.with(|g| g.borrow_mut().generate_shifted(shift_ns))
     }

@@ -21,6 +21,7 @@
 
 use super::speck::{Speck64, Speck96};
 use crate::error::{Error, Result};
+use crate::nonce::layout::Bits;
 use aes::Aes256;
 use blowfish::Blowfish;
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
@@ -211,13 +212,16 @@ impl NoNoncenseCiphers {
         matches!(self.c96, Some(Ninety6::Padded(_)))
     }
 
-    /// Whether a key was given (or derived) for `bits`.
-    pub fn has(&self, bits: u32) -> bool {
+    /// The size of the plain nonce an encrypted nonce of `bits` is made from:
+    /// `bits`, except 64 for a padded 96-bit nonce; [`Error::NoKey`] when no key
+    /// was given or derived for `bits`.
+    pub fn plain_bits(&self, bits: Bits) -> Result<Bits> {
         match bits {
-            64 => self.c64.is_some(),
-            96 => self.c96.is_some(),
-            128 => self.c128.is_some(),
-            _ => false,
+            Bits::B64 if self.c64.is_some() => Ok(Bits::B64),
+            Bits::B96 if self.pads_96() => Ok(Bits::B64),
+            Bits::B96 if self.c96.is_some() => Ok(Bits::B96),
+            Bits::B128 if self.c128.is_some() => Ok(Bits::B128),
+            _ => Err(Error::NoKey),
         }
     }
 
@@ -305,6 +309,7 @@ mod tests {
                 assert_ne!(n, plain);
                 if len == 12 && c.pads_96() {
                     assert_eq!(n[8..], [0; 4]);
+                    assert_eq!(c.plain_bits(Bits::B96).unwrap(), Bits::B64);
                 }
                 c.crypt(&mut n, false).unwrap();
                 assert_eq!(n, plain);
@@ -327,6 +332,7 @@ mod tests {
             })
         ));
         let none = NoNoncenseCiphers::new(&NoNoncenseKeys::default()).unwrap();
+        assert!(matches!(none.plain_bits(Bits::B96), Err(Error::NoKey)));
         assert!(matches!(none.crypt(&mut [0; 8], true), Err(Error::NoKey)));
     }
 

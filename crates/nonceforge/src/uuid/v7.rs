@@ -71,32 +71,52 @@ impl<C: Clock> UuidV7Generator<C> {
     /// asked to be even right after unshifted ones. The result is clamped to the
     /// 48-bit millisecond range.
     pub fn generate_shifted(&mut self, shift_ns: i64) -> [u8; 16] {
-        let ns = self.clock.wall_ns().min(MAX_NS as u64);
-        let ms = ns / 1_000_000;
-        let fraction = ((ns % 1_000_000) * 4096) / 1_000_000;
-        let mut t = (ms << 12) | fraction;
+        let mut t = tick_of_ns(self.clock.wall_ns());
         if t <= self.last {
             t = self.last + 1;
         }
         // Past the last millisecond of 2^48 the counter would wrap: stay there.
         t = t.min(LAST_TICK);
         self.last = t;
-        // The shift in 1/4096 ms, added to the monotonic reading (128-bit
-        // division costs tens of ns: only when there is a shift).
-        let t = if shift_ns == 0 {
-            t
-        } else {
-            let shift = (shift_ns as i128 * 4096).div_euclid(1_000_000);
-            (t as i128 + shift).clamp(0, LAST_TICK as i128) as u64
-        };
         let mut rand = [0u8; 8];
         rng::fill(&mut rand);
-        compose(t >> 12, (t & 0xfff) as u16, u64::from_be_bytes(rand))
+        from_tick(shift_tick(t, shift_ns), u64::from_be_bytes(rand))
     }
 }
 
 /// The last (millisecond << 12 | fraction) a UUIDv7 can carry.
-const LAST_TICK: u64 = (1 << 60) - 1;
+pub const LAST_TICK: u64 = (1 << 60) - 1;
+
+/// The tick — Unix milliseconds << 12 | the 12-bit fraction of the millisecond
+/// — of `ns` nanoseconds since 1970, clamped to what a UUIDv7 can carry. Ticks
+/// order UUIDv7s: a generator that hands out strictly increasing ticks (one per
+/// thread here; one per server in the PostgreSQL extension) makes strictly
+/// increasing ids.
+pub const fn tick_of_ns(ns: u64) -> u64 {
+    let ns = if ns > MAX_NS as u64 {
+        MAX_NS as u64
+    } else {
+        ns
+    };
+    let tick = ((ns / 1_000_000) << 12) | (((ns % 1_000_000) * 4096) / 1_000_000);
+    if tick > LAST_TICK { LAST_TICK } else { tick }
+}
+
+/// `tick` moved by `shift_ns` nanoseconds (in whole 1/4096 ms, rounded down),
+/// clamped to the UUIDv7 range — `uuidv7(shift interval)` of PostgreSQL 18.
+/// (128-bit division costs tens of ns: only when there is a shift.)
+pub fn shift_tick(tick: u64, shift_ns: i64) -> u64 {
+    if shift_ns == 0 {
+        return tick;
+    }
+    let shift = (shift_ns as i128 * 4096).div_euclid(1_000_000);
+    (tick as i128 + shift).clamp(0, LAST_TICK as i128) as u64
+}
+
+/// The UUIDv7 of a tick (see [`tick_of_ns`]) and 62 random bits.
+pub const fn from_tick(tick: u64, rand: u64) -> [u8; 16] {
+    compose(tick >> 12, (tick & 0xfff) as u16, rand)
+}
 
 /// The largest time in nanoseconds a UUIDv7 can carry.
 const MAX_NS: i128 = ((1i128 << 48) - 1) * 1_000_000 + 999_999;
