@@ -285,6 +285,7 @@ fn bad_input_is_refused_with_a_typed_error() {
     assert_eq!(no_key.encrypted_64(), Err(Error::NoKey));
     assert_eq!(no_key.local().encrypted_96(), Err(Error::NoKey));
     assert_eq!(no_key.decrypt(&[0; 16]), Err(Error::NoKey));
+    assert_eq!(no_key.encrypt(&[0; 16]), Err(Error::NoKey));
     let e = NonceGenerator::builder(MachineId::new(1).unwrap())
         .key(&[0; 31])
         .clock(clock.clone())
@@ -308,6 +309,10 @@ fn bad_input_is_refused_with_a_typed_error() {
     assert!(matches!(
         g.decrypt(&[0; 5]),
         Err(Error::NonceLength { len: 5, .. })
+    ));
+    assert!(matches!(
+        g.encrypt(&[0; 13]),
+        Err(Error::NonceLength { len: 13, .. })
     ));
     assert!(matches!(
         g.inspect(&[0; 17]),

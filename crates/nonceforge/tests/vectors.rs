@@ -133,6 +133,11 @@ fn encrypted_vectors() {
             v["plain_hex"].as_str().unwrap(),
             "{name} #{i} decrypts"
         );
+        assert_eq!(
+            hex_of(&ng.encrypt(&plain.to_vec()).unwrap().to_vec()),
+            v["hex"].as_str().unwrap(),
+            "{name} #{i} encrypts back"
+        );
         let ng = generator(g, true, c64, c128);
         let mut local = ng.local();
         let by_local = (0..=i)
