@@ -13,10 +13,12 @@
 //   which run four times faster), it is done at once and the callback is still
 //   called later, from setImmediate — never synchronously. Set INLINE_MAX to 0
 //   to send every job to the pool.
-// - MD4, Whirlpool and other digests OpenSSL 3 keeps in its legacy provider
-//   are 'algorithm unknown' (the original fails them at run time).
+// Algorithm names are classified by asking Node's OpenSSL, as the original
+// does (algorithms.js): every alias, OID and letter case, legacy names
+// ('algorithm disabled'), and digests OpenSSL 3 cannot start without its
+// legacy provider (MD4, Whirlpool, MDC2: 'initialization failed' once the
+// arguments have been checked).
 
-const crypto = require('node:crypto');
 const binding = require('./binding.js');
 
 const INT_MAX = 2147483647;
@@ -64,10 +66,9 @@ const E = {
 // Negative results of the native calls.
 const NATIVE_ERRORS = { '-1': E.E_CORRUPT, '-2': 'initialization failed', '-3': 'update failed', '-4': 'invalid arguments' };
 
-// Name tables: OpenSSL's names and aliases, without regard to case.
-const { CIPHERS, DIGESTS } = require('./algorithms.js');
-// Names OpenSSL knows but that are not CTR, GCM or ChaCha20(-Poly1305): refused.
-const KNOWN_CIPHERS = new Set(crypto.getCiphers().map((n) => n.toLowerCase()));
+// Names, classified as the original classifies them (algorithms.js).
+const { cipherFor, digestFor } = require('./algorithms.js');
+const INIT_FAILED = -2;
 
 const GUARD_PAGE = Buffer.alloc(4096);
 const NO_AAD = GUARD_PAGE.subarray(0, 0);
@@ -79,11 +80,11 @@ function fail(message) {
   throw new Error(message);
 }
 
-// The name as a C string: up to the first NUL, as napi hands it to OpenSSL.
-function algorithmName(value) {
+function algorithm(value, lookup) {
   if (typeof value !== 'string') fail(E.E_ALGORITHM);
-  const nul = value.indexOf('\0');
-  return (nul === -1 ? value : value.slice(0, nul)).toLowerCase();
+  const entry = lookup(value);
+  if (typeof entry === 'string') fail(entry);
+  return entry;
 }
 
 function isBuffer(value) {
@@ -144,9 +145,7 @@ function pooled(promise, end, map) {
 // binding.cipher of the original: 19 arguments, or 20 with a callback.
 function cipherBinding(args, map) {
   if (args.length !== 19 && args.length !== 20) fail(E.E_ARGUMENTS);
-  const name = algorithmName(args[0]);
-  const cipher = CIPHERS.get(name);
-  if (!cipher) fail(KNOWN_CIPHERS.has(name) ? E.E_ALGORITHM_DISABLED : E.E_ALGORITHM_UNKNOWN);
+  const cipher = algorithm(args[0], cipherFor);
   const encrypt = argInt(args[1], E.E_ENCRYPT);
   if (encrypt !== 0 && encrypt !== 1) fail(E.E_ENCRYPT);
   const keyLength = argBuf(args[2], E.E_KEY);
@@ -201,8 +200,7 @@ function cipherBinding(args, map) {
 function digestBinding(args, keyed, map) {
   const n = keyed ? 9 : 6;
   if (args.length !== n && args.length !== n + 1) fail(E.E_ARGUMENTS);
-  const digest = DIGESTS.get(algorithmName(args[0]));
-  if (!digest) fail(E.E_ALGORITHM_UNKNOWN);
+  const digest = algorithm(args[0], digestFor);
   let i = 1;
   let key;
   let keyOffset = 0;
@@ -227,6 +225,7 @@ function digestBinding(args, keyed, map) {
   range(targetOffset, digest.length, targetLength, E.E_TARGET_RANGE);
   const async = args.length === n + 1;
   if (async && typeof args[n] !== 'function') fail(E.E_CALLBACK);
+  if (digest.initFails) return finish(INIT_FAILED, async ? args[n] : undefined, map);
   if (!async || sourceSize <= settings.INLINE_MAX) {
     const code = keyed
       ? binding.hmacSync(digest.id, key, keyOffset, keySize, source, sourceOffset, sourceSize, target, targetOffset)

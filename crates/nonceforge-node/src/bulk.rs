@@ -621,3 +621,42 @@ pub fn algorithms() -> Algorithms {
             .collect(),
     }
 }
+
+/// What Node's OpenSSL says of an algorithm name (see `openssl.rs`):
+/// `status` 0 unknown, 1 known but not supported ("algorithm disabled"),
+/// 2 supported, 3 known but `EVP_DigestInit_ex` fails ("initialization
+/// failed" at run time); `short` is OpenSSL's short name in lower case and
+/// `size` a digest's length.
+#[napi(object)]
+pub struct NameInfo {
+    /// 0 unknown, 1 disabled, 2 supported, 3 init fails.
+    pub status: u32,
+    /// OpenSSL's short name, lower case ("" when unknown).
+    pub short: String,
+    /// A digest's length in bytes (0 for ciphers).
+    pub size: u32,
+}
+
+/// Asks Node's OpenSSL what `name` is, as a cipher (`digest` false) or a
+/// digest; `null` where this process has no OpenSSL to ask.
+#[napi(catch_unwind)]
+pub fn openssl_name(name: String, digest: bool) -> Option<NameInfo> {
+    use crate::openssl::{CipherName, DigestName};
+    let info = |status, short, size| NameInfo {
+        status,
+        short,
+        size,
+    };
+    if digest {
+        Some(match crate::openssl::digest(&name)? {
+            DigestName::Unknown => info(0, String::new(), 0),
+            DigestName::Known { short, size, init } => info(if init { 2 } else { 3 }, short, size),
+        })
+    } else {
+        Some(match crate::openssl::cipher(&name)? {
+            CipherName::Unknown => info(0, String::new(), 0),
+            CipherName::Disabled => info(1, String::new(), 0),
+            CipherName::Supported(short) => info(2, short, 0),
+        })
+    }
+}

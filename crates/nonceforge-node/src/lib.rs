@@ -6,6 +6,7 @@
 //! into Node: a bug surfaces as a thrown Error, never an abort.
 
 pub mod bulk;
+mod openssl;
 
 use aes_gcm::aead::array::typenum::Unsigned;
 use aes_gcm::aead::{AeadInOut, Key, KeyInit, Nonce, Tag};
