@@ -1,9 +1,12 @@
 'use strict';
 // nonceforge for JavaScript: thin bindings over the Rust core (see README.md).
 
+const { EventEmitter } = require('node:events');
+const { performance } = require('node:perf_hooks');
 const binding = require('./binding.js');
 const cryptoAsync = require('./crypto-async.js');
 const { DIGESTS } = require('./algorithms.js');
+const { argType, argValue, outOfRange, fromNative, native } = require('./errors.js');
 
 const KINDS = ['counter', 'sortable', 'encrypted'];
 const SIZES = [64, 96, 128];
@@ -12,14 +15,40 @@ const SIZES = [64, 96, 128];
 // kind_bits in crates/nonceforge-node/src/lib.rs).
 function nonceCode(kind, bits) {
   const k = KINDS.indexOf(kind);
-  if (k === -1) throw new TypeError(`kind must be 'counter', 'sortable' or 'encrypted', got ${String(kind)}`);
+  if (k === -1) {
+    if (typeof kind !== 'string') throw argType('kind', 'of type string', kind);
+    throw argValue('kind', "must be one of 'counter', 'sortable', 'encrypted'", kind);
+  }
   const size = SIZES.indexOf(bits);
-  if (size === -1) throw new RangeError(`bits must be 64, 96 or 128, got ${String(bits)}`);
+  if (size === -1) {
+    if (typeof bits !== 'number') throw argType('bits', 'of type number', bits);
+    throw argValue('bits', 'must be one of 64, 96, 128', bits);
+  }
   return k * 3 + size;
 }
 
 function checkBuffer(value, name) {
-  if (!ArrayBuffer.isView(value)) throw new TypeError(`${name} must be a Buffer or TypedArray`);
+  if (!ArrayBuffer.isView(value)) throw argType(name, 'an instance of Buffer, TypedArray, or DataView', value);
+}
+
+function checkString(value, name) {
+  if (typeof value !== 'string') throw argType(name, 'of type string', value);
+}
+
+function checkOptions(value, name) {
+  if (value === null || typeof value !== 'object') throw argType(name, 'of type object', value);
+}
+
+function checkInteger(value, name, min, max) {
+  if (typeof value !== 'number') throw argType(name, 'of type number', value);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw outOfRange(name, `an integer >= ${min} and <= ${max}`, value);
+  }
+}
+
+function checkKey(key, name) {
+  checkBuffer(key, name);
+  if (key.byteLength < 32) throw outOfRange(`${name}.byteLength`, '>= 32', key.byteLength);
 }
 
 // Nonces are taken from the core a batch at a time (one atomic reservation per
@@ -46,24 +75,200 @@ function take(pool, out, size) {
   pool.at = at + size;
 }
 
-class NonceGenerator {
+function checkGeneratorOptions(options, name) {
+  const { key, epochUnixMs } = options;
+  if (key !== undefined) checkKey(key, `${name}.key`);
+  if (epochUnixMs !== undefined) checkInteger(epochUnixMs, `${name}.epochUnixMs`, 0, Number.MAX_SAFE_INTEGER);
+}
+
+// A duration as the CLI takes it: milliseconds as a number, or '10s',
+// '250ms', '2m', '1h', '1.5' (seconds).
+function duration(value, name) {
+  let ms;
+  if (typeof value === 'number') {
+    ms = value;
+  } else if (typeof value === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
+    if (m === null) throw argValue(name, "must be a duration: milliseconds, or a string like '10s', '250ms', '2m', '1h'", value);
+    ms = Number(m[1]) * { ms: 1, s: 1000, m: 60000, h: 3600000 }[m[2] || 's'];
+  } else {
+    throw argType(name, 'of type number or string', value);
+  }
+  if (!Number.isFinite(ms) || ms < 0 || ms > 2 ** 32 - 1) throw outOfRange(name, '>= 0 ms and < 2^32 ms', value);
+  return Math.round(ms);
+}
+
+// The lease options of NonceGenerator.lease, with the CLI's names and
+// defaults; the lease crate checks the rules between them (TTL 1 s..1 h,
+// renewal and margin against the TTL) and names the option that breaks one.
+function leaseOptions(options) {
+  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'key', 'epochUnixMs']);
+  for (const k of Object.keys(options)) {
+    if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
+  }
+  let first = 0;
+  let last = 511;
+  const { ids } = options;
+  if (typeof ids === 'number') {
+    checkInteger(ids, 'options.ids', 0, 511);
+    first = last = ids;
+  } else if (typeof ids === 'string') {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(ids);
+    if (m === null) throw argValue('options.ids', "must be 'FIRST-LAST' or one id", ids);
+    first = Number(m[1]);
+    last = m[2] === undefined ? first : Number(m[2]);
+  } else if (Array.isArray(ids) && ids.length === 2) {
+    [first, last] = ids;
+    checkInteger(first, 'options.ids[0]', 0, 511);
+    checkInteger(last, 'options.ids[1]', 0, 511);
+  } else if (ids !== undefined) {
+    throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
+  }
+  if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
+  const { namespace = 'nonceforge', holder } = options;
+  checkString(namespace, 'options.namespace');
+  if (holder !== undefined) checkString(holder, 'options.holder');
+  return {
+    ttlMs: options.ttl === undefined ? 10000 : duration(options.ttl, 'options.ttl'),
+    renewEveryMs: options.renewEvery === undefined ? undefined : duration(options.renewEvery, 'options.renewEvery'),
+    marginMs: options.margin === undefined ? undefined : duration(options.margin, 'options.margin'),
+    connectTimeoutMs: options.connectTimeout === undefined ? 5000 : duration(options.connectTimeout, 'options.connectTimeout'),
+    idsFirst: first,
+    idsLast: last,
+    namespace,
+    holder,
+  };
+}
+
+// Leases held by this process, released when it exits normally.
+const HELD = new Set();
+let exitHook = false;
+function releaseAtExit() {
+  for (const handle of HELD) {
+    try {
+      handle.releaseSync();
+    } catch {
+      // The process is going away; the store frees the id after the TTL.
+    }
+  }
+  HELD.clear();
+}
+
+const LEASE_STATES = ['held', 'lapsed', 'lost', 'released'];
+
+class NonceGenerator extends EventEmitter {
   /**
    * @param {{machineId: number, key?: Buffer, epochUnixMs?: number}} options
    */
   constructor(options) {
-    if (options === null || typeof options !== 'object') throw new TypeError('options must be an object: { machineId, key?, epochUnixMs? }');
-    const { machineId, key, epochUnixMs } = options;
-    if (!Number.isInteger(machineId) || machineId < 0 || machineId > 511) {
-      throw new RangeError(`machineId must be an integer in 0..511, got ${String(machineId)}`);
-    }
-    if (key !== undefined) checkBuffer(key, 'key');
-    if (epochUnixMs !== undefined && (!Number.isSafeInteger(epochUnixMs) || epochUnixMs < 0)) {
-      throw new RangeError('epochUnixMs must be a non-negative integer');
-    }
-    this._native = new binding.Generator(machineId, key, epochUnixMs);
-    this._handle = this._native.handle();
+    super();
+    checkOptions(options, 'options');
+    checkInteger(options.machineId, 'options.machineId', 0, 511);
+    checkGeneratorOptions(options, 'options');
+    this._init(native('options', () => new binding.Generator(options.machineId, options.key, options.epochUnixMs)), options.epochUnixMs, null);
+  }
+
+  _init(nativeGenerator, epochUnixMs, lease) {
+    this._native = nativeGenerator;
+    this._handle = nativeGenerator.handle();
     this._epoch = epochUnixMs === undefined ? DEFAULT_EPOCH_UNIX_MS : epochUnixMs;
     this._pools = new Map();
+    // Leased: a pool is used only until the lease's local deadline as it
+    // stood when the pool was filled (performance.now() ms).
+    this._lease = lease;
+  }
+
+  /**
+   * A generator whose machine id is leased from `url` (postgres://…,
+   * redis://…, etcd://host:port[,host:port…]) through the Rust lease crate:
+   * the same records and rules as the CLI's --lease. Resolves once an id is
+   * held. Past the lease's local deadline every call throws
+   * ERR_NONCEFORGE_DISABLED; the generator emits 'lapsed' (renewals go on, and
+   * 'resumed' if the store still has the id for us) and 'lost' (for good).
+   */
+  static async lease(url, options = {}) {
+    checkString(url, 'url');
+    checkOptions(options, 'options');
+    const opts = leaseOptions(options);
+    checkGeneratorOptions(options, 'options');
+    let handle;
+    try {
+      handle = await binding.leaseAcquire(url, opts);
+    } catch (error) {
+      throw fromNative(error, 'url');
+    }
+    let nativeGenerator;
+    try {
+      nativeGenerator = binding.Generator.leased(handle, options.key, options.epochUnixMs);
+    } catch (error) {
+      await handle.release().catch(() => {});
+      throw fromNative(error, 'options');
+    }
+    const generator = Object.create(NonceGenerator.prototype);
+    EventEmitter.call(generator);
+    generator._init(nativeGenerator, options.epochUnixMs, handle);
+    HELD.add(handle);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', releaseAtExit);
+    }
+    let last = 0;
+    handle.watch((state) => {
+      if (state !== 0) generator._pools.clear();
+      if (state === 1) generator.emit('lapsed');
+      else if (state === 2) generator.emit('lost');
+      else if (state === 0 && last === 1) generator.emit('resumed');
+      last = state;
+    });
+    return generator;
+  }
+
+  /** The lease of a leased generator (null otherwise): id, token, floor, holder, store, state. */
+  get lease() {
+    const h = this._lease;
+    if (h === null || h === undefined) return null;
+    const [state, deadlineInMs] = h.state();
+    return {
+      machineId: h.machineId,
+      token: h.token,
+      floorUnixMs: h.floorUnixMs,
+      holder: h.holder,
+      backend: h.backend,
+      state: LEASE_STATES[state],
+      deadlineInMs,
+    };
+  }
+
+  /** Stops issuing, records the last timestamp as the id's floor and frees the id. */
+  async release() {
+    const h = this._lease;
+    if (h === null || h === undefined) throw argValue('this', 'must be a leased generator (NonceGenerator.lease)');
+    HELD.delete(h);
+    this._pools.clear();
+    try {
+      await h.release();
+    } catch (error) {
+      throw fromNative(error, 'this');
+    }
+  }
+
+  // A pool of `code`, refilled from the core when empty, or when the lease's
+  // deadline (as of the last refill) has passed.
+  _fill(code, count) {
+    try {
+      return this._native.fill(code, count);
+    } catch (error) {
+      throw fromNative(error, 'kind');
+    }
+  }
+
+  _leasedPool(pool) {
+    return pool !== undefined && performance.now() < pool.until ? pool : undefined;
+  }
+
+  _until() {
+    const [state, deadlineInMs] = this._lease.state();
+    return state === 0 ? performance.now() + deadlineInMs : 0;
   }
 
   get machineId() {
@@ -76,8 +281,9 @@ class NonceGenerator {
     const size = bits / 8;
     if (kind === 'sortable') return this._sortable(code, size);
     let pool = this._pools.get(code);
+    if (this._lease !== null) pool = this._leasedPool(pool);
     if (pool === undefined || pool.at === pool.buffer.length) {
-      pool = { buffer: this._native.fill(code, BATCH), at: 0 };
+      pool = { buffer: this._fill(code, BATCH), at: 0, until: this._lease !== null ? this._until() : 0 };
       this._pools.set(code, pool);
     }
     const out = Buffer.allocUnsafe(size);
@@ -88,6 +294,10 @@ class NonceGenerator {
   _sortable(code, size) {
     const now = Date.now();
     let pool = this._pools.get(code);
+    if (this._lease !== null && pool !== undefined && this._leasedPool(pool) === undefined) {
+      this._pools.delete(code);
+      pool = undefined;
+    }
     const out = Buffer.allocUnsafe(size);
     if (pool !== undefined && pool.at < pool.buffer.length && pool.ms === now) {
       take(pool, out, size);
@@ -99,16 +309,21 @@ class NonceGenerator {
       // Ran out within its millisecond: double; outlived it: what was used.
       n = pool.at === pool.buffer.length && pool.ms === now ? Math.min(2 * used, BATCH) : Math.max(1, used);
     }
+    const until = this._lease !== null ? this._until() : 0;
     if (n === 1) {
-      binding.nextNonceInto(this._handle, code, out);
-      this._pools.set(code, { buffer: out, at: size, ms: now });
+      try {
+        binding.nextNonceInto(this._handle, code, out);
+      } catch (error) {
+        throw fromNative(error, 'kind');
+      }
+      this._pools.set(code, { buffer: out, at: size, ms: now, until });
       return out;
     }
-    const buffer = this._native.fill(code, n);
+    const buffer = this._fill(code, n);
     // The millisecond of its first nonce: the top 42 bits.
     const ms = Math.floor(buffer.readUIntBE(0, 6) / 64) + this._epoch;
     buffer.copy(out, 0, 0, size);
-    this._pools.set(code, { buffer, at: size, ms });
+    this._pools.set(code, { buffer, at: size, ms, until });
     return out;
   }
 
@@ -134,8 +349,8 @@ class NonceGenerator {
   many(kind, bits, count) {
     const code = nonceCode(kind, bits);
     this._pools.delete(code); // sortable: what follows must sort after what came before
-    if (!Number.isInteger(count) || count < 0 || count > 2 ** 28) throw new RangeError('count must be an integer in 0..2^28');
-    return this._native.fill(code, count);
+    checkInteger(count, 'count', 0, 2 ** 28);
+    return this._fill(code, count);
   }
 
   /** Fill `out` (a whole number of nonces) in place; returns it. */
@@ -143,20 +358,20 @@ class NonceGenerator {
     const code = nonceCode(kind, bits);
     this._pools.delete(code); // sortable: what follows must sort after what came before
     checkBuffer(out, 'out');
-    this._native.fillInto(code, out);
+    native('out', () => this._native.fillInto(code, out));
     return out;
   }
 
   /** The counter form of an encrypted nonce. */
   decrypt(nonce) {
     checkBuffer(nonce, 'nonce');
-    return this._native.decrypt(nonce);
+    return native('nonce', () => this._native.decrypt(nonce));
   }
 
   /** `{ unixMs, machineId, counter }` of a counter or sortable nonce. */
   inspect(nonce) {
     checkBuffer(nonce, 'nonce');
-    const [unixMs, machineId, counter] = this._native.inspect(nonce);
+    const [unixMs, machineId, counter] = native('nonce', () => this._native.inspect(nonce));
     return { unixMs, machineId, counter };
   }
 
@@ -182,14 +397,23 @@ class ExtIdCodec {
    * @param {{mode?: 'aes'|'feistel', version?: number}} [options]
    */
   constructor(key, typeName, options = {}) {
-    checkBuffer(key, 'key');
-    if (typeof typeName !== 'string') throw new TypeError('typeName must be a string');
-    this._native = new binding.ExtIdCoder(key, typeName, options.mode, options.version);
+    checkKey(key, 'key');
+    checkString(typeName, 'typeName');
+    checkOptions(options, 'options');
+    const { mode, version } = options;
+    if (mode !== undefined && !['feistel-uuid', 'aes128', 'cycle-walk'].includes(mode)) {
+      if (typeof mode !== 'string') throw argType('options.mode', 'of type string', mode);
+      throw argValue('options.mode', "must be one of 'feistel-uuid', 'aes128', 'cycle-walk'", mode);
+    }
+    if (version !== undefined) checkInteger(version, 'options.version', 0, 255);
+    this._native = native('typeName', () => new binding.ExtIdCoder(key, typeName, mode, version));
   }
 
   /** The external id (a UUID string) of internal id `seq` (number or bigint). */
   encode(seq, rand = 0) {
-    return this._native.encode(seq, rand);
+    checkSeq(seq, 'seq');
+    checkSeq(rand, 'rand');
+    return native('seq', () => this._native.encode(seq, rand));
   }
 
   /**
@@ -197,10 +421,28 @@ class ExtIdCodec {
    * check seq against the ids you issued, or rand against the stored one.
    */
   decode(id) {
-    if (typeof id !== 'string') throw new TypeError('id must be a string');
-    const [seq, rand, keyVersion] = this._native.decode(id);
+    checkString(id, 'id');
+    const [seq, rand, keyVersion] = native('id', () => this._native.decode(id));
     return { seq, rand, keyVersion };
   }
+}
+
+function checkSeq(value, name) {
+  if (typeof value === 'bigint') {
+    if (value < 0n || value >= 2n ** 64n) throw outOfRange(name, '>= 0n and < 2n ** 64n', value);
+  } else if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw outOfRange(name, 'a safe integer >= 0 (or a bigint)', value);
+  } else {
+    throw argType(name, 'of type number or bigint', value);
+  }
+}
+
+const AEADS = ['aes-128-gcm', 'aes-256-gcm', 'chacha20-poly1305'];
+
+function checkSealArgs(nonce, data, aad, name) {
+  checkBuffer(nonce, 'nonce');
+  checkBuffer(data, name);
+  if (aad !== undefined) checkBuffer(aad, 'aad');
 }
 
 class SanitizedAead {
@@ -209,27 +451,24 @@ class SanitizedAead {
    * 'aes-256-gcm' or 'chacha20-poly1305'. Output is byte-identical to node:crypto's.
    */
   constructor(algorithm, key, options = {}) {
-    if (typeof algorithm !== 'string') throw new TypeError('algorithm must be a string');
+    checkString(algorithm, 'algorithm');
+    if (!AEADS.includes(algorithm)) throw argValue('algorithm', `must be one of ${AEADS.map((a) => `'${a}'`).join(', ')}`, algorithm);
     checkBuffer(key, 'key');
-    if (options.window !== undefined && (!Number.isInteger(options.window) || options.window < 1)) {
-      throw new RangeError('window must be a positive integer');
-    }
-    this._native = new binding.SanitizedAead(algorithm, key, options.window);
+    checkOptions(options, 'options');
+    if (options.window !== undefined) checkInteger(options.window, 'options.window', 1, 2 ** 32 - 1);
+    this._native = native('key', () => new binding.SanitizedAead(algorithm, key, options.window));
   }
 
   /** ciphertext ‖ 16-byte tag. Throws an Error with code 'ERR_NONCE_REUSE' on a repeated nonce. */
   seal(nonce, plaintext, aad) {
-    try {
-      return this._native.seal(nonce, plaintext, aad);
-    } catch (error) {
-      if (/nonce reuse/.test(error.message)) error.code = 'ERR_NONCE_REUSE';
-      throw error;
-    }
+    checkSealArgs(nonce, plaintext, aad, 'plaintext');
+    return native('nonce', () => this._native.seal(nonce, plaintext, aad));
   }
 
-  /** The plaintext of ciphertext ‖ tag; throws when it does not verify. */
+  /** The plaintext of ciphertext ‖ tag; throws (code 'ERR_NONCEFORGE_AUTH') when it does not verify. */
   open(nonce, sealed, aad) {
-    return this._native.open(nonce, sealed, aad);
+    checkSealArgs(nonce, sealed, aad, 'sealed');
+    return native('sealed', () => this._native.open(nonce, sealed, aad));
   }
 }
 
@@ -246,7 +485,7 @@ function promised(signal, start) {
   return new Promise((resolve, reject) => {
     if (signal !== undefined) {
       if (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean') {
-        throw new TypeError('signal must be an AbortSignal');
+        throw argType('options.signal', 'an instance of AbortSignal', signal);
       }
       if (signal.aborted) return reject(abortError(signal));
     }
@@ -298,9 +537,9 @@ function hmac(algorithm, key, source, options = {}) {
 /** A streaming hash: `createHash('sha256').update(a).update(b).digest('hex')`. */
 class Hash {
   constructor(algorithm) {
-    if (typeof algorithm !== 'string') throw new TypeError('algorithm must be a string');
+    checkString(algorithm, 'algorithm');
     const digest = DIGESTS.get(algorithm.toLowerCase());
-    if (digest === undefined) throw new Error(`algorithm unknown: ${algorithm}`);
+    if (digest === undefined) throw argValue('algorithm', 'must name a digest this package implements (sha256, sha512, sha3-256, blake2b512, …)', algorithm);
     this._native = new binding.StreamingHash(digest.id);
   }
 
@@ -322,13 +561,13 @@ function createHash(algorithm) {
 }
 
 function fromCompact(text) {
-  if (typeof text !== 'string') throw new TypeError('text must be a string');
-  return binding.fromCompact(text);
+  checkString(text, 'text');
+  return native('text', () => binding.fromCompact(text));
 }
 
 function timestampOf(id) {
   checkBuffer(id, 'id');
-  return binding.uuidUnixMs(id);
+  return native('id', () => binding.uuidUnixMs(id));
 }
 
 module.exports = {

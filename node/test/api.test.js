@@ -5,6 +5,16 @@ const crypto = require('node:crypto');
 const { Worker } = require('node:worker_threads');
 const nf = require('..');
 
+// A Node-style error: its class, its code, its message.
+function bad(type, code, message) {
+  return (e) => {
+    assert.ok(e instanceof type, `${e && e.constructor && e.constructor.name}: ${e && e.message}`);
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, message);
+    return true;
+  };
+}
+
 test('nonces: one at a time, in batches and into a buffer, all distinct', () => {
   const g = new nf.NonceGenerator({ machineId: 9, key: crypto.randomBytes(32) });
   for (const kind of ['counter', 'sortable', 'encrypted']) {
@@ -88,18 +98,20 @@ test('nonces: disabled generators issue nothing; bad options are clear errors', 
   g.disable();
   assert.equal(g.enabled, false);
   for (const f of [() => g.counter(), () => g.sortable(), () => g.many('counter', 64, 5)]) {
-    assert.throws(f, /disabled: no nonce was issued/);
+    assert.throws(f, { code: 'ERR_NONCEFORGE_DISABLED', message: /disabled: no nonce was issued/ });
   }
   g.enable();
   g.counter();
-  assert.throws(() => new nf.NonceGenerator({ machineId: 512 }), /machineId must be an integer in 0..511/);
-  assert.throws(() => new nf.NonceGenerator(), /options must be an object/);
-  assert.throws(() => g.next('counter', 32), /bits must be 64, 96 or 128/);
-  assert.throws(() => g.next('random', 64), /kind must be/);
-  assert.throws(() => g.encrypted(), /key/); // no key given
-  assert.throws(() => new nf.NonceGenerator({ machineId: 1, key: Buffer.alloc(8) }), /key/);
-  assert.throws(() => g.fillInto('counter', 64, Buffer.alloc(7)), /multiple of 8/);
-  assert.throws(() => g.many('counter', 64, -1), /count must be/);
+  assert.throws(() => new nf.NonceGenerator({ machineId: 512 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.machineId" is out of range\. It must be an integer >= 0 and <= 511\. Received 512/));
+  assert.throws(() => new nf.NonceGenerator(), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options" argument must be of type object\. Received undefined/));
+  assert.throws(() => new nf.NonceGenerator({ machineId: '3' }), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options\.machineId" argument must be of type number/));
+  assert.throws(() => g.next('counter', 32), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'bits' must be one of 64, 96, 128\. Received 32/));
+  assert.throws(() => g.next('random', 64), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'kind' must be one of/));
+  assert.throws(() => g.next(7, 64), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"kind" argument must be of type string/));
+  assert.throws(() => g.encrypted(), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /need a base key/)); // no key given
+  assert.throws(() => new nf.NonceGenerator({ machineId: 1, key: Buffer.alloc(8) }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.key\.byteLength" is out of range\. It must be >= 32\. Received 8/));
+  assert.throws(() => g.fillInto('counter', 64, Buffer.alloc(7)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'out' is invalid: out\.length must be a multiple of 8/));
+  assert.throws(() => g.many('counter', 64, -1), bad(RangeError, 'ERR_OUT_OF_RANGE', /"count" is out of range/));
 });
 
 test('uuids: versions, order, compact forms and timestamps', () => {
@@ -114,10 +126,10 @@ test('uuids: versions, order, compact forms and timestamps', () => {
   assert.equal(nf.fromCompact(c).length, 16);
   assert.ok(Math.abs(nf.timestampOf(nf.uuidv7Buffer()) - Date.now()) < 5000);
   assert.ok(Math.abs(nf.timestampOf(nf.tuid6Buffer()) - Date.now()) < 5000);
-  assert.throws(() => nf.fromCompact('not compact!'), /./);
-  assert.throws(() => nf.fromCompact(42), /text must be a string/);
-  assert.throws(() => nf.timestampOf(Buffer.alloc(3)), /id must be 16 bytes, got 3/);
-  assert.throws(() => nf.timestampOf('x'), /id must be a Buffer/);
+  assert.throws(() => nf.fromCompact('not compact!'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'text' is invalid: .*character/));
+  assert.throws(() => nf.fromCompact(42), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"text" argument must be of type string\. Received type number \(42\)/));
+  assert.throws(() => nf.timestampOf(Buffer.alloc(3)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' is invalid: id must be 16 bytes, got 3/));
+  assert.throws(() => nf.timestampOf('x'), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"id" argument must be an instance of Buffer/));
 });
 
 test('external ids: round trip, other keys and types refuse', () => {
@@ -143,12 +155,16 @@ test('external ids: round trip, other keys and types refuse', () => {
       assert.ok(d.seq !== 5n || d.rand !== 9n, mode);
     }
   }
-  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(4), 'user'), /key/);
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(4), 'user'), bad(RangeError, 'ERR_OUT_OF_RANGE', /"key\.byteLength" is out of range/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'User'), (e) => e.code === 'ERR_INVALID_ARG_VALUE' && /'typeName'/.test(e.message) && !/nonce/.test(e.message));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'x' }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.mode' must be one of/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { version: 256 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.version"/));
   const c = new nf.ExtIdCodec(key, 'user');
-  assert.throws(() => c.encode(-1), /seq must be/);
-  assert.throws(() => c.encode(1.5), /seq must be/);
-  assert.throws(() => c.encode(2n ** 64n), /seq must be/);
-  assert.throws(() => c.decode('nope'), /./);
+  assert.throws(() => c.encode(-1), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq" is out of range/));
+  assert.throws(() => c.encode(1.5), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq"/));
+  assert.throws(() => c.encode('1'), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"seq" argument must be of type number or bigint/));
+  assert.throws(() => c.encode(2n ** 64n), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq"/));
+  assert.throws(() => c.decode('nope'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' is invalid: .*character/));
 });
 
 test('sanitized AEAD: node:crypto bytes, refuses a second seal under one nonce', () => {
@@ -168,11 +184,11 @@ test('sanitized AEAD: node:crypto bytes, refuses a second seal under one nonce',
     // A second instance with the same key shares the state.
     assert.throws(() => new nf.SanitizedAead(alg, key).seal(nonce, msg, aad), { code: 'ERR_NONCE_REUSE' });
     sealed[0] ^= 1;
-    assert.throws(() => aead.open(nonce, sealed, aad), /forged or damaged/);
-    assert.throws(() => aead.seal(Buffer.alloc(8), msg), /nonce must be 12 bytes/);
+    assert.throws(() => aead.open(nonce, sealed, aad), { code: 'ERR_NONCEFORGE_AUTH', message: /forged or damaged/ });
+    assert.throws(() => aead.seal(Buffer.alloc(8), msg), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'nonce' is invalid: nonce must be 12 bytes/));
   }
-  assert.throws(() => new nf.SanitizedAead('aes-256-cbc', Buffer.alloc(32)), /algorithm must be/);
-  assert.throws(() => new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(31)), /key must be 32 bytes/);
+  assert.throws(() => new nf.SanitizedAead('aes-256-cbc', Buffer.alloc(32)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'algorithm' must be one of 'aes-128-gcm'/));
+  assert.throws(() => new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(31)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'key' is invalid: key must be 32 bytes/));
 });
 
 test('promises: cipher, hash, hmac agree with node:crypto; an aborted signal rejects', async () => {
@@ -194,7 +210,7 @@ test('promises: cipher, hash, hmac agree with node:crypto; an aborted signal rej
   later.abort();
   await assert.rejects(p, { name: 'AbortError' });
   await assert.rejects(nf.hash('nope', data), /algorithm unknown/);
-  await assert.rejects(nf.hash('sha256', data, { signal: 'x' }), /signal must be an AbortSignal/);
+  await assert.rejects(nf.hash('sha256', data, { signal: 'x' }), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options\.signal" argument must be an instance of AbortSignal/));
 });
 
 test('streaming hash equals the one-shot digest for every algorithm', () => {
@@ -209,8 +225,8 @@ test('streaming hash equals the one-shot digest for every algorithm', () => {
   const h = nf.createHash('sha256');
   h.digest();
   assert.throws(() => h.digest(), /digest already called/);
-  assert.throws(() => nf.createHash('sha256').update(42), /data must be/);
-  assert.throws(() => nf.createHash('whirlpool'), /algorithm unknown/);
+  assert.throws(() => nf.createHash('sha256').update(42), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"data" argument/));
+  assert.throws(() => nf.createHash('whirlpool'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'algorithm' must name a digest/));
 });
 
 test('the event loop stays free while 64 MiB is hashed and encrypted', async () => {

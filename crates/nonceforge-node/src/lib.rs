@@ -6,6 +6,7 @@
 //! into Node: a bug surfaces as a thrown Error, never an abort.
 
 pub mod bulk;
+mod lease;
 mod openssl;
 
 use aes_gcm::aead::array::typenum::Unsigned;
@@ -23,12 +24,20 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::new(Status::InvalidArg, msg.into())
 }
 
+/// A core error: a bad argument (napi's InvalidArg; node/errors.js names the
+/// argument), or one with a Node error code before its message, which
+/// node/errors.js turns into the `code` property.
 fn core_err(e: nonceforge::Error) -> Error {
-    let status = match e {
-        nonceforge::Error::Disabled => Status::GenericFailure,
-        _ => Status::InvalidArg,
-    };
-    Error::new(status, e.to_string())
+    match e {
+        nonceforge::Error::Disabled => coded("ERR_NONCEFORGE_DISABLED", e),
+        nonceforge::Error::NonceReuse(_) => coded("ERR_NONCE_REUSE", e),
+        nonceforge::Error::ClockBehind { .. } => coded("ERR_NONCEFORGE_CLOCK_BEHIND", e),
+        _ => Error::new(Status::InvalidArg, e.to_string()),
+    }
+}
+
+fn coded(code: &str, message: impl std::fmt::Display) -> Error {
+    Error::new(Status::GenericFailure, format!("{code}: {message}"))
 }
 
 /// The kind and size a JS call names by one number, `kind * 3 + size` (kind:
@@ -59,7 +68,30 @@ impl Generator {
     /// `epochUnixMs` to move the epoch.
     #[napi(constructor, catch_unwind)]
     pub fn new(machine_id: u32, key: Option<&[u8]>, epoch_unix_ms: Option<f64>) -> Result<Self> {
-        let mut b = NonceGenerator::builder(MachineId::new(machine_id as u64).map_err(core_err)?);
+        let b = NonceGenerator::builder(MachineId::new(machine_id as u64).map_err(core_err)?);
+        Self::build(b, key, epoch_unix_ms)
+    }
+
+    /// A generator on a leased machine id: started above the previous
+    /// holder's floor and held to the lease's deadline.
+    #[napi(factory, catch_unwind)]
+    pub fn leased(
+        lease: &lease::LeaseHandle,
+        key: Option<&[u8]>,
+        epoch_unix_ms: Option<f64>,
+    ) -> Result<Self> {
+        lease.with(|l| {
+            let g = Self::build(l.builder(), key, epoch_unix_ms)?;
+            l.attach(&g.inner).map_err(lease::lease_err)?;
+            Ok(g)
+        })
+    }
+
+    fn build(
+        mut b: nonceforge::NonceGeneratorBuilder,
+        key: Option<&[u8]>,
+        epoch_unix_ms: Option<f64>,
+    ) -> Result<Self> {
         if let Some(k) = key {
             b = b.key(k);
         }
@@ -397,11 +429,10 @@ impl SanitizedAead {
 
 fn aead_err(e: nonceforge::Error) -> Error {
     match e {
-        nonceforge::Error::NonceReuse(_) => Error::new(Status::GenericFailure, e.to_string()),
         nonceforge::Error::Aead {
             operation: "open", ..
-        } => Error::new(
-            Status::GenericFailure,
+        } => coded(
+            "ERR_NONCEFORGE_AUTH",
             "decryption failed: the message was forged or damaged",
         ),
         other => core_err(other),

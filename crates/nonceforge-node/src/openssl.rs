@@ -114,7 +114,11 @@ pub enum DigestName {
     /// Known, by its short name (lower case) and size; `init` is whether
     /// `EVP_DigestInit_ex` succeeds (false for MD4, Whirlpool, MDC2: OpenSSL
     /// 3's legacy provider is not loaded).
-    Known { short: String, size: u32, init: bool },
+    Known {
+        short: String,
+        size: u32,
+        init: bool,
+    },
 }
 
 const EVP_CIPH_CTR_MODE: c_int = 0x5;
@@ -127,7 +131,9 @@ fn short_name(api: &Api, nid: c_int) -> String {
         return String::new();
     }
     // SAFETY: non-null, static, NUL-terminated (above).
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().to_ascii_lowercase()
+    unsafe { CStr::from_ptr(p) }
+        .to_string_lossy()
+        .to_ascii_lowercase()
 }
 
 /// Classifies a cipher name as the original does; `None` without OpenSSL.

@@ -68,8 +68,8 @@ pub enum Error {
         /// The position of the empty entry.
         position: usize,
     },
-    /// The base key for encrypted nonces is too short.
-    #[error("key is {len} bytes: the base key for encrypted nonces must be at least 32 bytes")]
+    /// A key (the base key for encrypted nonces, an external-id key) is too short.
+    #[error("key is {len} bytes: a key must be at least 32 bytes")]
     KeyTooShort {
         /// The length given.
         len: usize,

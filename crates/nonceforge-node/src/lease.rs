@@ -1,0 +1,281 @@
+//! Machine ids leased through the Rust lease crate (the same stores, records
+//! and rules as the CLI's `--lease`, the Elixir package and the Go module).
+//!
+//! Nothing of a lease runs on the event loop: acquiring and releasing run on
+//! libuv's pool (`AsyncTask`), renewals on the lease crate's keeper thread,
+//! and the core's deadline stops the attached generators the moment the lease
+//! may have lapsed. A watcher thread reports state changes to JavaScript
+//! through a weak threadsafe function (it never keeps the process alive):
+//! node/index.js turns them into the generator's `'lapsed'`, `'resumed'` and
+//! `'lost'` events.
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A lease error as a napi error whose reason starts with its Node error
+/// code; node/errors.js makes the JavaScript error from it.
+pub(crate) fn lease_err(e: LeaseError) -> Error {
+    let code = match &e {
+        LeaseError::BadUrl { .. } | LeaseError::BadOption { .. } => "ERR_INVALID_ARG_VALUE",
+        LeaseError::Unreachable { .. } => "ERR_NONCEFORGE_LEASE_UNREACHABLE",
+        LeaseError::Timeout { .. } => "ERR_NONCEFORGE_LEASE_TIMEOUT",
+        LeaseError::AllTaken { .. } => "ERR_NONCEFORGE_LEASE_ALL_TAKEN",
+        LeaseError::Lost { .. } => "ERR_NONCEFORGE_LEASE_LOST",
+        LeaseError::Nonce(nonceforge::Error::ClockBehind { .. }) => "ERR_NONCEFORGE_CLOCK_BEHIND",
+        _ => "ERR_NONCEFORGE_LEASE",
+    };
+    Error::new(Status::GenericFailure, format!("{code}: {e}"))
+}
+
+/// The lease options, checked and converted by node/index.js (milliseconds).
+#[napi(object)]
+pub struct LeaseOpts {
+    /// TTL in ms.
+    pub ttl_ms: u32,
+    /// Renewal period in ms.
+    pub renew_every_ms: Option<u32>,
+    /// Safety margin in ms.
+    pub margin_ms: Option<u32>,
+    /// Connect/acquire timeout in ms.
+    pub connect_timeout_ms: u32,
+    /// First id of the range.
+    pub ids_first: u32,
+    /// Last id of the range.
+    pub ids_last: u32,
+    /// Table/key prefix.
+    pub namespace: String,
+    /// This holder's name.
+    pub holder: Option<String>,
+}
+
+fn options(o: LeaseOpts) -> Result<LeaseOptions> {
+    let ms = |v: u32| Duration::from_millis(v as u64);
+    let id = |v: u32, what: &str| {
+        u16::try_from(v).map_err(|_| {
+            Error::new(
+                Status::GenericFailure,
+                format!("ERR_OUT_OF_RANGE: {what} must be in 0..511, got {v}"),
+            )
+        })
+    };
+    Ok(LeaseOptions {
+        ttl: ms(o.ttl_ms),
+        renew_every: o.renew_every_ms.map(ms),
+        margin: o.margin_ms.map(ms),
+        connect_timeout: ms(o.connect_timeout_ms),
+        ids: id(o.ids_first, "ids[0]")?..=id(o.ids_last, "ids[1]")?,
+        namespace: o.namespace,
+        holder: o.holder,
+        ..LeaseOptions::default()
+    })
+}
+
+/// Acquiring, on libuv's pool: it talks to the store.
+pub struct Acquire {
+    url: String,
+    options: LeaseOptions,
+}
+
+impl Task for Acquire {
+    type Output = Lease;
+    type JsValue = LeaseHandle;
+
+    fn compute(&mut self) -> Result<Lease> {
+        std::panic::catch_unwind(|| Lease::acquire(&self.url, &self.options))
+            .map_err(|_| Error::from_reason("nonceforge: acquiring a lease panicked"))?
+            .map_err(lease_err)
+    }
+
+    fn resolve(&mut self, _: Env, lease: Lease) -> Result<LeaseHandle> {
+        Ok(LeaseHandle {
+            machine_id: lease.machine_id().get() as u32,
+            token: lease.token(),
+            floor_unix_ms: lease.floor_unix_ms(),
+            holder: lease.holder().to_string(),
+            backend: lease.backend().to_string(),
+            lease: Arc::new(Mutex::new(Some(lease))),
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+    }
+}
+
+/// Takes the lowest free machine id in the store at `url`.
+#[napi(catch_unwind)]
+pub fn lease_acquire(url: String, opts: LeaseOpts) -> Result<AsyncTask<Acquire>> {
+    Ok(AsyncTask::new(Acquire {
+        url,
+        options: options(opts)?,
+    }))
+}
+
+/// A held lease.
+#[napi]
+pub struct LeaseHandle {
+    lease: Arc<Mutex<Option<Lease>>>,
+    stop: Arc<AtomicBool>,
+    machine_id: u32,
+    token: u64,
+    floor_unix_ms: u64,
+    holder: String,
+    backend: String,
+}
+
+impl LeaseHandle {
+    /// Runs `f` on the lease; an error once it has been released.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&Lease) -> Result<T>) -> Result<T> {
+        match self
+            .lease
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            Some(l) => f(l),
+            None => Err(Error::new(
+                Status::GenericFailure,
+                "ERR_NONCEFORGE_DISABLED: the lease was released",
+            )),
+        }
+    }
+
+    fn take(&self) -> Option<Lease> {
+        self.stop.store(true, Ordering::Release);
+        self.lease.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// State codes given to JavaScript.
+const HELD: u32 = 0;
+const LAPSED: u32 = 1;
+const LOST: u32 = 2;
+const RELEASED: u32 = 3;
+
+fn code(state: &LeaseState) -> (u32, f64) {
+    match state {
+        LeaseState::Held { deadline_in } => (HELD, deadline_in.as_secs_f64() * 1000.0),
+        LeaseState::Lapsed => (LAPSED, 0.0),
+        LeaseState::Lost => (LOST, 0.0),
+        LeaseState::Released => (RELEASED, 0.0),
+    }
+}
+
+/// Releasing, on libuv's pool.
+pub struct Release {
+    lease: Option<Lease>,
+}
+
+impl Task for Release {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> Result<()> {
+        match self.lease.take() {
+            Some(l) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.release()))
+                .map_err(|_| Error::from_reason("nonceforge: releasing a lease panicked"))?
+                .map_err(lease_err),
+            None => Ok(()),
+        }
+    }
+
+    fn resolve(&mut self, _: Env, _: ()) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[napi]
+impl LeaseHandle {
+    /// The leased machine id.
+    #[napi(getter)]
+    pub fn machine_id(&self) -> u32 {
+        self.machine_id
+    }
+
+    /// The fencing token of this grant.
+    #[napi(getter)]
+    pub fn token(&self) -> BigInt {
+        BigInt::from(self.token)
+    }
+
+    /// The previous holder's last timestamp (Unix ms).
+    #[napi(getter)]
+    pub fn floor_unix_ms(&self) -> f64 {
+        self.floor_unix_ms as f64
+    }
+
+    /// Who holds it, as the store shows it.
+    #[napi(getter)]
+    pub fn holder(&self) -> String {
+        self.holder.clone()
+    }
+
+    /// The store, without its password.
+    #[napi(getter)]
+    pub fn backend(&self) -> String {
+        self.backend.clone()
+    }
+
+    /// `[state, deadlineInMs]`: 0 held, 1 lapsed, 2 lost, 3 released.
+    #[napi(catch_unwind)]
+    pub fn state(&self) -> (u32, f64) {
+        match self
+            .lease
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            Some(l) => code(&l.state()),
+            None => (RELEASED, 0.0),
+        }
+    }
+
+    /// Reports each change of state to `callback(state)` from a watcher
+    /// thread (every 20 ms); it never keeps the process alive.
+    #[napi(catch_unwind)]
+    pub fn watch(&self, callback: Function<u32, ()>) -> Result<()> {
+        let tsfn: ThreadsafeFunction<u32, (), u32, Status, false, true> = callback
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()?;
+        let lease = self.lease.clone();
+        let stop = self.stop.clone();
+        std::thread::Builder::new()
+            .name("nonceforge-lease-watch".into())
+            .spawn(move || {
+                let mut told = HELD;
+                while !stop.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(20));
+                    let now = match lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                        Some(l) => code(&l.state()).0,
+                        None => return,
+                    };
+                    if now != told {
+                        tsfn.call(now, ThreadsafeFunctionCallMode::NonBlocking);
+                        told = now;
+                    }
+                    if now == LOST || now == RELEASED {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| Error::from_reason(format!("nonceforge: starting the watcher: {e}")))?;
+        Ok(())
+    }
+
+    /// Stops the generators, records their last timestamp as the floor, and
+    /// frees the id (on libuv's pool). Releasing twice does nothing.
+    #[napi]
+    pub fn release(&self) -> AsyncTask<Release> {
+        AsyncTask::new(Release { lease: self.take() })
+    }
+
+    /// The same, blocking: for `process.on('exit')`, where nothing async runs.
+    #[napi(catch_unwind)]
+    pub fn release_sync(&self) -> Result<()> {
+        Release { lease: self.take() }.compute()
+    }
+}
