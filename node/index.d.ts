@@ -1,4 +1,5 @@
 // Types for nonceforge (main entry).
+import { EventEmitter } from 'node:events';
 import * as cryptoAsyncModule from './crypto-async';
 
 export type NonceKind = 'counter' | 'sortable' | 'encrypted';
@@ -20,8 +21,79 @@ export interface NonceParts {
   counter: bigint;
 }
 
-export declare class NonceGenerator {
+/** How long: milliseconds, or a string like '10s', '250ms', '2m', '1h'. */
+export type Duration = number | string;
+
+/** The options of `NonceGenerator.lease`: the CLI's lease options, and the generator's. */
+export interface LeaseOptions {
+  /** How long the store keeps a lease without renewal (default '10s'; 1 s to 1 h). */
+  ttl?: Duration;
+  /** How often to renew (default TTL/3; at most (TTL - margin)/2). */
+  renewEvery?: Duration;
+  /** Stop generating this long before the lease would expire (default TTL/10). */
+  margin?: Duration;
+  /** Give up connecting and acquiring after this long (default '5s'). */
+  connectTimeout?: Duration;
+  /** The ids this cluster leases: one id, [first, last] or 'FIRST-LAST' (default 0-511). */
+  ids?: number | [number, number] | string;
+  /** Lease table name prefix (PostgreSQL) or key prefix (Redis, etcd); default 'nonceforge'. */
+  namespace?: string;
+  /** This process's name in the store (default host/pid/random). */
+  holder?: string;
+  /** At least 32 bytes; needed for encrypted nonces. */
+  key?: Bytes;
+  /** Move the epoch (Unix ms); every generator of a cluster must use the same. */
+  epochUnixMs?: number;
+}
+
+export type LeaseStateName = 'held' | 'lapsed' | 'lost' | 'released';
+
+export interface LeaseInfo {
+  machineId: number;
+  /** The fencing token of this grant: greater than every earlier grant's. */
+  token: bigint;
+  /** The previous holder's last timestamp; this generator starts above it. */
+  floorUnixMs: number;
+  holder: string;
+  /** The store's URL without its password. */
+  backend: string;
+  state: LeaseStateName;
+  /** Time left until the local deadline (0 unless held). */
+  deadlineInMs: number;
+}
+
+/** An error of this package: Node's codes for arguments, and its own. */
+export interface NonceforgeError extends Error {
+  code:
+    | 'ERR_INVALID_ARG_TYPE'
+    | 'ERR_INVALID_ARG_VALUE'
+    | 'ERR_OUT_OF_RANGE'
+    | 'ERR_NONCE_REUSE'
+    | 'ERR_NONCEFORGE_DISABLED'
+    | 'ERR_NONCEFORGE_AUTH'
+    | 'ERR_NONCEFORGE_LEASE_UNREACHABLE'
+    | 'ERR_NONCEFORGE_LEASE_TIMEOUT'
+    | 'ERR_NONCEFORGE_LEASE_ALL_TAKEN'
+    | 'ERR_NONCEFORGE_LEASE_LOST'
+    | 'ERR_NONCEFORGE_CLOCK_BEHIND'
+    | 'ERR_NONCEFORGE_LEASE';
+}
+
+export declare class NonceGenerator extends EventEmitter {
   constructor(options: NonceGeneratorOptions);
+  /**
+   * A generator on a machine id leased from `url` (postgres://…, redis://…,
+   * etcd://host:port[,host:port…]) with the same records and rules as the CLI.
+   * Past the lease's local deadline every call throws ERR_NONCEFORGE_DISABLED.
+   */
+  static lease(url: string, options?: LeaseOptions): Promise<NonceGenerator>;
+  /** The lease of a leased generator; null otherwise. */
+  readonly lease: LeaseInfo | null;
+  /** Stops issuing, records the floor and frees the id (leased generators only). */
+  release(): Promise<void>;
+  /** 'lapsed': the local deadline passed (renewals go on); 'resumed': renewed again; 'lost': another holder took the id. */
+  on(event: 'lapsed' | 'resumed' | 'lost', listener: () => void): this;
+  once(event: 'lapsed' | 'resumed' | 'lost', listener: () => void): this;
   readonly machineId: number;
   readonly enabled: boolean;
   /** One nonce as a new Buffer (8, 12 or 16 bytes). Throws when disabled. */

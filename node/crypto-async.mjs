@@ -1,0 +1,50 @@
+// ES module entry: the same objects as require('nonceforge/crypto-async').
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const cryptoAsync = require('./crypto-async.js');
+
+export const {
+  CIPHER_BLOCK_MAX,
+  E_AAD,
+  E_AAD_INVALID,
+  E_AAD_OFFSET,
+  E_AAD_RANGE,
+  E_AAD_SIZE,
+  E_ALGORITHM,
+  E_ALGORITHM_DISABLED,
+  E_ALGORITHM_UNKNOWN,
+  E_ARGUMENTS,
+  E_BUFFER_LENGTH,
+  E_CALLBACK,
+  E_CANCELLED,
+  E_CORRUPT,
+  E_ENCRYPT,
+  E_IV,
+  E_IV_INVALID,
+  E_IV_OFFSET,
+  E_IV_RANGE,
+  E_IV_SIZE,
+  E_KEY,
+  E_KEY_INVALID,
+  E_KEY_OFFSET,
+  E_KEY_RANGE,
+  E_KEY_SIZE,
+  E_OOM,
+  E_SOURCE,
+  E_SOURCE_OFFSET,
+  E_SOURCE_RANGE,
+  E_SOURCE_SIZE,
+  E_TAG,
+  E_TAG_INVALID,
+  E_TAG_OFFSET,
+  E_TAG_RANGE,
+  E_TAG_SIZE,
+  E_TARGET,
+  E_TARGET_OFFSET,
+  E_TARGET_RANGE,
+  cipher,
+  hash,
+  hmac,
+} = cryptoAsync;
+export default cryptoAsync;

@@ -1,0 +1,26 @@
+// ES module entry: the same objects as require('nonceforge').
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const nonceforge = require('./index.js');
+
+export const {
+  NonceGenerator,
+  ExtIdCodec,
+  SanitizedAead,
+  cipher,
+  hash,
+  hmac,
+  createHash,
+  Hash,
+  uuidv7,
+  tuid6,
+  uuidv7Buffer,
+  tuid6Buffer,
+  uuidv7Compact,
+  tuid6Compact,
+  fromCompact,
+  timestampOf,
+  cryptoAsync,
+} = nonceforge;
+export default nonceforge;

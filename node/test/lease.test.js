@@ -1,0 +1,186 @@
+'use strict';
+// NonceGenerator.lease against the real stores (PostgreSQL 15, Redis, etcd on
+// loopback ports): eight Node processes at once get eight ids; a holder
+// stopped (SIGSTOP) past its TTL issues nothing once continued; a holder
+// killed with kill -9 frees its id after the TTL, and the next holder starts
+// above its floor; every nonce of every process is distinct.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const readline = require('node:readline');
+const stores = require('./support/stores.js');
+const { NonceGenerator } = require('../index.js');
+
+const HOLDER = path.join(__dirname, 'support', 'holder.js');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A holder process; `lines` collects what it prints, `id` resolves with its
+// machine id and floor.
+const CHILDREN = new Set();
+test.after(() => {
+  for (const child of CHILDREN) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  }
+});
+
+function holder(url, ids, ttl) {
+  const child = spawn(process.execPath, [HOLDER, url, ids, String(ttl)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  CHILDREN.add(child);
+  child.on('exit', () => CHILDREN.delete(child));
+  const h = { child, lines: [], exited: new Promise((r) => child.on('exit', (code, signal) => r({ code, signal }))) };
+  h.id = new Promise((resolve, reject) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      h.lines.push(line);
+      const m = /^id (\d+) (\d+)$/.exec(line);
+      if (m) resolve({ machineId: Number(m[1]), floor: Number(m[2]) });
+      if (line.startsWith('fail')) reject(new Error(line));
+    });
+    child.on('exit', () => reject(new Error(`holder exited before leasing: ${h.lines.join('\n')}`)));
+  });
+  h.nonces = () => h.lines.filter((l) => l.startsWith('n ')).flatMap((l) => l.split(' ').slice(2));
+  h.stop = async () => {
+    child.stdin.end();
+    return h.exited;
+  };
+  return h;
+}
+
+function allDistinct(nonces) {
+  const seen = new Set();
+  for (const n of nonces) {
+    assert.ok(!seen.has(n), `nonce ${n} issued twice`);
+    seen.add(n);
+  }
+  return seen.size;
+}
+
+// The millisecond a counter-96 nonce (hex) carries, Unix ms.
+function unixMsOf(generator, hex) {
+  return generator.inspect(Buffer.from(hex, 'hex')).unixMs;
+}
+
+for (const kind of stores.KINDS) {
+  test(`leases on ${kind}`, { timeout: 120000 }, async (t) => {
+    const store = await stores.start(kind);
+    t.after(() => stores.stop(store));
+    const decoder = new NonceGenerator({ machineId: 0 });
+
+    await t.test('eight processes at once get eight ids; release frees them; all nonces distinct', async () => {
+      const hs = Array.from({ length: 8 }, () => holder(store.url, '0-511', 3000));
+      const ids = await Promise.all(hs.map((h) => h.id));
+      assert.equal(new Set(ids.map((i) => i.machineId)).size, 8, JSON.stringify(ids));
+      await sleep(300);
+      const results = await Promise.all(hs.map((h) => h.stop()));
+      for (const [i, r] of results.entries()) assert.equal(r.code, 0, hs[i].lines.slice(-3).join('\n'));
+      for (const h of hs) assert.ok(h.lines.includes('released'));
+      const all = hs.flatMap((h) => h.nonces());
+      assert.ok(all.length > 8 * 150, `${all.length} nonces`);
+      allDistinct(all);
+      // Released: the same ids are free again, and a new holder starts above the floor.
+      const g = await NonceGenerator.lease(store.url, { ids: '0-7', ttl: 3000 });
+      assert.ok(g.machineId <= 7);
+      const mine = hs.find((_, i) => ids[i].machineId === g.machineId);
+      const last = Math.max(...mine.nonces().filter((n) => n.length === 24).map((n) => unixMsOf(decoder, n)));
+      assert.ok(g.lease.floorUnixMs >= last, `floor ${g.lease.floorUnixMs} below the last nonce ${last}`);
+      assert.ok(unixMsOf(decoder, g.counter(96).toString('hex')) > g.lease.floorUnixMs);
+      await g.release();
+      assert.throws(() => g.counter(96), { code: 'ERR_NONCEFORGE_DISABLED' });
+      assert.equal(g.lease.state, 'released');
+    });
+
+    await t.test('a holder stopped past its TTL issues nothing once continued, and learns it lost the id', async () => {
+      const ttl = 1000;
+      const a = holder(store.url, '9', ttl);
+      const { machineId } = await a.id;
+      assert.equal(machineId, 9);
+      await sleep(200);
+      a.child.kill('SIGSTOP');
+      const stoppedAt = Date.now();
+      // The id is free after the TTL: another process takes it.
+      let b;
+      for (;;) {
+        try {
+          b = await NonceGenerator.lease(store.url, { ids: 9, ttl: 3000 });
+          break;
+        } catch (error) {
+          assert.equal(error.code, 'ERR_NONCEFORGE_LEASE_ALL_TAKEN', error.message);
+          await sleep(100);
+        }
+      }
+      const takenAt = Date.now();
+      assert.ok(takenAt - stoppedAt < ttl + 8000, 'the id was never freed');
+      const bNonces = [];
+      for (let i = 0; i < 200; i++) bNonces.push(b.counter(96).toString('hex'));
+      const continuedAt = Date.now();
+      a.child.kill('SIGCONT');
+      // Its next renewal finds another holder (within a renewal period and a request timeout).
+      for (let i = 0; i < 100 && !a.lines.includes('event lost'); i++) await sleep(50);
+      const after = a.lines.filter((l) => Number(l.split(' ')[1]) > continuedAt);
+      assert.ok(after.some((l) => l.startsWith('e ')), `no refusal after SIGCONT: ${after.slice(0, 3).join('\n')}`);
+      for (const l of after) {
+        assert.ok(!l.startsWith('n '), `a nonce made after SIGCONT: ${l.slice(0, 80)}`);
+        if (l.startsWith('e ')) assert.match(l, /ERR_NONCEFORGE_DISABLED$/);
+      }
+      assert.ok(a.lines.includes('event lapsed'), a.lines.filter((l) => l.startsWith('event')).join(','));
+      assert.ok(a.lines.includes('event lost'), a.lines.filter((l) => l.startsWith('event')).join(','));
+      assert.ok(!a.lines.includes('event resumed'));
+      // A's deadline came before the store let B take the id, and B started above A.
+      const aLast = Math.max(...a.nonces().filter((n) => n.length === 24).map((n) => unixMsOf(decoder, n)));
+      assert.ok(aLast < takenAt, `A issued at ${aLast}, B took the id at ${takenAt}`);
+      assert.ok(unixMsOf(decoder, bNonces[0]) > aLast, 'B starts above A');
+      allDistinct([...a.nonces(), ...bNonces]);
+      a.child.stdin.end();
+      const r = await a.exited;
+      assert.equal(r.code, 1, 'A cannot release an id it lost'); // release-error
+      assert.ok(a.lines.some((l) => l === 'release-error ERR_NONCEFORGE_LEASE_LOST'), a.lines.slice(-2).join('\n'));
+      await b.release();
+    });
+
+    await t.test('kill -9 frees the id after the TTL; the next holder starts above the floor', async () => {
+      const ttl = 1000;
+      const a = holder(store.url, '12', ttl);
+      assert.equal((await a.id).machineId, 12);
+      await sleep(300);
+      a.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      await a.exited;
+      let b;
+      for (;;) {
+        try {
+          b = await NonceGenerator.lease(store.url, { ids: 12, ttl: 3000 });
+          break;
+        } catch (error) {
+          assert.equal(error.code, 'ERR_NONCEFORGE_LEASE_ALL_TAKEN', error.message);
+          assert.ok(Date.now() - killedAt < ttl + 8000, 'the id was never freed');
+          await sleep(100);
+        }
+      }
+      const takenAt = Date.now();
+      const aNonces = a.nonces();
+      const aLast = Math.max(...aNonces.filter((n) => n.length === 24).map((n) => unixMsOf(decoder, n)));
+      const bNonces = Array.from({ length: 1000 }, () => b.counter(96).toString('hex'));
+      assert.ok(aLast < takenAt, `A issued at ${aLast}, B took the id at ${takenAt}`);
+      assert.ok(unixMsOf(decoder, bNonces[0]) > aLast, 'the next holder starts above the floor');
+      allDistinct([...aNonces, ...bNonces]);
+      await b.release();
+    });
+  });
+}
+
+test('lease: bad arguments are Node-style errors naming the option, before any connection', async () => {
+  const bad = (code, re) => (e) => e.code === code && re.test(e.message);
+  await assert.rejects(NonceGenerator.lease(42), bad('ERR_INVALID_ARG_TYPE', /"url" argument must be of type string/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ttl: 'soon' }), bad('ERR_INVALID_ARG_VALUE', /'options\.ttl' must be a duration/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: [3, 600] }), bad('ERR_OUT_OF_RANGE', /"options\.ids\[1\]"/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: '9-2' }), bad('ERR_OUT_OF_RANGE', /"options\.ids"/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { machineId: 3 }), bad('ERR_INVALID_ARG_VALUE', /'options\.machineId' is not a lease option/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { key: Buffer.alloc(4) }), bad('ERR_OUT_OF_RANGE', /"options\.key\.byteLength"/));
+  await assert.rejects(NonceGenerator.lease('mysql://x'), bad('ERR_INVALID_ARG_VALUE', /mysql/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ttl: 100 }), bad('ERR_INVALID_ARG_VALUE', /ttl/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { connectTimeout: 300 }), bad('ERR_NONCEFORGE_LEASE_UNREACHABLE', /127\.0\.0\.1/));
+  const g = new NonceGenerator({ machineId: 1 });
+  assert.equal(g.lease, null);
+  await assert.rejects(g.release(), bad('ERR_INVALID_ARG_VALUE', /leased generator/));
+});
