@@ -60,6 +60,11 @@ export interface LeaseInfo {
   state: LeaseStateName;
   /** Time left until the local deadline (0 unless held). */
   deadlineInMs: number;
+  /** Renewals that succeeded and that failed (a failure is retried). */
+  renewals: number;
+  failedRenewals: number;
+  /** The last renewal error while the latest renewal failed; null otherwise. */
+  lastError: string | null;
 }
 
 /** An error of this package: Node's codes for arguments, and its own. */

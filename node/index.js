@@ -228,7 +228,11 @@ class NonceGenerator extends EventEmitter {
     const h = this._lease;
     if (h === null || h === undefined) return null;
     const [state, deadlineInMs] = h.state();
+    const [renewals, failedRenewals, lastError] = h.renewals();
     return {
+      renewals,
+      failedRenewals,
+      lastError,
       machineId: h.machineId,
       token: h.token,
       floorUnixMs: h.floorUnixMs,

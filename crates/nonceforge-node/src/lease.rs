@@ -232,6 +232,24 @@ impl LeaseHandle {
         }
     }
 
+    /// `[renewalsOk, renewalsFailed, lastError]`: the last error while the
+    /// latest renewal failed, or null.
+    #[napi(catch_unwind)]
+    pub fn renewals(&self) -> (f64, f64, Option<String>) {
+        match self
+            .lease
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            Some(l) => {
+                let (ok, failed) = l.renewals();
+                (ok as f64, failed as f64, l.last_error())
+            }
+            None => (0.0, 0.0, None),
+        }
+    }
+
     /// Reports each change of state to `callback(state)` from a watcher
     /// thread (every 20 ms); it never keeps the process alive.
     #[napi(catch_unwind)]
