@@ -1,26 +1,57 @@
 'use strict';
-// Loads the napi-rs addon built by `npm run build` (crates/nonceforge-node).
+// Loads the native addon, the napi-rs way: a prebuilt per-platform package
+// (`nonceforge-<platform>`, an optional dependency of this one that npm
+// installs only where its os/cpu/libc match), or an addon built here from
+// source (`npm run build`, for development and unsupported platforms).
+const fs = require('node:fs');
 const path = require('node:path');
 
+function isMusl() {
+  if (process.platform !== 'linux') return false;
+  try {
+    return !process.report.getReport().header.glibcVersionRuntime;
+  } catch {
+    return fs.existsSync('/etc/alpine-release');
+  }
+}
+
+// The platform's name as the per-platform packages spell it.
+function platform() {
+  const { platform: os, arch } = process;
+  if (os === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
+  if (os === 'win32') return `win32-${arch}-msvc`;
+  return `${os}-${arch}`;
+}
+
 function load() {
+  const name = platform();
+  const tried = [];
   const candidates = [
+    path.join(__dirname, `nonceforge.${name}.node`),
     path.join(__dirname, 'nonceforge.node'),
+    `nonceforge-${name}`,
     path.join(__dirname, '..', 'target', 'release', 'libnonceforge_node.so'),
   ];
-  let first;
   for (const file of candidates) {
     try {
       return require(file);
     } catch (error) {
       if (error.code !== 'MODULE_NOT_FOUND' && !/cannot open shared object/.test(error.message)) throw error;
-      first = first || error;
+      tried.push(file);
     }
   }
   const error = new Error(
-    'nonceforge: the native addon is not built: run `npm run build` in node/ (needs Rust 1.89+)'
+    `nonceforge: no native addon for ${name} (Node ${process.versions.node}). ` +
+      `Prebuilt packages exist for linux-x64-gnu; npm installs the one for this platform ` +
+      `(nonceforge-${name}) as an optional dependency — check that optional dependencies ` +
+      `were not omitted (--omit=optional, --no-optional). To build from source: install Rust ` +
+      `1.89 or newer (https://rustup.rs), run \`npm run build\` in node/ of a checkout of the ` +
+      `nonceforge repository, and copy node/nonceforge.node into this package's directory ` +
+      `(${__dirname}). Tried: ${tried.join(', ')}`
   );
-  error.cause = first;
+  error.code = 'ERR_NONCEFORGE_NO_ADDON';
   throw error;
 }
 
 module.exports = load();
+module.exports.platform = platform;
