@@ -155,6 +155,13 @@ impl CipherJob {
         } else {
             unsafe { self.aad.slice() }
         };
+        if self.alg == CipherAlg::ChaCha20Poly1305
+            && self.encrypt
+            && self.source.len >= OPENSSL_SEAL_MIN
+            && let Some(n) = unsafe { self.seal_openssl(key, iv, aad) }
+        {
+            return n;
+        }
         let result = if self.source.ptr == self.target.ptr && self.source.len == self.target.len {
             let buf = unsafe { self.target.slice_mut() };
             bulk::cipher(
@@ -200,6 +207,41 @@ impl CipherJob {
             }
             Err(e) => code(e),
         }
+    }
+}
+
+/// ChaCha20-Poly1305 messages of at least this many bytes are sealed by
+/// Node's OpenSSL (see `openssl::aead`); below it the context set-up costs
+/// more than OpenSSL's faster code saves, and ring seals them.
+const OPENSSL_SEAL_MIN: usize = 4096;
+
+impl CipherJob {
+    /// Seals through Node's OpenSSL: the bytes written, or `None` to seal
+    /// another way (no OpenSSL, or it failed).
+    ///
+    /// # Safety
+    /// As [`run`](Self::run).
+    unsafe fn seal_openssl(&self, key: &[u8], iv: &[u8], aad: &[u8]) -> Option<i32> {
+        let key: &[u8; 32] = key.try_into().ok()?;
+        let nonce: &[u8; 12] = iv.try_into().ok()?;
+        let mut tag = [0u8; 16];
+        let tag = tag.get_mut(..self.tag.len)?;
+        let copy;
+        let src = if self.source.ptr != self.target.ptr && self.source.overlaps(&self.target) {
+            // SAFETY: per `run`'s contract.
+            copy = unsafe { self.source.to_vec() };
+            copy.as_ptr()
+        } else {
+            self.source.ptr
+        };
+        // SAFETY: src is the source (or a copy) and the target holds as many
+        // bytes; they are equal or disjoint (checked above).
+        unsafe {
+            crate::openssl::aead::seal(key, nonce, aad, src, self.target.ptr, self.source.len, tag)?
+        };
+        // SAFETY: the tag span is valid for writes; no slice is live now.
+        unsafe { std::ptr::copy(tag.as_ptr(), self.tag.ptr, self.tag.len) };
+        Some(self.source.len as i32)
     }
 }
 

@@ -6,8 +6,8 @@
 //! into Node: a bug surfaces as a thrown Error, never an abort.
 
 pub mod bulk;
-mod lease;
-mod openssl;
+pub mod lease;
+pub mod openssl;
 
 use aes_gcm::aead::array::typenum::Unsigned;
 use aes_gcm::aead::{AeadInOut, Key, KeyInit, Nonce, Tag};
