@@ -1,0 +1,120 @@
+package nonce
+
+// Side by side with the ids Go users pick (one goroutine unless -cpu says):
+//   go test -run '^$' -bench . -benchmem -count 5 ./nonce/
+// google/uuid NewV7, sony/sonyflake v2 NextID (its 39-bit 10 ms clock allows
+// 256 ids per 10 ms per machine: it sleeps past that), crypto/rand 16 bytes.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"testing"
+	"time"
+
+	guuid "github.com/google/uuid"
+	"github.com/sony/sonyflake/v2"
+)
+
+func benchGen(b *testing.B) *Generator {
+	g, err := New(Options{MachineID: 1, Key: bytes.Repeat([]byte{3}, 32)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+func BenchmarkCounter(b *testing.B) {
+	for _, bits := range []int{64, 96, 128} {
+		b.Run(itoa(bits), func(b *testing.B) {
+			g := benchGen(b)
+			var sink Nonce
+			for b.Loop() {
+				n, err := g.Counter(bits)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = n
+			}
+			_ = sink
+		})
+	}
+}
+
+func BenchmarkSortable(b *testing.B) {
+	for _, bits := range []int{64, 96, 128} {
+		b.Run(itoa(bits), func(b *testing.B) {
+			g := benchGen(b)
+			for b.Loop() {
+				if _, err := g.Sortable(bits); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEncrypted(b *testing.B) {
+	for _, bits := range []int{64, 96, 128} {
+		b.Run(itoa(bits), func(b *testing.B) {
+			g := benchGen(b)
+			for b.Loop() {
+				if _, err := g.Encrypted(bits); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkFillCounter96x4096(b *testing.B) {
+	g := benchGen(b)
+	buf := make([]byte, 12*4096)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		if err := g.Fill(Counter, 96, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPeerGoogleUUIDNewV7(b *testing.B) {
+	for b.Loop() {
+		if _, err := guuid.NewV7(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPeerSonyflakeNextID(b *testing.B) {
+	sf, err := sonyflake.New(sonyflake.Settings{
+		StartTime: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+		MachineID: func() (int, error) { return 1, nil },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := sf.NextID(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPeerCryptoRand16(b *testing.B) {
+	var buf [16]byte
+	for b.Loop() {
+		if _, err := rand.Read(buf[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func itoa(n int) string {
+	switch n {
+	case 64:
+		return "64"
+	case 96:
+		return "96"
+	}
+	return "128"
+}

@@ -1,0 +1,594 @@
+package nonce
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultEpochUnixMs is the default epoch, 2025-01-01T00:00:00Z: every
+// generator of a cluster must use the same epoch.
+const DefaultEpochUnixMs = 1_735_689_600_000
+
+const (
+	timestampEnd = 1 << 42 // ms after the epoch: 139 years
+	last128Tick  = 1<<63 - 1
+	maxMachineID = 511
+)
+
+// Kind is a kind of nonce.
+type Kind int
+
+const (
+	Counter   Kind = iota // strictly unique, predictable: timestamp | machine | counter
+	Sortable              // increasing per generator, carries the millisecond it was made in
+	Encrypted             // a counter nonce through a keyed permutation: unpredictable
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Counter:
+		return "counter"
+	case Sortable:
+		return "sortable"
+	case Encrypted:
+		return "encrypted"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Error is every error of this package: the operation, the argument and the
+// rule it broke.
+type Error struct {
+	Op   string
+	Arg  string
+	Rule string
+}
+
+func (e *Error) Error() string {
+	if e.Arg == "" {
+		return "nonce: " + e.Op + ": " + e.Rule
+	}
+	return "nonce: " + e.Op + ": " + e.Arg + ": " + e.Rule
+}
+
+// ErrDisabled: the generator issues nothing (Disable, or past its deadline).
+var ErrDisabled = errors.New("nonce: the generator is disabled: no nonce was issued")
+
+// Clock is what a generator reads time from: the wall clock once, at New, and
+// the monotonic clock after that. Tests use a manual one.
+type Clock interface {
+	// WallUnixMilli is the wall-clock time in Unix milliseconds.
+	WallUnixMilli() int64
+	// Monotonic is a reading of a clock that never goes back.
+	Monotonic() time.Duration
+	// Sleep waits for d (a manual clock advances by it).
+	Sleep(d time.Duration)
+}
+
+type systemClock struct{ base time.Time }
+
+func (systemClock) WallUnixMilli() int64       { return time.Now().UnixMilli() }
+func (c systemClock) Monotonic() time.Duration { return time.Since(c.base) }
+func (systemClock) Sleep(d time.Duration)      { time.Sleep(d) }
+
+// Options configure a Generator.
+type Options struct {
+	// MachineID, 0..511, unique among the live generators of the cluster.
+	MachineID int
+	// Key, the base key for encrypted nonces: at least 32 bytes (nil: no
+	// encrypted nonces). Never used for anything else.
+	Key []byte
+	// Cipher64 and Cipher128 pick the ciphers ("" = Speck64/128, AES-256).
+	Cipher64  Cipher64
+	Cipher128 Cipher128
+	// EpochUnixMs moves the epoch (0: DefaultEpochUnixMs).
+	EpochUnixMs int64
+	// NotBeforeUnixMs: start after this millisecond (a lease's floor).
+	NotBeforeUnixMs int64
+	// MaxWait is the longest New waits for the clock to pass NotBeforeUnixMs
+	// (default 1 s); a clock further behind is an error.
+	MaxWait time.Duration
+	// Clock (nil: the system clock).
+	Clock Clock
+}
+
+type padded struct {
+	atomic.Uint64
+	_ [56]byte
+}
+
+// Generator makes nonces; safe for concurrent use.
+type Generator struct {
+	counters   [3]padded
+	sortables  [3]padded
+	verifiedTs padded
+	validUntil atomic.Uint64 // Unix ms; MaxUint64: none
+	stopped    atomic.Bool
+	machine    uint64
+	epoch      uint64
+	initTs     uint64
+	clock      Clock
+	wall0      uint64 // Unix ms at New
+	mono0      time.Duration
+	ciphers    *ciphers
+}
+
+func sizeIndex(bits int) int {
+	switch bits {
+	case 64:
+		return 0
+	case 96:
+		return 1
+	case 128:
+		return 2
+	}
+	return -1
+}
+
+func counterBits(bits int) uint {
+	switch bits {
+	case 64:
+		return 13
+	case 96:
+		return 45
+	}
+	return 64
+}
+
+// New builds a generator: it checks the options, waits for the millisecond
+// after the current one (and after NotBeforeUnixMs), and starts there.
+func New(o Options) (*Generator, error) {
+	if o.MachineID < 0 || o.MachineID > maxMachineID {
+		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("must be in 0..511, got %d", o.MachineID)}
+	}
+	epoch := o.EpochUnixMs
+	if epoch == 0 {
+		epoch = DefaultEpochUnixMs
+	}
+	if epoch < 0 {
+		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("must not be negative, got %d", epoch)}
+	}
+	if o.NotBeforeUnixMs < 0 {
+		return nil, &Error{Op: "New", Arg: "NotBeforeUnixMs", Rule: fmt.Sprintf("must not be negative, got %d", o.NotBeforeUnixMs)}
+	}
+	g := &Generator{machine: uint64(o.MachineID), epoch: uint64(epoch), clock: o.Clock}
+	if g.clock == nil {
+		g.clock = systemClock{base: time.Now()}
+	}
+	if o.Key != nil {
+		c, err := newCiphers(o.Key, o.Cipher64, o.Cipher128)
+		if err != nil {
+			return nil, err
+		}
+		g.ciphers = c
+	}
+	wall := g.clock.WallUnixMilli()
+	if wall < 0 {
+		return nil, &Error{Op: "New", Arg: "Clock", Rule: "the clock reads before 1970"}
+	}
+	g.wall0, g.mono0 = uint64(wall), g.clock.Monotonic()
+	maxWait := o.MaxWait
+	if maxWait == 0 {
+		maxWait = time.Second
+	}
+	floor := max(g.wall0, uint64(o.NotBeforeUnixMs))
+	if floor-g.wall0 > uint64(maxWait.Milliseconds()) {
+		return nil, &Error{Op: "New", Arg: "NotBeforeUnixMs", Rule: fmt.Sprintf("the clock (%d) is %d ms behind the floor %d, more than MaxWait %v", g.wall0, floor-g.wall0, floor, maxWait)}
+	}
+	g.waitFor(floor + 1)
+	now := g.nowMs()
+	if now < g.epoch {
+		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("the clock (%d) is before the epoch %d", now, g.epoch)}
+	}
+	if now-g.epoch >= timestampEnd {
+		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("the 42-bit timestamp range of epoch %d has ended", g.epoch)}
+	}
+	g.initTs = now - g.epoch
+	g.verifiedTs.Store(g.initTs)
+	for i, k := range []uint{13, 21, 21} {
+		g.sortables[i].Store(g.initTs << k)
+	}
+	g.validUntil.Store(^uint64(0))
+	return g, nil
+}
+
+// nowMs is the clock in Unix ms: the wall clock at New plus monotonic time since.
+func (g *Generator) nowMs() uint64 {
+	return g.wall0 + uint64((g.clock.Monotonic()-g.mono0)/time.Millisecond)
+}
+
+// waitFor sleeps until Unix millisecond ms has begun.
+func (g *Generator) waitFor(ms uint64) {
+	for {
+		el := g.clock.Monotonic() - g.mono0
+		target := time.Duration(ms-g.wall0) * time.Millisecond
+		if ms <= g.wall0 || el >= target {
+			return
+		}
+		g.clock.Sleep(target - el)
+	}
+}
+
+// nowTs is the clock in ms since the epoch; past the deadline it stops the generator.
+func (g *Generator) nowTs() (uint64, error) {
+	now := g.nowMs()
+	if now > g.validUntil.Load() {
+		g.stopped.Store(true)
+		return 0, ErrDisabled
+	}
+	ts := now - g.epoch
+	if ts >= timestampEnd {
+		return 0, &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended"}
+	}
+	return ts, nil
+}
+
+// MachineID is the generator's machine id.
+func (g *Generator) MachineID() int { return int(g.machine) }
+
+// EpochUnixMs is the generator's epoch.
+func (g *Generator) EpochUnixMs() int64 { return int64(g.epoch) }
+
+// StartedUnixMs is the millisecond the generator started in.
+func (g *Generator) StartedUnixMs() int64 { return int64(g.epoch + g.initTs) }
+
+// Disable stops issuing: every call returns ErrDisabled until Enable.
+func (g *Generator) Disable() { g.stopped.Store(true) }
+
+// Enable issues again (unless past a deadline set by SetValidUntil).
+func (g *Generator) Enable() { g.stopped.Store(false) }
+
+// SetValidUntil sets the deadline (Unix ms) past which the generator stops for
+// good — a lease's local deadline; a negative value removes it.
+func (g *Generator) SetValidUntil(unixMs int64) {
+	if unixMs < 0 {
+		g.validUntil.Store(^uint64(0))
+		return
+	}
+	g.validUntil.Store(uint64(unixMs))
+}
+
+func (g *Generator) check() error {
+	if g.stopped.Load() {
+		return ErrDisabled
+	}
+	return nil
+}
+
+func badBits(op string, bits int) error {
+	return &Error{Op: op, Arg: "bits", Rule: fmt.Sprintf("must be 64, 96 or 128, got %d", bits)}
+}
+
+// Nonce is one nonce of 64, 96 or 128 bits, held by value (no allocation).
+type Nonce struct {
+	b    [16]byte
+	bits uint8
+}
+
+// Bits is the nonce's size: 64, 96 or 128.
+func (n Nonce) Bits() int { return int(n.bits) }
+
+// Len is the nonce's size in bytes.
+func (n Nonce) Len() int { return int(n.bits) / 8 }
+
+// AppendTo appends the nonce's bytes to dst.
+func (n Nonce) AppendTo(dst []byte) []byte { return append(dst, n.b[:n.bits/8]...) }
+
+// Bytes returns the nonce's bytes in a new slice.
+func (n Nonce) Bytes() []byte { return n.AppendTo(make([]byte, 0, n.bits/8)) }
+
+// Array returns the nonce's bytes, left-aligned in 16 bytes.
+func (n Nonce) Array() [16]byte { return n.b }
+
+// Uint64 is a 64-bit nonce as a number.
+func (n Nonce) Uint64() uint64 { return binary.BigEndian.Uint64(n.b[:8]) }
+
+func (n Nonce) String() string { return hex.EncodeToString(n.b[:n.bits/8]) }
+
+// FromBytes reads a nonce of 8, 12 or 16 bytes.
+func FromBytes(b []byte) (Nonce, error) {
+	var n Nonce
+	switch len(b) {
+	case 8, 12, 16:
+		n.bits = uint8(len(b) * 8)
+		copy(n.b[:], b)
+		return n, nil
+	}
+	return n, &Error{Op: "FromBytes", Arg: "b", Rule: fmt.Sprintf("a nonce is 8, 12 or 16 bytes (64, 96 or 128 bits), got %d bytes", len(b))}
+}
+
+// compose writes timestamp | machine | counter into n.
+func (g *Generator) compose(n *Nonce, bits int, ts, counter uint64) {
+	n.bits = uint8(bits)
+	switch bits {
+	case 64:
+		binary.BigEndian.PutUint64(n.b[:8], ts<<22|g.machine<<13|counter)
+	case 96:
+		// 42 + 9 + 45 bits: the top 32 bits, then 64.
+		binary.BigEndian.PutUint32(n.b[:4], uint32(ts>>10))
+		binary.BigEndian.PutUint64(n.b[4:12], ts<<54|g.machine<<45|counter)
+	default:
+		binary.BigEndian.PutUint64(n.b[:8], ts<<22|g.machine<<13)
+		binary.BigEndian.PutUint64(n.b[8:], counter)
+	}
+}
+
+// admit makes sure the timestamp of tick t (64 and 96 bits) has begun, waiting if not.
+func (g *Generator) admit(bits int, t uint64) error {
+	if bits == 128 {
+		if t > last128Tick {
+			return &Error{Op: "Next", Rule: "the 128-bit counter is exhausted"}
+		}
+		return nil
+	}
+	ts := g.initTs + t>>counterBits(bits)
+	if ts <= g.verifiedTs.Load() {
+		return nil
+	}
+	return g.catchUp(ts)
+}
+
+func (g *Generator) catchUp(ts uint64) error {
+	if ts >= timestampEnd {
+		return &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended"}
+	}
+	now, err := g.nowTs()
+	if err != nil {
+		return err
+	}
+	if now < ts {
+		if err := g.waitTs(ts); err != nil {
+			return err
+		}
+		if now, err = g.nowTs(); err != nil {
+			return err
+		}
+	}
+	for {
+		v := g.verifiedTs.Load()
+		if v >= now || g.verifiedTs.CompareAndSwap(v, now) {
+			return nil
+		}
+	}
+}
+
+// waitTs sleeps until millisecond ts (since the epoch); past the deadline: stopped.
+func (g *Generator) waitTs(ts uint64) error {
+	if ts+g.epoch > g.validUntil.Load() {
+		g.stopped.Store(true)
+		return ErrDisabled
+	}
+	g.waitFor(ts + g.epoch)
+	return nil
+}
+
+func (g *Generator) checkDeadline() error {
+	if g.validUntil.Load() != ^uint64(0) {
+		_, err := g.nowTs()
+		return err
+	}
+	return nil
+}
+
+// tickNonce writes tick t's counter nonce.
+func (g *Generator) tickNonce(n *Nonce, bits int, t uint64) {
+	if bits == 128 {
+		g.compose(n, bits, g.initTs, t)
+		return
+	}
+	k := counterBits(bits)
+	g.compose(n, bits, g.initTs+t>>k, t&(1<<k-1))
+}
+
+// Counter returns a counter nonce of 64, 96 or 128 bits.
+func (g *Generator) Counter(bits int) (Nonce, error) {
+	var n Nonce
+	i := sizeIndex(bits)
+	if i < 0 {
+		return n, badBits("Counter", bits)
+	}
+	if err := g.check(); err != nil {
+		return n, err
+	}
+	if err := g.checkDeadline(); err != nil {
+		return n, err
+	}
+	t := g.counters[i].Add(1) - 1
+	if err := g.admit(bits, t); err != nil {
+		return n, err
+	}
+	g.tickNonce(&n, bits, t)
+	return n, nil
+}
+
+// Encrypted returns an encrypted nonce (the generator needs a Key).
+func (g *Generator) Encrypted(bits int) (Nonce, error) {
+	if g.ciphers == nil {
+		return Nonce{}, &Error{Op: "Encrypted", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"}
+	}
+	n, err := g.Counter(bits)
+	if err != nil {
+		return n, err
+	}
+	g.ciphers.encrypt(&n)
+	return n, nil
+}
+
+// Sortable returns a sortable nonce: greater than every sortable nonce of this
+// size the generator returned before, carrying the millisecond it was made in
+// (up to 8192 a millisecond at 64 bits, 2^21 at 96 and 128; beyond that the
+// call sleeps into the next millisecond).
+func (g *Generator) Sortable(bits int) (Nonce, error) {
+	var n Nonce
+	i := sizeIndex(bits)
+	if i < 0 {
+		return n, badBits("Sortable", bits)
+	}
+	if err := g.check(); err != nil {
+		return n, err
+	}
+	k := uint(21)
+	if bits == 64 {
+		k = 13
+	}
+	state := &g.sortables[i]
+	for {
+		now, err := g.nowTs()
+		if err != nil {
+			return n, err
+		}
+		word := state.Add(1) - 1
+		t := word >> k
+		if t < now {
+			for {
+				v := state.Load()
+				if v >= now<<k || state.CompareAndSwap(v, now<<k) {
+					break
+				}
+			}
+			continue
+		}
+		if t > now {
+			if t >= timestampEnd {
+				return n, &Error{Op: "Sortable", Rule: "the 42-bit timestamp range of this epoch has ended"}
+			}
+			if err := g.waitTs(t); err != nil {
+				return n, err
+			}
+		}
+		g.compose(&n, bits, t, word&(1<<k-1))
+		return n, nil
+	}
+}
+
+// Next returns a nonce of the kind and size.
+func (g *Generator) Next(kind Kind, bits int) (Nonce, error) {
+	switch kind {
+	case Counter:
+		return g.Counter(bits)
+	case Sortable:
+		return g.Sortable(bits)
+	case Encrypted:
+		return g.Encrypted(bits)
+	}
+	return Nonce{}, &Error{Op: "Next", Arg: "kind", Rule: fmt.Sprintf("must be Counter, Sortable or Encrypted, got %d", int(kind))}
+}
+
+// Fill writes len(dst)/(bits/8) nonces back to back into dst (a whole number
+// of nonces); counter and encrypted nonces come from one reservation. Nothing
+// is written on error.
+func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
+	i := sizeIndex(bits)
+	if i < 0 {
+		return badBits("Fill", bits)
+	}
+	size := bits / 8
+	if len(dst)%size != 0 {
+		return &Error{Op: "Fill", Arg: "dst", Rule: fmt.Sprintf("its length must be a multiple of %d (the nonce size), got %d", size, len(dst))}
+	}
+	count := uint64(len(dst) / size)
+	switch kind {
+	case Sortable:
+		// Check first, so that nothing is half-written by the loop below failing at once.
+		if err := g.check(); err != nil {
+			return err
+		}
+		for j := range count {
+			n, err := g.Sortable(bits)
+			if err != nil {
+				return err
+			}
+			copy(dst[j*uint64(size):], n.b[:size])
+		}
+		return nil
+	case Counter, Encrypted:
+	default:
+		return &Error{Op: "Fill", Arg: "kind", Rule: fmt.Sprintf("must be Counter, Sortable or Encrypted, got %d", int(kind))}
+	}
+	if kind == Encrypted && g.ciphers == nil {
+		return &Error{Op: "Fill", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"}
+	}
+	if err := g.check(); err != nil {
+		return err
+	}
+	if count == 0 {
+		return nil
+	}
+	if err := g.checkDeadline(); err != nil {
+		return err
+	}
+	first := g.counters[i].Add(count) - count
+	if err := g.admit(bits, first+count-1); err != nil {
+		return err
+	}
+	var n Nonce
+	for j := range count {
+		g.tickNonce(&n, bits, first+j)
+		if kind == Encrypted {
+			g.ciphers.encrypt(&n)
+		}
+		copy(dst[j*uint64(size):], n.b[:size])
+	}
+	return nil
+}
+
+// Decrypt turns an encrypted nonce back into its counter nonce.
+func (g *Generator) Decrypt(encrypted []byte) (Nonce, error) {
+	if g.ciphers == nil {
+		return Nonce{}, &Error{Op: "Decrypt", Arg: "Key", Rule: "decrypting needs the base key: set Options.Key"}
+	}
+	n, err := FromBytes(encrypted)
+	if err != nil {
+		err.(*Error).Op = "Decrypt"
+		return n, err
+	}
+	g.ciphers.decrypt(&n)
+	return n, nil
+}
+
+// Parts are the fields of a counter or sortable nonce.
+type Parts struct {
+	UnixMs    int64
+	MachineID int
+	// Counter: the counter field (at 128 bits the low 64 bits; the 13 bits above are zero).
+	Counter uint64
+}
+
+// Decompose reads the fields of a counter or sortable nonce (8, 12 or 16
+// bytes) made with epoch epochUnixMs (0: the default). Decrypt an encrypted
+// nonce first.
+func Decompose(nonce []byte, epochUnixMs int64) (Parts, error) {
+	if epochUnixMs == 0 {
+		epochUnixMs = DefaultEpochUnixMs
+	}
+	var p Parts
+	var ts uint64
+	switch len(nonce) {
+	case 8:
+		v := binary.BigEndian.Uint64(nonce)
+		ts, p.MachineID, p.Counter = v>>22, int(v>>13&0x1ff), v&0x1fff
+	case 12:
+		hi := uint64(binary.BigEndian.Uint32(nonce[:4]))
+		lo := binary.BigEndian.Uint64(nonce[4:])
+		ts, p.MachineID, p.Counter = hi<<10|lo>>54, int(lo>>45&0x1ff), lo&(1<<45-1)
+	case 16:
+		hi := binary.BigEndian.Uint64(nonce[:8])
+		if hi&0x1fff != 0 {
+			return p, &Error{Op: "Decompose", Arg: "nonce", Rule: "bits 51..63 of a 128-bit counter nonce are zero: is it encrypted?"}
+		}
+		ts, p.MachineID, p.Counter = hi>>22, int(hi>>13&0x1ff), binary.BigEndian.Uint64(nonce[8:])
+	default:
+		return p, &Error{Op: "Decompose", Arg: "nonce", Rule: fmt.Sprintf("a nonce is 8, 12 or 16 bytes (64, 96 or 128 bits), got %d bytes", len(nonce))}
+	}
+	p.UnixMs = int64(ts) + epochUnixMs
+	return p, nil
+}
+
+// Decompose reads the fields of one of this generator's counter or sortable nonces.
+func (g *Generator) Decompose(nonce []byte) (Parts, error) {
+	return Decompose(nonce, int64(g.epoch))
+}

@@ -1,0 +1,62 @@
+package nonce
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// MachineIDFromEnv is the number at the end of environment variable name
+// (POD_NAME=nonces-12 gives 12), as the core reads it.
+func MachineIDFromEnv(name string) (int, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: "the environment variable is not set"}
+	}
+	return MachineIDFromTrailingNumber(name, v)
+}
+
+// MachineIDFromTrailingNumber is the number at the end of value; name labels errors.
+func MachineIDFromTrailingNumber(name, value string) (int, error) {
+	i := len(value)
+	for i > 0 && value[i-1] >= '0' && value[i-1] <= '9' {
+		i--
+	}
+	if i == len(value) {
+		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: fmt.Sprintf("%q does not end in a number", value)}
+	}
+	n, err := strconv.ParseUint(value[i:], 10, 64)
+	if err != nil || n > maxMachineID {
+		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: fmt.Sprintf("%q: the machine id must be in 0..511", value)}
+	}
+	return int(n), nil
+}
+
+// MachineIDFromHostList is host's position (from 0) in hosts, used in the
+// order given, never sorted: appending a host keeps every existing host's
+// id. Empty and repeated entries are errors.
+func MachineIDFromHostList(hosts []string, host string) (int, error) {
+	found := -1
+	for i, h := range hosts {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return 0, &Error{Op: "MachineIDFromHostList", Arg: "hosts", Rule: fmt.Sprintf("entry %d is empty", i)}
+		}
+		for j := range i {
+			if strings.TrimSpace(hosts[j]) == h {
+				return 0, &Error{Op: "MachineIDFromHostList", Arg: "hosts", Rule: fmt.Sprintf("%q is listed twice (entries %d and %d)", h, j, i)}
+			}
+		}
+		if h == host && found < 0 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return 0, &Error{Op: "MachineIDFromHostList", Arg: "host", Rule: fmt.Sprintf("%q is not in the list of %d hosts", host, len(hosts))}
+	}
+	if found > maxMachineID {
+		return 0, &Error{Op: "MachineIDFromHostList", Arg: "hosts", Rule: fmt.Sprintf("%q is entry %d: a machine id is at most 511", host, found)}
+	}
+	return found, nil
+}

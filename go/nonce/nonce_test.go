@@ -1,0 +1,553 @@
+package nonce
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/des"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/blowfish"
+)
+
+// manualClock moves only when told (Sleep advances it); its wall clock can be
+// set apart from its monotonic clock.
+type manualClock struct {
+	mu    sync.Mutex
+	wall  int64 // Unix ms at mono 0
+	mono  time.Duration
+	slept time.Duration
+}
+
+func newManual(unixMs int64) *manualClock { return &manualClock{wall: unixMs} }
+
+func (c *manualClock) WallUnixMilli() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wall + int64(c.mono/time.Millisecond)
+}
+
+func (c *manualClock) Monotonic() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
+}
+
+func (c *manualClock) Sleep(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mono += d
+	c.slept += d
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mono += d
+}
+
+func (c *manualClock) setWall(unixMs int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wall = unixMs - int64(c.mono/time.Millisecond)
+}
+
+func (c *manualClock) sleptFor() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slept
+}
+
+func readJSON(t *testing.T, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+type nonceVectors struct {
+	Epoch  int64 `json:"epoch_unix_ms"`
+	Layout []struct {
+		Bits      int    `json:"bits"`
+		Timestamp uint64 `json:"timestamp_ms"`
+		Machine   uint64 `json:"machine_id"`
+		Counter   uint64 `json:"counter"`
+		Hex       string `json:"hex"`
+	} `json:"layout"`
+	Generator struct {
+		Clock   int64  `json:"clock_unix_ms"`
+		Machine int    `json:"machine_id"`
+		BaseKey string `json:"base_key_hex"`
+		Counter []struct {
+			Bits  int    `json:"bits"`
+			Index uint64 `json:"index"`
+			Hex   string `json:"hex"`
+		} `json:"counter"`
+		Encrypted []struct {
+			Bits   int    `json:"bits"`
+			Cipher string `json:"cipher"`
+			Index  uint64 `json:"index"`
+			Plain  string `json:"plain_hex"`
+			Hex    string `json:"hex"`
+		} `json:"encrypted"`
+	} `json:"generator"`
+}
+
+func TestLayoutVectors(t *testing.T) {
+	var v nonceVectors
+	readJSON(t, "nonces.json", &v)
+	if v.Epoch != DefaultEpochUnixMs {
+		t.Fatalf("epoch %d", v.Epoch)
+	}
+	for _, c := range v.Layout {
+		g := &Generator{machine: c.Machine}
+		var n Nonce
+		g.compose(&n, c.Bits, c.Timestamp, c.Counter)
+		if n.String() != c.Hex {
+			t.Errorf("%d bits %d/%d/%d: got %s, want %s", c.Bits, c.Timestamp, c.Machine, c.Counter, n, c.Hex)
+		}
+		p, err := Decompose(unhex(t, c.Hex), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.UnixMs != int64(c.Timestamp)+DefaultEpochUnixMs || p.MachineID != int(c.Machine) || p.Counter != c.Counter {
+			t.Errorf("Decompose(%s) = %+v", c.Hex, p)
+		}
+	}
+	if len(v.Layout) < 15 {
+		t.Fatalf("%d layout vectors", len(v.Layout))
+	}
+}
+
+// A generator built when the manual clock reads the vectors' clock: counter
+// nonce i of each size, and encrypted nonce i under each cipher.
+func TestGeneratorVectors(t *testing.T) {
+	var v nonceVectors
+	readJSON(t, "nonces.json", &v)
+	gv := v.Generator
+	key := unhex(t, gv.BaseKey)
+	build := func(c64 Cipher64, c128 Cipher128) *Generator {
+		g, err := New(Options{MachineID: gv.Machine, Key: key, Cipher64: c64, Cipher128: c128, Clock: newManual(gv.Clock)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.StartedUnixMs() != gv.Clock+1 {
+			t.Fatalf("started at %d, want the next millisecond %d", g.StartedUnixMs(), gv.Clock+1)
+		}
+		return g
+	}
+	nth := func(g *Generator, kind Kind, bits int, i uint64) string {
+		size := bits / 8
+		buf := make([]byte, (i+1)*uint64(size))
+		if err := g.Fill(kind, bits, buf); err != nil {
+			t.Fatal(err)
+		}
+		return hex.EncodeToString(buf[i*uint64(size):])
+	}
+	for _, c := range gv.Counter {
+		if got := nth(build("", ""), Counter, c.Bits, c.Index); got != c.Hex {
+			t.Errorf("counter %d #%d: got %s, want %s", c.Bits, c.Index, got, c.Hex)
+		}
+	}
+	// One by one agrees with a batch.
+	g := build("", "")
+	for i := range 3 {
+		n, err := g.Counter(96)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := nth(build("", ""), Counter, 96, uint64(i)); n.String() != want {
+			t.Errorf("Counter(96) #%d = %s, want %s", i, n, want)
+		}
+	}
+	ciphers := map[string][2]string{
+		"speck64-128": {"speck64-128", ""}, "blowfish": {"blowfish", ""}, "3des": {"3des", ""},
+		"speck96-144": {"", ""}, "aes256": {"", "aes256"}, "speck128-256": {"", "speck128-256"},
+	}
+	seen := map[string]bool{}
+	for _, c := range gv.Encrypted {
+		pick := ciphers[c.Cipher]
+		g := build(Cipher64(pick[0]), Cipher128(pick[1]))
+		if got := nth(g, Encrypted, c.Bits, c.Index); got != c.Hex {
+			t.Errorf("%s #%d: got %s, want %s", c.Cipher, c.Index, got, c.Hex)
+		}
+		back, err := g.Decrypt(unhex(t, c.Hex))
+		if err != nil || back.String() != c.Plain {
+			t.Errorf("%s: Decrypt(%s) = %s, %v; want %s", c.Cipher, c.Hex, back, err, c.Plain)
+		}
+		seen[c.Cipher] = true
+	}
+	if len(seen) != 6 {
+		t.Fatalf("ciphers covered: %v", seen)
+	}
+}
+
+// The block ciphers against their published known answers.
+func TestCipherKnownAnswers(t *testing.T) {
+	var doc struct {
+		Vectors []struct {
+			Cipher, Source, Key, Plaintext, Ciphertext string
+		} `json:"vectors"`
+	}
+	readJSON(t, "ciphers.json", &doc)
+	for _, v := range doc.Vectors {
+		key, pt, want := unhex(t, v.Key), unhex(t, v.Plaintext), unhex(t, v.Ciphertext)
+		got := make([]byte, len(pt))
+		switch v.Cipher {
+		case "speck64-128":
+			b := newSpeck64(key).encrypt(beUint64(pt))
+			got = be64(b)
+		case "speck96-144":
+			var b [12]byte
+			copy(b[:], pt)
+			newSpeck96(key).encrypt(&b)
+			got = b[:]
+		case "speck128-256":
+			var b [16]byte
+			copy(b[:], pt)
+			newSpeck128(key).encrypt(&b)
+			got = b[:]
+		case "aes256":
+			c, _ := aes.NewCipher(key)
+			c.Encrypt(got, pt)
+		case "blowfish":
+			c, _ := blowfish.NewCipher(key)
+			c.Encrypt(got, pt)
+		case "3des":
+			c, _ := des.NewTripleDESCipher(key)
+			c.Encrypt(got, pt)
+		default:
+			t.Fatalf("unknown cipher %s", v.Cipher)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s (%s): got %x, want %x", v.Cipher, v.Source, got, want)
+		}
+	}
+}
+
+func beUint64(b []byte) uint64 {
+	var v uint64
+	for _, x := range b[:8] {
+		v = v<<8 | uint64(x)
+	}
+	return v
+}
+
+func be64(v uint64) []byte {
+	b := make([]byte, 8)
+	for i := range 8 {
+		b[7-i] = byte(v >> (8 * i))
+	}
+	return b
+}
+
+func TestSpeckDecryptInvertsEncrypt(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	s64, s96, s128 := newSpeck64(key), newSpeck96(key), newSpeck128(key)
+	for i := uint64(0); i < 2000; i++ {
+		v := i * 0x9e3779b97f4a7c15
+		if s64.decrypt(s64.encrypt(v)) != v {
+			t.Fatalf("speck64 %x", v)
+		}
+		var b12 [12]byte
+		var b16 [16]byte
+		copy(b12[:], be64(v))
+		copy(b16[4:], be64(v^i))
+		w12, w16 := b12, b16
+		s96.encrypt(&b12)
+		s96.decrypt(&b12)
+		s128.encrypt(&b16)
+		s128.decrypt(&b16)
+		if b12 != w12 || b16 != w16 {
+			t.Fatalf("speck96/128 %x", v)
+		}
+	}
+}
+
+// Eight goroutines share one generator: every nonce of every kind and size is
+// distinct, and each goroutine's sortable nonces strictly increase.
+func TestConcurrentNoncesAreDistinct(t *testing.T) {
+	g, err := New(Options{MachineID: 3, Key: bytes.Repeat([]byte{1}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 8, 20_000
+	for _, kind := range []Kind{Counter, Sortable, Encrypted} {
+		for _, bits := range []int{64, 96, 128} {
+			out := make([][]string, workers)
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					prev := ""
+					for range each {
+						n, err := g.Next(kind, bits)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						s := n.String()
+						if kind == Sortable && s <= prev {
+							t.Errorf("sortable %d: %s after %s", bits, s, prev)
+							return
+						}
+						prev = s
+						out[w] = append(out[w], s)
+					}
+				}()
+			}
+			wg.Wait()
+			seen := make(map[string]bool, workers*each)
+			for _, o := range out {
+				for _, s := range o {
+					if seen[s] {
+						t.Fatalf("%v %d: %s twice", kind, bits, s)
+					}
+					seen[s] = true
+				}
+			}
+			if len(seen) != workers*each {
+				t.Fatalf("%v %d: %d nonces", kind, bits, len(seen))
+			}
+		}
+	}
+}
+
+// The wall clock is read once: stepping it back three years repeats nothing,
+// and a generator built after it (a restart) starts in a later millisecond
+// than anything the old one issued.
+// (Counter and sortable nonces share the layout, so each is kept apart by kind.)
+func TestClockStepsAndRestarts(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	g, err := New(Options{MachineID: 9, Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var last Parts
+	take := func(g *Generator) {
+		for range 500 {
+			for _, bits := range []int{64, 96, 128} {
+				n, err := g.Sortable(bits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := g.Counter(bits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range []string{"s" + n.String(), "c" + m.String()} {
+					if seen[s] {
+						t.Fatalf("%s twice", s)
+					}
+					seen[s] = true
+				}
+				last, _ = g.Decompose(n.AppendTo(nil))
+			}
+			c.advance(100 * time.Microsecond)
+		}
+	}
+	take(g)
+	c.setWall(1_767_225_600_000 - 3*365*24*3600*1000)
+	take(g)
+	if last.UnixMs < 1_767_225_600_000 {
+		t.Fatalf("the stepped wall clock leaked into a nonce: %d", last.UnixMs)
+	}
+	// A restart with the wall clock right again: a new generator on the same id.
+	c.setWall(1_767_225_600_000 + int64(c.Monotonic()/time.Millisecond))
+	h, err := New(Options{MachineID: 9, Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.StartedUnixMs() <= last.UnixMs {
+		t.Fatalf("restart at %d, last nonce at %d", h.StartedUnixMs(), last.UnixMs)
+	}
+	take(h)
+}
+
+// 64-bit counter nonces: 8192 a millisecond; idle milliseconds are banked; a
+// burst beyond the bank sleeps (the manual clock records it), never spins.
+func TestCounter64RateAndBank(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	g, err := New(Options{MachineID: 1, Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slept0 := c.sleptFor()
+	for range 8192 {
+		if _, err := g.Counter(64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.sleptFor() != slept0 {
+		t.Fatalf("slept within the first millisecond's 8192")
+	}
+	if _, err := g.Counter(64); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.sleptFor() - slept0; d <= 0 || d > time.Millisecond {
+		t.Fatalf("the 8193rd nonce slept %v, want up to 1 ms", d)
+	}
+	// Ten idle milliseconds: ten more thousand-ish without sleeping.
+	c.advance(10 * time.Millisecond)
+	s := c.sleptFor()
+	buf := make([]byte, 8*8192*9)
+	if err := g.Fill(Counter, 64, buf); err != nil {
+		t.Fatal(err)
+	}
+	if c.sleptFor() != s {
+		t.Fatalf("a burst within the bank slept %v", c.sleptFor()-s)
+	}
+	p, _ := g.Decompose(buf[len(buf)-8:])
+	if now := c.WallUnixMilli(); p.UnixMs > now {
+		t.Fatalf("a nonce at %d is ahead of the clock %d", p.UnixMs, now)
+	}
+}
+
+func TestDeadlineStopsForGood(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	g, err := New(Options{MachineID: 2, Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetValidUntil(g.StartedUnixMs() + 5)
+	if _, err := g.Counter(128); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(6 * time.Millisecond)
+	for _, kind := range []Kind{Counter, Sortable} {
+		if _, err := g.Next(kind, 96); !errors.Is(err, ErrDisabled) {
+			t.Fatalf("%v past the deadline: %v", kind, err)
+		}
+	}
+	g.SetValidUntil(-1)
+	if _, err := g.Counter(64); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("stays stopped: %v", err)
+	}
+	g.Enable()
+	if _, err := g.Counter(64); err != nil {
+		t.Fatalf("enabled: %v", err)
+	}
+	g.Disable()
+	if err := g.Fill(Counter, 64, make([]byte, 16)); !errors.Is(err, ErrDisabled) {
+		t.Fatal(err)
+	}
+}
+
+func TestNotBeforeFloor(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	g, err := New(Options{MachineID: 2, Clock: c, NotBeforeUnixMs: 1_767_225_600_300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.StartedUnixMs() != 1_767_225_600_301 {
+		t.Fatalf("started at %d", g.StartedUnixMs())
+	}
+	_, err = New(Options{MachineID: 2, Clock: c, NotBeforeUnixMs: 1_767_225_700_000})
+	if err == nil || !strings.Contains(err.Error(), "behind the floor") {
+		t.Fatalf("a floor 100 s ahead: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	key := bytes.Repeat([]byte{1}, 32)
+	for _, o := range []Options{
+		{MachineID: 512}, {MachineID: -1}, {Key: key[:31]}, {Key: key, Cipher64: "des"},
+		{Key: key, Cipher128: "aes128"}, {EpochUnixMs: -5}, {EpochUnixMs: 4_000_000_000_000},
+	} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		} else {
+			var e *Error
+			if !errors.As(err, &e) || e.Arg == "" || e.Rule == "" {
+				t.Errorf("New(%+v): %v is not a typed error naming the argument", o, err)
+			}
+		}
+	}
+	g, _ := New(Options{MachineID: 1})
+	if _, err := g.Counter(65); err == nil || !strings.Contains(err.Error(), "bits") {
+		t.Error(err)
+	}
+	if _, err := g.Encrypted(64); err == nil || !strings.Contains(err.Error(), "Key") {
+		t.Error(err)
+	}
+	buf := bytes.Repeat([]byte{0xee}, 13)
+	if err := g.Fill(Counter, 64, buf); err == nil || !bytes.Equal(buf, bytes.Repeat([]byte{0xee}, 13)) {
+		t.Errorf("Fill with a partial nonce: %v, wrote %x", err, buf)
+	}
+	if err := g.Fill(Kind(7), 64, make([]byte, 8)); err == nil {
+		t.Error("Fill of Kind(7)")
+	}
+	if _, err := Decompose(make([]byte, 9), 0); err == nil {
+		t.Error("Decompose of 9 bytes")
+	}
+	if _, err := g.Decrypt(make([]byte, 8)); err == nil {
+		t.Error("Decrypt without a key")
+	}
+	for _, tc := range []struct{ v string }{{"web"}, {"web-512"}, {"web-99999999999999999999999"}} {
+		if _, err := MachineIDFromTrailingNumber("POD", tc.v); err == nil {
+			t.Errorf("%q accepted", tc.v)
+		}
+	}
+	if id, err := MachineIDFromTrailingNumber("POD", "nonces-12"); err != nil || id != 12 {
+		t.Errorf("nonces-12: %d %v", id, err)
+	}
+	hosts := []string{"db-b", "db-a"}
+	if id, err := MachineIDFromHostList(hosts, "db-a"); err != nil || id != 1 {
+		t.Errorf("db-a: %d %v", id, err)
+	}
+	for _, hs := range [][]string{{"a", ""}, {"a", "a"}, {"b"}} {
+		if _, err := MachineIDFromHostList(hs, "a"); err == nil {
+			t.Errorf("%q accepted", hs)
+		}
+	}
+	t.Setenv("NF_TEST_POD", "pod-7")
+	if id, err := MachineIDFromEnv("NF_TEST_POD"); err != nil || id != 7 {
+		t.Errorf("env: %d %v", id, err)
+	}
+	if _, err := MachineIDFromEnv("NF_TEST_UNSET_VARIABLE"); err == nil {
+		t.Error("unset variable accepted")
+	}
+}
+
+// Batches sort and agree with the fields: a Fill of sortable nonces increases.
+func TestFillSortable(t *testing.T) {
+	g, _ := New(Options{MachineID: 5})
+	buf := make([]byte, 16*1000)
+	if err := g.Fill(Sortable, 128, buf); err != nil {
+		t.Fatal(err)
+	}
+	s := make([]string, 1000)
+	for i := range s {
+		s[i] = hex.EncodeToString(buf[i*16 : i*16+16])
+	}
+	if !sort.StringsAreSorted(s) {
+		t.Fatal("a sortable batch does not sort")
+	}
+	p, _ := g.Decompose(buf[:16])
+	if p.MachineID != 5 {
+		t.Fatalf("%+v", p)
+	}
+}
