@@ -9,6 +9,11 @@ import (
 	"time"
 )
 
+const (
+	stoppedByUser       = 1
+	stoppedPastDeadline = 2
+)
+
 // DefaultEpochUnixMs is the default epoch, 2025-01-01T00:00:00Z: every
 // generator of a cluster must use the same epoch.
 const DefaultEpochUnixMs = 1_735_689_600_000
@@ -107,7 +112,7 @@ type Generator struct {
 	sortables  [3]padded
 	verifiedTs padded
 	validUntil atomic.Uint64 // Unix ms; MaxUint64: none
-	stopped    atomic.Bool
+	stopped    atomic.Uint32 // stoppedByUser | stoppedPastDeadline
 	machine    uint64
 	epoch      uint64
 	initTs     uint64
@@ -217,7 +222,7 @@ func (g *Generator) waitFor(ms uint64) {
 func (g *Generator) nowTs() (uint64, error) {
 	now := g.nowMs()
 	if now > g.validUntil.Load() {
-		g.stopped.Store(true)
+		g.stopped.Or(stoppedPastDeadline)
 		return 0, ErrDisabled
 	}
 	ts := now - g.epoch
@@ -237,23 +242,41 @@ func (g *Generator) EpochUnixMs() int64 { return int64(g.epoch) }
 func (g *Generator) StartedUnixMs() int64 { return int64(g.epoch + g.initTs) }
 
 // Disable stops issuing: every call returns ErrDisabled until Enable.
-func (g *Generator) Disable() { g.stopped.Store(true) }
+func (g *Generator) Disable() { g.stopped.Or(stoppedByUser) }
 
-// Enable issues again (unless past a deadline set by SetValidUntil).
-func (g *Generator) Enable() { g.stopped.Store(false) }
+// Enable resumes issuing after Disable. A generator stopped by its deadline
+// (SetValidUntil) stays stopped.
+func (g *Generator) Enable() { g.stopped.And(^uint32(stoppedByUser)) }
 
-// SetValidUntil sets the deadline (Unix ms) past which the generator stops for
-// good — a lease's local deadline; a negative value removes it.
+// Enabled reports whether the generator issues (neither disabled nor past its deadline).
+func (g *Generator) Enabled() bool { return g.stopped.Load() == 0 }
+
+// SetValidUntil sets a deadline: the generator issues no nonce whose timestamp
+// is later than unixMs (on its own clock), and stops — every call returns
+// ErrDisabled — the first time it finds its clock past it; a negative value
+// removes it. A deadline later than the clock resumes a generator its previous
+// deadline had stopped. This is how a lease holds a generator: each renewal
+// moves the deadline, and a process paused past it issues nothing when it wakes.
 func (g *Generator) SetValidUntil(unixMs int64) {
-	if unixMs < 0 {
-		g.validUntil.Store(^uint64(0))
-		return
+	until := ^uint64(0)
+	if unixMs >= 0 {
+		until = uint64(unixMs)
 	}
-	g.validUntil.Store(uint64(unixMs))
+	g.validUntil.Store(until)
+	if g.nowMs() <= until {
+		g.stopped.And(^uint32(stoppedPastDeadline))
+	} else {
+		g.stopped.Or(stoppedPastDeadline)
+	}
 }
 
+// ClockUnixMs is the generator's clock (Unix ms): no nonce it has issued
+// carries a later timestamp than this reading, except counter nonces of a
+// burst drawn from banked idle time, which never pass the clock either.
+func (g *Generator) ClockUnixMs() int64 { return int64(g.nowMs()) }
+
 func (g *Generator) check() error {
-	if g.stopped.Load() {
+	if g.stopped.Load() != 0 {
 		return ErrDisabled
 	}
 	return nil
@@ -359,7 +382,7 @@ func (g *Generator) catchUp(ts uint64) error {
 // waitTs sleeps until millisecond ts (since the epoch); past the deadline: stopped.
 func (g *Generator) waitTs(ts uint64) error {
 	if ts+g.epoch > g.validUntil.Load() {
-		g.stopped.Store(true)
+		g.stopped.Or(stoppedPastDeadline)
 		return ErrDisabled
 	}
 	g.waitFor(ts + g.epoch)

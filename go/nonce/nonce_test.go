@@ -426,7 +426,7 @@ func TestCounter64RateAndBank(t *testing.T) {
 	}
 }
 
-func TestDeadlineStopsForGood(t *testing.T) {
+func TestDeadlines(t *testing.T) {
 	c := newManual(1_767_225_600_000)
 	g, err := New(Options{MachineID: 2, Clock: c})
 	if err != nil {
@@ -442,14 +442,16 @@ func TestDeadlineStopsForGood(t *testing.T) {
 			t.Fatalf("%v past the deadline: %v", kind, err)
 		}
 	}
-	g.SetValidUntil(-1)
-	if _, err := g.Counter(64); !errors.Is(err, ErrDisabled) {
-		t.Fatalf("stays stopped: %v", err)
-	}
 	g.Enable()
-	if _, err := g.Counter(64); err != nil {
-		t.Fatalf("enabled: %v", err)
+	if _, err := g.Counter(64); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("Enable does not lift a deadline: %v", err)
 	}
+	// A later deadline (a renewal after a lapse) resumes it.
+	g.SetValidUntil(g.ClockUnixMs() + 100)
+	if _, err := g.Counter(64); err != nil {
+		t.Fatalf("resumed: %v", err)
+	}
+	g.SetValidUntil(-1)
 	g.Disable()
 	if err := g.Fill(Counter, 64, make([]byte, 16)); !errors.Is(err, ErrDisabled) {
 		t.Fatal(err)

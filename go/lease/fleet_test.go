@@ -1,0 +1,339 @@
+package lease
+
+// Mixed fleets on the real stores: Rust CLI processes (`nonceforge gen
+// --lease`) and Go processes (this test binary re-run as a holder) lease
+// from one store at once and get distinct ids; a Go holder killed with
+// kill -9 is succeeded by a Rust one that starts above its floor, and the
+// other way round; every nonce of every process is distinct.
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nonceforge/nonceforge/go/nonce"
+)
+
+// TestHelperHolder is a Go holder process when NF_HOLDER_URL is set: it
+// leases an id, prints `id N`, then counter-96 nonces in hex, one a line,
+// until its stdin closes; then it releases and prints `released`.
+func TestHelperHolder(t *testing.T) {
+	url := os.Getenv("NF_HOLDER_URL")
+	if url == "" {
+		t.Skip("a helper process for the fleet tests")
+	}
+	l, err := Acquire(context.Background(), url, Options{IDs: os.Getenv("NF_HOLDER_IDS"), TTL: 2 * time.Second})
+	if err != nil {
+		fmt.Println("fail", err)
+		os.Exit(2)
+	}
+	g, err := l.Generator(nonce.Options{})
+	if err != nil {
+		fmt.Println("fail", err)
+		os.Exit(2)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(out, "id %d\n", l.MachineID())
+	out.Flush()
+	closed := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(closed) }()
+	for {
+		select {
+		case <-closed:
+			if err := l.Release(context.Background()); err != nil {
+				fmt.Println("release-error", err)
+				os.Exit(1)
+			}
+			fmt.Println("released")
+			os.Exit(0)
+		default:
+		}
+		for range 20 {
+			n, err := g.Counter(96)
+			if err != nil {
+				fmt.Fprintf(out, "e %v\n", err)
+				break
+			}
+			fmt.Fprintln(out, n.String())
+		}
+		out.Flush()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// proc is a holder process and what it printed.
+type proc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	mu    sync.Mutex
+	lines []string
+	done  chan struct{}
+}
+
+func start(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, s.Text())
+			p.mu.Unlock()
+		}
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
+func (p *proc) snapshot() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.lines...)
+}
+
+// nonces are the 24-hex-digit lines.
+func (p *proc) nonces() []string {
+	var out []string
+	for _, l := range p.snapshot() {
+		if len(l) == 24 && !strings.Contains(l, " ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// waitFor waits until some line satisfies ok, or the process ends.
+func (p *proc) waitFor(t *testing.T, what string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, l := range p.snapshot() {
+			if ok(l) {
+				return l
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s: the process ended first: %v", what, p.snapshot())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("%s: timed out: %v", what, p.snapshot())
+	return ""
+}
+
+func goHolder(t *testing.T, url, ids string) *proc {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHolder$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NF_HOLDER_URL="+url, "NF_HOLDER_IDS="+ids)
+	return start(t, cmd)
+}
+
+func cli(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "target", "release", "nonceforge")
+	if !fileExists(p) {
+		t.Fatalf("%s is missing: build it with `cargo build --release -p nonceforge-cli` (make test does)", p)
+	}
+	abs, _ := filepath.Abs(p)
+	return abs
+}
+
+// rustHolder runs `nonceforge gen counter --bits 96 --lease URL` for up to n nonces.
+func rustHolder(t *testing.T, url, ids string, n int, rate string) *proc {
+	args := []string{"gen", "counter", "--bits", "96", "-n", fmt.Sprint(n), "--lease", url, "--ttl", "2s", "--ids", ids}
+	if rate != "" {
+		args = append(args, "--rate", rate)
+	}
+	return start(t, exec.Command(cli(t), args...))
+}
+
+func machineOf(t *testing.T, hexNonce string) (id int, ms int64) {
+	t.Helper()
+	b, err := hex.DecodeString(hexNonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := nonce.Decompose(b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.MachineID, p.UnixMs
+}
+
+func lastMs(t *testing.T, nonces []string) int64 {
+	var top int64
+	for _, n := range nonces {
+		_, ms := machineOf(t, n)
+		top = max(top, ms)
+	}
+	return top
+}
+
+func distinct(t *testing.T, groups ...[]string) int {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, n := range g {
+			if seen[n] {
+				t.Fatalf("nonce %s issued twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	return len(seen)
+}
+
+func isNonce(l string) bool { return len(l) == 24 && !strings.Contains(l, " ") }
+
+func TestMixedFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real stores and processes (run without -short)")
+	}
+	for _, kind := range []string{"postgres", "redis", "etcd"} {
+		t.Run(kind, func(t *testing.T) {
+			st := startStore(t, kind)
+
+			// Three Rust and three Go holders at once: six distinct ids.
+			var rust, gos []*proc
+			for range 3 {
+				rust = append(rust, rustHolder(t, st.url, "0-511", 1_000_000, "3000"))
+				gos = append(gos, goHolder(t, st.url, "0-511"))
+			}
+			ids := map[int]string{}
+			for i, p := range rust {
+				id, _ := machineOf(t, p.waitFor(t, "a Rust nonce", isNonce))
+				if prev, ok := ids[id]; ok {
+					t.Fatalf("machine id %d held by %s and rust #%d", id, prev, i)
+				}
+				ids[id] = fmt.Sprintf("rust #%d", i)
+			}
+			for i, p := range gos {
+				var id int
+				fmt.Sscanf(p.waitFor(t, "a Go id", func(l string) bool { return strings.HasPrefix(l, "id ") }), "id %d", &id)
+				if prev, ok := ids[id]; ok {
+					t.Fatalf("machine id %d held by %s and go #%d", id, prev, i)
+				}
+				ids[id] = fmt.Sprintf("go #%d", i)
+			}
+			time.Sleep(300 * time.Millisecond)
+			for _, p := range rust {
+				_ = p.cmd.Process.Signal(syscall.SIGTERM)
+				<-p.done
+			}
+			for _, p := range gos {
+				p.stdin.Close()
+				<-p.done
+				if !p.waitForLine("released") {
+					t.Fatalf("a Go holder did not release: %v", p.snapshot()[max(0, len(p.snapshot())-3):])
+				}
+			}
+			var all [][]string
+			for _, p := range append(rust, gos...) {
+				all = append(all, p.nonces())
+			}
+			if n := distinct(t, all...); n < 6*50 {
+				t.Fatalf("only %d nonces", n)
+			}
+
+			// A Go holder killed with kill -9; a Rust one takes its id after the TTL.
+			g := goHolder(t, st.url, "40")
+			g.waitFor(t, "the Go holder's id", func(l string) bool { return l == "id 40" })
+			g.waitFor(t, "a Go nonce", isNonce)
+			_ = g.cmd.Process.Kill()
+			<-g.done
+			goLast := lastMs(t, g.nonces())
+			var r *proc
+			for end := time.Now().Add(15 * time.Second); ; {
+				r = rustHolder(t, st.url, "40", 200, "")
+				<-r.done
+				if len(r.nonces()) > 0 || time.Now().After(end) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if len(r.nonces()) == 0 {
+				t.Fatal("the Rust successor never got machine id 40")
+			}
+			if id, ms := machineOf(t, r.nonces()[0]); id != 40 || ms <= goLast {
+				t.Fatalf("the Rust successor's first nonce: id %d at %d; the Go holder's last at %d", id, ms, goLast)
+			}
+			distinct(t, g.nonces(), r.nonces())
+
+			// A Rust holder killed with kill -9; a Go one takes its id after the TTL.
+			r = rustHolder(t, st.url, "41", 1_000_000, "3000")
+			r.waitFor(t, "a Rust nonce", isNonce)
+			time.Sleep(100 * time.Millisecond)
+			_ = r.cmd.Process.Kill()
+			<-r.done
+			rustLast := lastMs(t, r.nonces())
+			var l *Lease
+			for end := time.Now().Add(15 * time.Second); ; {
+				var err error
+				l, err = Acquire(context.Background(), st.url, Options{IDs: "41", TTL: 2 * time.Second})
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, ErrAllTaken) || time.Now().After(end) {
+					t.Fatalf("the Go successor: %v", err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			gen, err := l.Generator(nonce.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mine []string
+			for range 1000 {
+				n, err := gen.Counter(96)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mine = append(mine, n.String())
+			}
+			if id, ms := machineOf(t, mine[0]); id != 41 || ms <= rustLast || l.FloorUnixMs() < rustLast {
+				t.Fatalf("the Go successor: id %d, first nonce at %d, floor %d; the Rust holder's last at %d", id, ms, l.FloorUnixMs(), rustLast)
+			}
+			distinct(t, r.nonces(), mine)
+			if err := l.Release(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := gen.Counter(96); !errors.Is(err, nonce.ErrDisabled) {
+				t.Fatalf("after release: %v", err)
+			}
+		})
+	}
+}
+
+func (p *proc) waitForLine(line string) bool {
+	for _, l := range p.snapshot() {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,466 @@
+// Package lease leases machine ids from PostgreSQL, Redis or etcd under
+// nonceforge's lease protocol (docs/lease-protocol.md at the repository's
+// root): the same records, scripts, token, floor and deadline as the Rust
+// lease crate, so Go, Rust, Node and Elixir holders share one store.
+//
+//	l, err := lease.Acquire(ctx, "postgres://app@db/app", lease.Options{TTL: 10 * time.Second})
+//	g, err := l.Generator(nonce.Options{Key: key}) // its machine id, above the floor, held to the deadline
+//	defer l.Release(context.Background())
+//
+// A goroutine renews the lease; the generators stop (ErrDisabled) the moment
+// the lease may have lapsed — the local deadline, TTL minus a margin after the
+// last successful renewal was sent — and for good if another holder took the id.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nonceforge/nonceforge/go/nonce"
+)
+
+// Options are the CLI's lease options; the zero value of each field is its default.
+type Options struct {
+	TTL            time.Duration // default 10 s; 1 s to 1 h
+	RenewEvery     time.Duration // default min(TTL/3, (TTL-Margin)/2)
+	Margin         time.Duration // default TTL/10, at least 50 ms
+	RequestTimeout time.Duration // default min(RenewEvery, 2 s)
+	ConnectTimeout time.Duration // default 5 s
+	// IDs is the range leased, "FIRST-LAST" or one id (default "0-511").
+	IDs       string
+	Namespace string // default "nonceforge"
+	Holder    string // default host/pid/random
+	// MaxClockWait: how far a generator's clock may be behind the floor (default TTL).
+	MaxClockWait time.Duration
+}
+
+// Error is every error of this package.
+type Error struct {
+	Code string // "bad-option", "bad-url", "unreachable", "timeout", "all-taken", "lost", "store"
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string { return "lease: " + e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrAllTaken, ErrLost: compare with errors.Is.
+var (
+	ErrAllTaken = errors.New("every machine id of the range is leased")
+	ErrLost     = errors.New("the machine id was taken by another holder")
+)
+
+type settled struct {
+	ttl, renew, margin, request, connect, maxWait time.Duration
+	first, last                                   int
+	ns, holder                                    string
+}
+
+func badOption(name string, v any, rule string) error {
+	return &Error{Code: "bad-option", Msg: fmt.Sprintf("%s = %v: %s", name, v, rule)}
+}
+
+func settle(o Options) (settled, error) {
+	s := settled{ttl: o.TTL, ns: o.Namespace, holder: o.Holder}
+	if s.ttl == 0 {
+		s.ttl = 10 * time.Second
+	}
+	if s.ttl < time.Second || s.ttl > time.Hour {
+		return s, badOption("TTL", s.ttl, "must be between 1 s and 1 h")
+	}
+	s.margin = o.Margin
+	if s.margin == 0 {
+		s.margin = max(s.ttl/10, 50*time.Millisecond)
+	}
+	if s.margin < 10*time.Millisecond || s.margin >= s.ttl/2 {
+		return s, badOption("Margin", s.margin, "must be at least 10 ms and less than half the TTL")
+	}
+	room := s.ttl - s.margin
+	s.renew = o.RenewEvery
+	if s.renew == 0 {
+		s.renew = min(s.ttl/3, room/2)
+	}
+	if s.renew < 10*time.Millisecond || s.renew > room/2 {
+		return s, badOption("RenewEvery", s.renew, "must be at least 10 ms and at most (TTL - margin) / 2, so a failed renewal is retried before the deadline")
+	}
+	s.request = o.RequestTimeout
+	if s.request == 0 {
+		s.request = min(s.renew, 2*time.Second)
+	}
+	if s.request <= 0 || s.request > room {
+		return s, badOption("RequestTimeout", s.request, "must be more than 0 and at most TTL - margin")
+	}
+	s.connect = o.ConnectTimeout
+	if s.connect == 0 {
+		s.connect = 5 * time.Second
+	}
+	if s.connect < 0 {
+		return s, badOption("ConnectTimeout", s.connect, "must be more than 0")
+	}
+	s.maxWait = o.MaxClockWait
+	if s.maxWait == 0 {
+		s.maxWait = s.ttl
+	}
+	ids := o.IDs
+	if ids == "" {
+		ids = "0-511"
+	}
+	a, b, ok := strings.Cut(ids, "-")
+	if !ok {
+		b = a
+	}
+	if _, err := fmt.Sscan(strings.TrimSpace(a), &s.first); err != nil {
+		return s, badOption("IDs", ids, "use FIRST-LAST (e.g. 0-511) or one id, within 0..=511")
+	}
+	if _, err := fmt.Sscan(strings.TrimSpace(b), &s.last); err != nil || s.first < 0 || s.first > s.last || s.last > 511 {
+		return s, badOption("IDs", ids, "use FIRST-LAST (e.g. 0-511) or one id, within 0..=511")
+	}
+	if s.ns == "" {
+		s.ns = "nonceforge"
+	}
+	if !validNamespace(s.ns) {
+		return s, badOption("Namespace", s.ns, "lower-case letters, digits and _, starting with a letter, at most 40")
+	}
+	if s.holder == "" {
+		host, _ := os.Hostname()
+		s.holder = fmt.Sprintf("%s/%d/%08x", host, os.Getpid(), uint32(time.Now().UnixNano()))
+	}
+	if len(s.holder) > 200 || strings.ContainsFunc(s.holder, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s, badOption("Holder", s.holder, "must be 1 to 200 bytes without control characters")
+	}
+	return s, nil
+}
+
+func validNamespace(ns string) bool {
+	if len(ns) == 0 || len(ns) > 40 || ns[0] < 'a' || ns[0] > 'z' {
+		return false
+	}
+	for _, c := range ns {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// grant is what acquiring gave.
+type grant struct {
+	id        int
+	token     uint64
+	floor     int64
+	etcdLease int64
+}
+
+// store is one of the three stores, speaking the protocol.
+type store interface {
+	acquire(ctx context.Context, s *settled, cap int64) (*grant, error) // nil: all taken
+	renew(ctx context.Context, s *settled, g *grant, cap int64) (bool, error)
+	release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error)
+	close()
+}
+
+// State is where a lease stands.
+type State int
+
+const (
+	Held     State = iota // issuing until the deadline
+	Lapsed                // the deadline passed without a renewal: stopped; renewals go on
+	Lost                  // another holder took the id: stopped for good
+	Released              // released
+)
+
+func (s State) String() string {
+	return [...]string{"held", "lapsed", "lost", "released"}[s]
+}
+
+// Lease is a machine id held in a store and kept alive by a goroutine.
+type Lease struct {
+	s       settled
+	url     string
+	st      store // nil after a failed request: reconnect before the next
+	shown   string
+	mu      sync.Mutex
+	g       grant
+	floor   int64
+	gens    []*nonce.Generator
+	dead    time.Time // the local deadline (monotonic)
+	cap     int64
+	lapsed  bool
+	lost    bool
+	done    bool
+	stop    chan struct{}
+	stopped chan struct{}
+	lastErr error
+}
+
+func wallMs() int64 { return time.Now().UnixMilli() }
+
+// Acquire connects to the store at url (postgres://…, redis://host:port[/db],
+// etcd://host:port[,host:port…]), takes the lowest free id of the range and
+// starts renewing it. Nothing is held after an error.
+func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
+	s, err := settle(o)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.connect)
+	defer cancel()
+	st, shown, err := connect(ctx, url, &s)
+	if err != nil {
+		return nil, err
+	}
+	hold := s.ttl - s.margin
+	send := time.Now()
+	capMs := wallMs() + hold.Milliseconds()
+	g, err := st.acquire(ctx, &s, capMs)
+	if err != nil {
+		st.close()
+		return nil, wrap(ctx, shown, err)
+	}
+	if g == nil {
+		st.close()
+		return nil, &Error{Code: "all-taken", Msg: fmt.Sprintf("all machine ids in %d..=%d are leased in %s: wait for a lease to expire, release one, or use another namespace", s.first, s.last, shown), Err: ErrAllTaken}
+	}
+	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go l.keep()
+	return l, nil
+}
+
+func wrap(ctx context.Context, shown string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &Error{Code: "timeout", Msg: fmt.Sprintf("the lease store at %s did not answer in time: %v", shown, err), Err: err}
+	}
+	return &Error{Code: "store", Msg: fmt.Sprintf("the lease store at %s failed: %v", shown, err), Err: err}
+}
+
+// MachineID is the leased id.
+func (l *Lease) MachineID() int { return l.g.id }
+
+// Token is the fencing token of this grant.
+func (l *Lease) Token() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.g.token
+}
+
+// FloorUnixMs is the highest timestamp an earlier holder of the id may have issued.
+func (l *Lease) FloorUnixMs() int64 { return l.floor }
+
+// Holder is this holder's name in the store.
+func (l *Lease) Holder() string { return l.s.holder }
+
+// Generator builds a generator on the leased id (o.MachineID and
+// o.NotBeforeUnixMs are set here) and attaches it.
+func (l *Lease) Generator(o nonce.Options) (*nonce.Generator, error) {
+	o.MachineID = l.g.id
+	o.NotBeforeUnixMs = l.floor
+	if o.MaxWait == 0 {
+		o.MaxWait = l.s.maxWait
+	}
+	g, err := nonce.New(o)
+	if err != nil {
+		return nil, err
+	}
+	return g, l.Attach(g)
+}
+
+// Attach holds g to the lease: it issues only until the lease's local deadline.
+func (l *Lease) Attach(g *nonce.Generator) error {
+	if g.MachineID() != l.g.id {
+		return &Error{Code: "bad-option", Msg: "generator: its machine id is not the leased one: build it with Lease.Generator"}
+	}
+	if g.StartedUnixMs() <= l.floor {
+		return &Error{Code: "bad-option", Msg: "generator: it started at or below the previous holder's last timestamp: build it with Lease.Generator"}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gens = append(l.gens, g)
+	l.gate(g, time.Now())
+	return nil
+}
+
+// gate sets g's deadline from the lease's (mu held).
+func (l *Lease) gate(g *nonce.Generator, now time.Time) {
+	if l.lost || l.done || l.lapsed || !now.Before(l.dead) {
+		g.SetValidUntil(0)
+		return
+	}
+	g.SetValidUntil(min(g.ClockUnixMs()+l.dead.Sub(now).Milliseconds(), l.cap))
+}
+
+// State is where the lease stands, and the time left until the deadline when held.
+func (l *Lease) State() (State, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	switch {
+	case l.done:
+		return Released, 0
+	case l.lost:
+		return Lost, 0
+	case l.lapsed || !now.Before(l.dead):
+		return Lapsed, 0
+	}
+	return Held, l.dead.Sub(now)
+}
+
+// LastError is the last renewal's error while renewals fail.
+func (l *Lease) LastError() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastErr
+}
+
+func (l *Lease) stopAll() {
+	for _, g := range l.gens {
+		g.SetValidUntil(0)
+	}
+}
+
+// keep renews until Release; a timer stops the generators at the deadline.
+func (l *Lease) keep() {
+	defer close(l.stopped)
+	retry := max(l.s.renew/4, 10*time.Millisecond)
+	next := time.Now().Add(l.s.renew)
+	for {
+		l.mu.Lock()
+		dead := l.dead
+		l.mu.Unlock()
+		wait := time.Until(next)
+		if d := time.Until(dead); d > 0 && d < wait {
+			wait = d
+		}
+		timer := time.NewTimer(max(wait, 0))
+		select {
+		case <-l.stop:
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		if now.Before(next) {
+			// The deadline came first: stop the generators until a renewal.
+			l.mu.Lock()
+			if !now.Before(l.dead) && !l.lapsed {
+				l.lapsed = true
+				l.stopAll()
+			}
+			l.mu.Unlock()
+			continue
+		}
+		l.mu.Lock()
+		if l.lost {
+			l.mu.Unlock()
+			return
+		}
+		top := wallMs()
+		for _, g := range l.gens {
+			top = max(top, g.ClockUnixMs())
+		}
+		hold := l.s.ttl - l.s.margin
+		capMs := top + hold.Milliseconds()
+		g := l.g
+		l.mu.Unlock()
+		send := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), l.s.request)
+		held, err := l.renew(ctx, &g, capMs)
+		cancel()
+		l.mu.Lock()
+		switch {
+		case err != nil:
+			l.lastErr = wrap(ctx, l.shown, err)
+			next = time.Now().Add(retry)
+		case !held:
+			l.lost = true
+			l.stopAll()
+			l.mu.Unlock()
+			return
+		default:
+			l.g = g
+			l.dead = send.Add(hold)
+			l.cap = capMs
+			l.lapsed = false
+			l.lastErr = nil
+			now := time.Now()
+			for _, gen := range l.gens {
+				l.gate(gen, now)
+			}
+			next = send.Add(l.s.renew)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Release stops the generators, records the floor and frees the id. It
+// returns an error wrapping ErrLost when another holder had taken the id.
+func (l *Lease) Release(ctx context.Context) error {
+	l.mu.Lock()
+	if l.done {
+		l.mu.Unlock()
+		return nil
+	}
+	l.done = true
+	l.stopAll()
+	floor := wallMs()
+	for _, g := range l.gens {
+		floor = max(floor, g.ClockUnixMs())
+	}
+	floor = max(min(floor, l.cap), l.floor)
+	lost := l.lost
+	g := l.g
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.stopped
+	defer func() {
+		if l.st != nil {
+			l.st.close()
+		}
+	}()
+	if lost {
+		return &Error{Code: "lost", Msg: fmt.Sprintf("machine id %d was taken by another holder: nothing was issued after the local deadline", g.id), Err: ErrLost}
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.s.request)
+	defer cancel()
+	if l.st == nil {
+		st, _, err := connect(ctx, l.url, &l.s)
+		if err != nil {
+			return err
+		}
+		l.st = st
+	}
+	ok, err := l.st.release(ctx, &l.s, &g, floor)
+	if err != nil {
+		return wrap(ctx, l.shown, err)
+	}
+	if !ok {
+		return &Error{Code: "lost", Msg: fmt.Sprintf("machine id %d was taken by another holder", g.id), Err: ErrLost}
+	}
+	return nil
+}
+
+// renew sends one renewal, connecting first when the last request failed
+// (a request cut short by its timeout may leave the connection unusable).
+func (l *Lease) renew(ctx context.Context, g *grant, capMs int64) (bool, error) {
+	if l.st == nil {
+		st, _, err := connect(ctx, l.url, &l.s)
+		if err != nil {
+			return false, err
+		}
+		l.st = st
+	}
+	held, err := l.st.renew(ctx, &l.s, g, capMs)
+	if err != nil {
+		l.st.close()
+		l.st = nil
+	}
+	return held, err
+}

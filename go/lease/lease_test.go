@@ -1,0 +1,102 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nonceforge/nonceforge/go/nonce"
+)
+
+func TestBadOptionsAndURLs(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		url  string
+		o    Options
+		code string
+		want string
+	}{
+		{"redis://127.0.0.1:1", Options{TTL: 500 * time.Millisecond}, "bad-option", "TTL"},
+		{"redis://127.0.0.1:1", Options{TTL: 10 * time.Second, Margin: 6 * time.Second}, "bad-option", "Margin"},
+		{"redis://127.0.0.1:1", Options{RenewEvery: 9 * time.Second}, "bad-option", "RenewEvery"},
+		{"redis://127.0.0.1:1", Options{IDs: "9-2"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "0-512"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{Namespace: "Bad-NS"}, "bad-option", "Namespace"},
+		{"redis://127.0.0.1:1", Options{Holder: "a\nb"}, "bad-option", "Holder"},
+		{"mysql://x", Options{}, "bad-url", "unknown scheme"},
+		{"127.0.0.1:6379", Options{}, "bad-url", "expected postgres://"},
+		{"redis:///0", Options{}, "bad-url", "no host"},
+		{"etcd://", Options{}, "bad-url", "no endpoint"},
+		{"etcd://host", Options{}, "bad-url", "host:port"},
+		{"etcd://host:99999", Options{}, "bad-url", "port"},
+		{"redis://127.0.0.1:1", Options{ConnectTimeout: 300 * time.Millisecond}, "unreachable", "127.0.0.1:1"},
+		{"postgres://u:secret@127.0.0.1:1/db", Options{ConnectTimeout: 300 * time.Millisecond}, "unreachable", "***"},
+	} {
+		_, err := Acquire(ctx, tc.url, tc.o)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != tc.code || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Acquire(%q, %+v) = %v; want a %s error naming %q", tc.url, tc.o, err, tc.code, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("the password shows: %v", err)
+		}
+	}
+}
+
+// A store that goes away: past the local deadline the generator issues
+// nothing and the lease reads lapsed; nothing it issued is later than that.
+func TestOutageLapses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis")
+	}
+	st := startStore(t, "redis")
+	l, err := Acquire(context.Background(), st.url, Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := l.Generator(nonce.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, left := l.State(); s != Held || left <= 0 || left > time.Second {
+		t.Fatalf("state %v, %v", s, left)
+	}
+	if _, err := l.Generator(nonce.Options{}); err != nil {
+		t.Fatalf("a second generator: %v", err)
+	}
+	other, _ := nonce.New(nonce.Options{MachineID: (l.MachineID() + 1) % 512})
+	if err := l.Attach(other); err == nil {
+		t.Fatal("attached a generator of another machine id")
+	}
+	port := strings.TrimPrefix(st.url, "redis://127.0.0.1:")
+	if out, err := exec.Command(need(t, "redis-cli"), "-p", port, "shutdown", "nosave").CombinedOutput(); err != nil && !strings.Contains(string(out), "") {
+		t.Fatal(err)
+	}
+	shutAt := time.Now()
+	var last time.Time
+	for time.Since(shutAt) < 3*time.Second {
+		if _, err := g.Counter(96); err != nil {
+			if !errors.Is(err, nonce.ErrDisabled) {
+				t.Fatal(err)
+			}
+			break
+		}
+		last = time.Now()
+		time.Sleep(time.Millisecond)
+	}
+	if last.Sub(shutAt) > time.Second {
+		t.Fatalf("issued %v after the store went away, TTL 1 s", last.Sub(shutAt))
+	}
+	if s, _ := l.State(); s != Lapsed {
+		t.Fatalf("state %v, want lapsed", s)
+	}
+	if l.LastError() == nil {
+		t.Fatal("no renewal error recorded")
+	}
+	if err := l.Release(context.Background()); err == nil {
+		t.Fatal("released into a store that is gone")
+	}
+}
