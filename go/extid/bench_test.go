@@ -1,0 +1,56 @@
+package extid
+
+// go test -run '^$' -bench . -benchmem -count 5 ./extid/
+
+import (
+	"bytes"
+	"testing"
+)
+
+func benchCodec(b *testing.B, o Options) *Codec {
+	ring, _ := NewKeyring(1, bytes.Repeat([]byte{1}, 32))
+	c, err := New(ring, "user", o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func BenchmarkEncode(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"feistel-uuid", Options{}}, {"feistel-uuid-4", Options{Rounds: 4}}, {"aes128", Options{Mode: "aes128"}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchCodec(b, tc.o)
+			var seq uint64
+			for b.Loop() {
+				seq++
+				if _, err := c.Encode(seq, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	c := benchCodec(b, Options{})
+	id, _ := c.Encode(12345, 0)
+	for b.Loop() {
+		if _, err := c.Decode(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBase32(b *testing.B) {
+	c := benchCodec(b, Options{})
+	id, _ := c.Encode(12345, 0)
+	s := id.Base32("user", true)
+	for b.Loop() {
+		if _, err := ParseBase32(s, "user", true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,396 @@
+// Package extid turns internal sequential ids into opaque external ids and
+// back, byte for byte as the Rust core, the CLI, PostgreSQL, Node and Elixir
+// do: one id space across a polyglot fleet.
+//
+// Modes (ids of one type and key version are a permutation of the inputs):
+//   - "feistel-uuid" (default): a 2- or 4-round Feistel network over
+//     (seq, rand) with AES-128 round functions, placed in a UUID of version 8
+//     (or 4) with the RFC 9562 variant; the key version travels in band
+//     (4 bits, seq up to 2^56-1) unless turned off (seq up to 2^60-1); rand is
+//     up to 62 bits;
+//   - "aes128": AES-128 of the block seq ‖ rand (any 64-bit values);
+//   - "cycle-walk": AES-128 walked until the first bit is clear (seq < 2^63).
+//
+// Keys come from a Keyring of versioned master keys (0..15, each at least
+// 32 bytes) through HKDF-SHA256 with the info
+// "nonceforge/extid/v1/<mode>/<type>/<version>". Text forms: the UUID form,
+// base64url (22 characters) and TypeID's base32 (26 characters; optionally
+// "type_" before it and a check character after it). Every parser is strict
+// — one spelling per value — and its errors give the position and the rule.
+package extid
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// MaxKeyVersion is the highest key version.
+const MaxKeyVersion = 15
+
+// Error is every error of this package.
+type Error struct {
+	Op       string
+	Arg      string
+	Position int // for parse errors: the byte position; -1 otherwise
+	Rule     string
+}
+
+func (e *Error) Error() string {
+	if e.Position >= 0 {
+		return fmt.Sprintf("extid: %s: %s: character %d: %s", e.Op, e.Arg, e.Position, e.Rule)
+	}
+	return fmt.Sprintf("extid: %s: %s: %s", e.Op, e.Arg, e.Rule)
+}
+
+func bad(op, arg, rule string) error { return &Error{Op: op, Arg: arg, Position: -1, Rule: rule} }
+
+// ErrWrongType: a prefixed id names another type (compare with errors.Is).
+var ErrWrongType = errors.New("extid: the id is of another type")
+
+// Keyring holds versioned master keys; one is current (used to encode).
+type Keyring struct {
+	keys    map[uint8][]byte
+	current uint8
+}
+
+// NewKeyring returns a keyring with one master key (at least 32 bytes) as version.
+func NewKeyring(version uint8, master []byte) (*Keyring, error) {
+	r := &Keyring{keys: map[uint8][]byte{}, current: version}
+	if err := r.Add(version, master); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Add adds a master key as version (0..15).
+func (r *Keyring) Add(version uint8, master []byte) error {
+	if version > MaxKeyVersion {
+		return bad("Keyring.Add", "version", fmt.Sprintf("key versions are 0..%d, got %d", MaxKeyVersion, version))
+	}
+	if len(master) < 32 {
+		return bad("Keyring.Add", "master", fmt.Sprintf("a master key is at least 32 bytes, got %d", len(master)))
+	}
+	if _, ok := r.keys[version]; ok {
+		return bad("Keyring.Add", "version", fmt.Sprintf("key version %d is taken", version))
+	}
+	r.keys[version] = append([]byte(nil), master...)
+	return nil
+}
+
+// SetCurrent makes version the one new ids are encoded with.
+func (r *Keyring) SetCurrent(version uint8) error {
+	if _, ok := r.keys[version]; !ok {
+		return bad("Keyring.SetCurrent", "version", fmt.Sprintf("no key of version %d", version))
+	}
+	r.current = version
+	return nil
+}
+
+// Current is the version new ids are encoded with.
+func (r *Keyring) Current() uint8 { return r.current }
+
+// Versions are the key versions held, in order.
+func (r *Keyring) Versions() []uint8 {
+	out := make([]uint8, 0, len(r.keys))
+	for v := range r.keys {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func (r *Keyring) derive(mode, typeName string, version uint8, n int) ([]byte, error) {
+	master, ok := r.keys[version]
+	if !ok {
+		return nil, bad("Decode", "key version", fmt.Sprintf("no key of version %d", version))
+	}
+	return hkdf.Key(sha256.New, master, nil, fmt.Sprintf("nonceforge/extid/v1/%s/%s/%d", mode, typeName, version), n)
+}
+
+// CheckTypeName checks an id type name: 1 to 63 characters, a-z and _,
+// starting and ending with a letter (TypeID's prefix rule).
+func CheckTypeName(name string) error {
+	e := func(pos int, rule string) error {
+		return &Error{Op: "CheckTypeName", Arg: fmt.Sprintf("type %q", name), Position: pos, Rule: rule}
+	}
+	if len(name) == 0 || len(name) > 63 {
+		return e(0, "it must be 1 to 63 characters long")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c == '_') {
+			return e(i, "only a-z and _ are allowed")
+		}
+	}
+	if name[0] == '_' {
+		return e(0, "it must start with a letter")
+	}
+	if name[len(name)-1] == '_' {
+		return e(len(name)-1, "it must end with a letter")
+	}
+	return nil
+}
+
+// Options of a Codec; the zero value is the default (feistel-uuid, 2 rounds,
+// UUID version 8, key version in band).
+type Options struct {
+	Mode              string // "feistel-uuid" (default), "aes128", "cycle-walk"
+	Rounds            int    // 2 (default) or 4
+	UUIDVersion       int    // 8 (default) or 4
+	KeyVersionOutBand bool   // feistel-uuid: leave the key version out (seq up to 2^60-1)
+}
+
+// ID is an external id: 16 bytes.
+type ID [16]byte
+
+// Decoded is what an id decodes to.
+type Decoded struct {
+	Seq, Rand  uint64
+	KeyVersion uint8
+}
+
+// RandMatches compares rand with a stored value in constant time.
+func (d Decoded) RandMatches(stored uint64) bool {
+	var a, b [8]byte
+	binary.LittleEndian.PutUint64(a[:], d.Rand)
+	binary.LittleEndian.PutUint64(b[:], stored)
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// keys of one version: one AES-128 key (aes128, cycle-walk) or round keys.
+type keys struct {
+	one    cipher.Block
+	rounds []cipher.Block
+}
+
+// Codec encodes and decodes the ids of one type; safe for concurrent use.
+type Codec struct {
+	typeName    string
+	mode        string
+	rounds      int
+	uuidVersion uint8
+	inBand      bool
+	current     uint8
+	keys        [MaxKeyVersion + 1]*keys
+}
+
+// New builds a codec for type typeName under the keyring's keys.
+func New(r *Keyring, typeName string, o Options) (*Codec, error) {
+	if err := CheckTypeName(typeName); err != nil {
+		return nil, err
+	}
+	c := &Codec{typeName: typeName, mode: o.Mode, rounds: o.Rounds, uuidVersion: uint8(o.UUIDVersion)}
+	if c.mode == "" {
+		c.mode = "feistel-uuid"
+	}
+	if c.rounds == 0 {
+		c.rounds = 2
+	}
+	if c.uuidVersion == 0 {
+		c.uuidVersion = 8
+	}
+	switch {
+	case c.mode != "feistel-uuid" && c.mode != "aes128" && c.mode != "cycle-walk":
+		return nil, bad("New", "Mode", fmt.Sprintf("%q is not known: use feistel-uuid, aes128 or cycle-walk", c.mode))
+	case c.rounds != 2 && c.rounds != 4:
+		return nil, bad("New", "Rounds", fmt.Sprintf("a Feistel network here has 2 or 4 rounds, got %d", c.rounds))
+	case c.uuidVersion != 4 && c.uuidVersion != 8:
+		return nil, bad("New", "UUIDVersion", fmt.Sprintf("feistel-uuid ids are UUID version 8 or 4, got %d", c.uuidVersion))
+	}
+	c.inBand = !o.KeyVersionOutBand && c.mode == "feistel-uuid"
+	c.current = r.current
+	for _, v := range r.Versions() {
+		k, err := c.derive(r, v)
+		if err != nil {
+			return nil, err
+		}
+		c.keys[v] = k
+	}
+	return c, nil
+}
+
+func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
+	if c.mode != "feistel-uuid" {
+		k, err := r.derive(c.mode, c.typeName, v, 16)
+		if err != nil {
+			return nil, err
+		}
+		b, err := aes.NewCipher(k)
+		clear(k)
+		return &keys{one: b}, err
+	}
+	label := c.mode
+	if c.rounds == 4 {
+		label = "feistel-uuid-4"
+	}
+	k, err := r.derive(label, c.typeName, v, 64)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(k)
+	out := &keys{}
+	for i := range c.rounds {
+		b, err := aes.NewCipher(k[16*i : 16*i+16])
+		if err != nil {
+			return nil, err
+		}
+		out.rounds = append(out.rounds, b)
+	}
+	return out, nil
+}
+
+// TypeName is the codec's type.
+func (c *Codec) TypeName() string { return c.typeName }
+
+// MaxSeq is the largest seq this codec encodes.
+func (c *Codec) MaxSeq() uint64 {
+	switch {
+	case c.mode == "feistel-uuid" && c.inBand:
+		return 1<<56 - 1
+	case c.mode == "feistel-uuid":
+		return 1<<60 - 1
+	case c.mode == "cycle-walk":
+		return 1<<63 - 1
+	}
+	return ^uint64(0)
+}
+
+// MaxRand is the largest rand this codec encodes.
+func (c *Codec) MaxRand() uint64 {
+	if c.mode == "feistel-uuid" {
+		return 1<<62 - 1
+	}
+	return ^uint64(0)
+}
+
+const rMask = 1<<62 - 1
+
+var scratch = sync.Pool{New: func() any { return new([16]byte) }}
+
+// prf64 is AES-128 of x (8 bytes little-endian, then 8 zero bytes), the
+// first 8 bytes of the result read little-endian.
+// b is a pooled block: a slice handed to an interface method escapes, so a
+// block on the stack would be a heap allocation per round.
+func prf64(k cipher.Block, b *[16]byte, x uint64) uint64 {
+	*b = [16]byte{}
+	binary.LittleEndian.PutUint64(b[:8], x)
+	k.Encrypt(b[:], b[:])
+	return binary.LittleEndian.Uint64(b[:8])
+}
+
+func (c *Codec) lBits() uint {
+	if c.inBand {
+		return 56
+	}
+	return 60
+}
+
+// Encode returns the external id of (seq, rand) under the current key.
+func (c *Codec) Encode(seq, rand uint64) (ID, error) {
+	var id ID
+	if seq > c.MaxSeq() {
+		return id, bad("Encode", "seq", fmt.Sprintf("%d is above %d", seq, c.MaxSeq()))
+	}
+	if rand > c.MaxRand() {
+		return id, bad("Encode", "rand", fmt.Sprintf("%d is above %d", rand, c.MaxRand()))
+	}
+	k := c.keys[c.current]
+	if k.one != nil {
+		binary.BigEndian.PutUint64(id[:8], seq)
+		binary.BigEndian.PutUint64(id[8:], rand)
+		b := scratch.Get().(*[16]byte)
+		*b = id
+		k.one.Encrypt(b[:], b[:])
+		for c.mode == "cycle-walk" && b[0]&0x80 != 0 {
+			k.one.Encrypt(b[:], b[:])
+		}
+		id = *b
+		scratch.Put(b)
+		return id, nil
+	}
+	lMask := uint64(1)<<c.lBits() - 1
+	l, r := seq, rand
+	b := scratch.Get().(*[16]byte)
+	for i := 0; i < len(k.rounds); i += 2 {
+		l ^= prf64(k.rounds[i], b, r) & lMask
+		r ^= prf64(k.rounds[i+1], b, l) & rMask
+	}
+	scratch.Put(b)
+	if c.inBand {
+		l |= uint64(c.current^uint8(r&0xf)) << 56
+	}
+	hi := (l>>12)<<16 | uint64(c.uuidVersion)<<12 | l&0xfff
+	binary.BigEndian.PutUint64(id[:8], hi)
+	binary.BigEndian.PutUint64(id[8:], 0b10<<62|r&rMask)
+	return id, nil
+}
+
+// Decode returns what id encodes. Any well-formed id decodes: check Seq
+// against the ids you issued (or Rand against the stored one).
+func (c *Codec) Decode(id ID) (Decoded, error) { return c.decode(id, -1) }
+
+// DecodeWithKeyVersion decodes an id made under key version v, for ids that
+// do not carry their key version (aes128, cycle-walk, KeyVersionOutBand).
+func (c *Codec) DecodeWithKeyVersion(id ID, v uint8) (Decoded, error) {
+	if v > MaxKeyVersion || c.keys[v] == nil {
+		return Decoded{}, bad("DecodeWithKeyVersion", "v", fmt.Sprintf("no key of version %d", v))
+	}
+	return c.decode(id, int(v))
+}
+
+func (c *Codec) decode(id ID, given int) (Decoded, error) {
+	if c.mode != "feistel-uuid" {
+		version := c.current
+		if given >= 0 {
+			version = uint8(given)
+		}
+		k := c.keys[version]
+		if c.mode == "cycle-walk" && id[0]&0x80 != 0 {
+			return Decoded{}, bad("Decode", "id", "a cycle-walk id has its first bit clear")
+		}
+		b := scratch.Get().(*[16]byte)
+		*b = id
+		k.one.Decrypt(b[:], b[:])
+		for c.mode == "cycle-walk" && b[0]&0x80 != 0 {
+			k.one.Decrypt(b[:], b[:])
+		}
+		d := Decoded{Seq: binary.BigEndian.Uint64(b[:8]), Rand: binary.BigEndian.Uint64(b[8:]), KeyVersion: version}
+		scratch.Put(b)
+		return d, nil
+	}
+	hi, lo := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
+	if uint8(hi>>12&0xf) != c.uuidVersion {
+		return Decoded{}, bad("Decode", "id", fmt.Sprintf("a feistel-uuid id is a version %d UUID (its 13th hex digit is %d)", c.uuidVersion, c.uuidVersion))
+	}
+	if lo>>62 != 0b10 {
+		return Decoded{}, bad("Decode", "id", "a feistel-uuid id has the RFC 9562 variant (its 17th hex digit is 8, 9, a or b)")
+	}
+	l, r := (hi>>16)<<12|hi&0xfff, lo&rMask
+	version := c.current
+	if given >= 0 {
+		version = uint8(given)
+	}
+	if c.inBand {
+		version = uint8(l>>56) ^ uint8(r&0xf)
+		l &= 1<<56 - 1
+	}
+	if version > MaxKeyVersion || c.keys[version] == nil {
+		return Decoded{}, bad("Decode", "id", fmt.Sprintf("no key of version %d", version))
+	}
+	k := c.keys[version]
+	lMask := uint64(1)<<c.lBits() - 1
+	b := scratch.Get().(*[16]byte)
+	for i := len(k.rounds) - 2; i >= 0; i -= 2 {
+		r ^= prf64(k.rounds[i+1], b, l) & rMask
+		l ^= prf64(k.rounds[i], b, r) & lMask
+	}
+	scratch.Put(b)
+	return Decoded{Seq: l, Rand: r, KeyVersion: version}, nil
+}

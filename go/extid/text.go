@@ -1,0 +1,205 @@
+package extid
+
+import (
+	"encoding/base64"
+	"math/bits"
+	"strings"
+)
+
+const (
+	hexDigits = "0123456789abcdef"
+	b32       = "0123456789abcdefghjkmnpqrstvwxyz" // TypeID's alphabet (Crockford, lower case)
+	check37   = "0123456789abcdefghjkmnpqrstvwxyz*~$=u"
+)
+
+func parseErr(form string, pos int, rule string) error {
+	return &Error{Op: "Parse", Arg: form, Position: pos, Rule: rule}
+}
+
+// String is the UUID form, lower case.
+func (id ID) String() string {
+	var out [36]byte
+	j := 0
+	for i, b := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j], out[j+1] = hexDigits[b>>4], hexDigits[b&15]
+		j += 2
+	}
+	return string(out[:])
+}
+
+func hexValue(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 0xff
+}
+
+// ParseUUID reads the UUID form (36 characters, either case of hex digit).
+func ParseUUID(s string) (ID, error) {
+	var id ID
+	if len(s) != 36 {
+		return id, parseErr("uuid", min(len(s), 36), "a UUID is 36 characters: 8-4-4-4-12 hex digits")
+	}
+	j := 0
+	for i := 0; i < 36; i++ {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return id, parseErr("uuid", i, "a hyphen belongs here (8-4-4-4-12)")
+			}
+			continue
+		}
+		v := hexValue(s[i])
+		if v > 15 {
+			return id, parseErr("uuid", i, "only hex digits 0-9 a-f A-F")
+		}
+		id[j/2] |= v << (4 * (1 - j%2))
+		j++
+	}
+	return id, nil
+}
+
+// Base64URL is the 22-character base64url form (no padding).
+func (id ID) Base64URL() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// ParseBase64URL reads the base64url form strictly: 22 characters, the last
+// leaving its low 4 bits zero.
+func ParseBase64URL(s string) (ID, error) {
+	var id ID
+	if len(s) != 22 {
+		return id, parseErr("base64url", min(len(s), 22), "a 16-byte id is 22 base64url characters, no padding")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return id, parseErr("base64url", i, "only A-Z a-z 0-9 - _")
+		}
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return id, parseErr("base64url", 21, "the last character must leave its low 4 bits zero (A, Q, g or w)")
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// mod37 is the 128-bit value of id modulo 37.
+func mod37(hi, lo uint64) uint64 {
+	_, r := bits.Div64(hi%37, lo, 37)
+	return r
+}
+
+// Base32 is TypeID's base32 form: 26 characters; with prefix (a type name),
+// "prefix_" before it; with check, a check character after it (the value
+// mod 37), which catches any one mistyped character.
+func (id ID) Base32(prefix string, check bool) string {
+	var sb strings.Builder
+	if prefix != "" {
+		sb.WriteString(prefix)
+		sb.WriteByte('_')
+	}
+	hi, lo := beU64(id[:8]), beU64(id[8:])
+	// 128 bits as 26 digits of 5 bits: the first holds the top 3 bits.
+	sb.WriteByte(b32[hi>>61])
+	for i := 24; i >= 0; i-- {
+		sh := uint(5 * i)
+		var d uint64
+		switch {
+		case sh >= 64:
+			d = hi >> (sh - 64)
+		case sh > 59:
+			d = lo>>sh | hi<<(64-sh)
+		default:
+			d = lo >> sh
+		}
+		sb.WriteByte(b32[d&31])
+	}
+	if check {
+		sb.WriteByte(check37[mod37(hi, lo)])
+	}
+	return sb.String()
+}
+
+func beU64(b []byte) uint64 {
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+func b32Value(c byte) int {
+	if i := strings.IndexByte(b32, c); i >= 0 {
+		return i
+	}
+	return -1
+}
+
+// ParseBase32 reads TypeID's base32 form strictly: "prefix_" first when
+// prefix is not empty (another type's prefix is ErrWrongType), 26 characters
+// of lower-case TypeID base32 whose first is 0-7, and the check character
+// when check is set.
+func ParseBase32(s, prefix string, check bool) (ID, error) {
+	var id ID
+	body, offset := s, 0
+	if prefix != "" {
+		at := strings.LastIndexByte(s, '_')
+		switch {
+		case at < 0:
+			return id, parseErr("base32", 0, "the id must start with its type and _ (like user_…)")
+		case s[:at] != prefix:
+			return id, &wrongType{expected: prefix, found: s[:at]}
+		}
+		body, offset = s[at+1:], at+1
+	} else if at := strings.IndexByte(s, '_'); at >= 0 {
+		return id, parseErr("base32", at, "no type prefix is expected here")
+	}
+	want := 26
+	rule := "the id is 26 base32 characters"
+	if check {
+		want, rule = 27, "the id is 26 base32 characters and a check character"
+	}
+	if len(body) != want {
+		return id, parseErr("base32", offset+min(len(body), want), rule)
+	}
+	var hi, lo uint64
+	for i := 0; i < 26; i++ {
+		d := b32Value(body[i])
+		if d < 0 {
+			return id, parseErr("base32", offset+i, "only 0-9 and lower-case a-z without i, l, o, u (TypeID's alphabet)")
+		}
+		if i == 0 && d > 7 {
+			return id, parseErr("base32", offset, "the first character holds 3 bits: 0-7")
+		}
+		hi = hi<<5 | lo>>59
+		lo = lo<<5 | uint64(d)
+	}
+	if check {
+		c := body[26]
+		if check37[mod37(hi, lo)] != c {
+			if strings.IndexByte(check37, c) >= 0 {
+				return id, parseErr("base32", offset+26, "the check character does not match: a character is mistyped")
+			}
+			return id, parseErr("base32", offset+26, "a check character is 0-9, a-z without i l o, or * ~ $ = u")
+		}
+	}
+	for i := range 8 {
+		id[i] = byte(hi >> (56 - 8*i))
+		id[8+i] = byte(lo >> (56 - 8*i))
+	}
+	return id, nil
+}
+
+type wrongType struct{ expected, found string }
+
+func (e *wrongType) Error() string {
+	return "extid: Parse: base32: the id is of type " + quote(e.found) + ", expected " + quote(e.expected)
+}
+func (e *wrongType) Is(target error) bool { return target == ErrWrongType }
+
+func quote(s string) string { return "\"" + s + "\"" }
