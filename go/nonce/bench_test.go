@@ -2,6 +2,8 @@ package nonce
 
 // Side by side with the ids Go users pick (one goroutine unless -cpu says):
 //   go test -run '^$' -bench . -benchmem -count 5 ./nonce/
+// Classic b.N loops, ours and the peers' alike: b.Loop keeps every call out of
+// line and its result alive, which here added ~17 ns to a 11 ns call.
 // google/uuid NewV7, sony/sonyflake v2 NextID (its 39-bit 10 ms clock allows
 // 256 ids per 10 ms per machine: it sleeps past that), crypto/rand 16 bytes.
 
@@ -28,7 +30,7 @@ func BenchmarkCounter(b *testing.B) {
 		b.Run(itoa(bits), func(b *testing.B) {
 			g := benchGen(b)
 			var sink Nonce
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				n, err := g.Counter(bits)
 				if err != nil {
 					b.Fatal(err)
@@ -44,7 +46,7 @@ func BenchmarkSortable(b *testing.B) {
 	for _, bits := range []int{64, 96, 128} {
 		b.Run(itoa(bits), func(b *testing.B) {
 			g := benchGen(b)
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				if _, err := g.Sortable(bits); err != nil {
 					b.Fatal(err)
 				}
@@ -57,7 +59,7 @@ func BenchmarkEncrypted(b *testing.B) {
 	for _, bits := range []int{64, 96, 128} {
 		b.Run(itoa(bits), func(b *testing.B) {
 			g := benchGen(b)
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				if _, err := g.Encrypted(bits); err != nil {
 					b.Fatal(err)
 				}
@@ -70,7 +72,7 @@ func BenchmarkFillCounter96x4096(b *testing.B) {
 	g := benchGen(b)
 	buf := make([]byte, 12*4096)
 	b.SetBytes(int64(len(buf)))
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		if err := g.Fill(Counter, 96, buf); err != nil {
 			b.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func BenchmarkFillCounter96x4096(b *testing.B) {
 }
 
 func BenchmarkPeerGoogleUUIDNewV7(b *testing.B) {
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		if _, err := guuid.NewV7(); err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +95,7 @@ func BenchmarkPeerSonyflakeNextID(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		if _, err := sf.NextID(); err != nil {
 			b.Fatal(err)
 		}
@@ -102,7 +104,7 @@ func BenchmarkPeerSonyflakeNextID(b *testing.B) {
 
 func BenchmarkPeerCryptoRand16(b *testing.B) {
 	var buf [16]byte
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		if _, err := rand.Read(buf[:]); err != nil {
 			b.Fatal(err)
 		}
