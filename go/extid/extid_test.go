@@ -2,24 +2,12 @@ package extid
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func readJSON(t *testing.T, name string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/nonceforge/nonceforge/go/internal/testvectors"
+)
 
 type vector struct {
 	Type          string `json:"type"`
@@ -45,7 +33,7 @@ func TestVectors(t *testing.T) {
 		Rotated string   `json:"rotated_master_hex"`
 		Vectors []vector `json:"vectors"`
 	}
-	readJSON(t, "extid.json", &doc)
+	testvectors.Read(t, "extid.json", &doc)
 	master, _ := hex.DecodeString(doc.Master)
 	rotated, _ := hex.DecodeString(doc.Rotated)
 	modes := map[string]bool{}
@@ -117,7 +105,7 @@ func TestTypeID(t *testing.T) {
 			Name, TypeID string
 		} `json:"invalid"`
 	}
-	readJSON(t, "typeid.json", &doc)
+	testvectors.Read(t, "typeid.json", &doc)
 	if len(doc.Valid) != 9 || len(doc.Invalid) != 19 {
 		t.Fatalf("%d valid, %d invalid", len(doc.Valid), len(doc.Invalid))
 	}

@@ -3,7 +3,9 @@ package lease
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +100,18 @@ func TestOutageLapses(t *testing.T) {
 	}
 	if err := l.Release(context.Background()); err == nil {
 		t.Fatal("released into a store that is gone")
+	}
+}
+
+// The Redis scripts are the protocol: Go sends the Rust crate's text exactly.
+func TestRedisScriptsAreTheRustCrates(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "crates", "nonceforge-lease", "src", "store", "redis.rs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, lua := range map[string]string{"acquire": acquireLua, "renew": renewLua, "release": releaseLua} {
+		if !strings.Contains(string(src), "r\""+lua+"\"") {
+			t.Errorf("the %s script differs from the Rust crate's", name)
+		}
 	}
 }

@@ -191,9 +191,10 @@ func (p *pgStore) release(ctx context.Context, s *settled, g *grant, floor int64
 
 func (p *pgStore) close() { p.conn.Close(context.Background()) }
 
-// Redis: docs/lease-protocol.md, "Redis" — the same script text as the Rust crate.
-var (
-	acquireScript = redis.NewScript(`
+// Redis: docs/lease-protocol.md, "Redis" — the same script text as the Rust
+// crate, byte for byte (TestRedisScriptsAreTheRustCrates checks).
+const (
+	acquireLua = `
 local ns, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 for id = first, last do
   local key = ns .. ':lease:' .. id
@@ -209,8 +210,8 @@ for id = first, last do
   end
 end
 return {-1}
-`)
-	renewScript = redis.NewScript(`
+`
+	renewLua = `
 local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
 local cur = redis.call('GET', key)
 if cur == ARGV[3] then
@@ -224,8 +225,8 @@ if tonumber(ARGV[5]) > tonumber(redis.call('HGET', rec, 'floor') or '0') then
   redis.call('HSET', rec, 'floor', ARGV[5])
 end
 return 1
-`)
-	releaseScript = redis.NewScript(`
+`
+	releaseLua = `
 local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
 local cur = redis.call('GET', key)
 if cur == ARGV[3] or (cur == false and redis.call('HGET', rec, 'token') == ARGV[3]) then
@@ -234,7 +235,13 @@ if cur == ARGV[3] or (cur == false and redis.call('HGET', rec, 'token') == ARGV[
   return 1
 end
 return 0
-`)
+`
+)
+
+var (
+	acquireScript = redis.NewScript(acquireLua)
+	renewScript   = redis.NewScript(renewLua)
+	releaseScript = redis.NewScript(releaseLua)
 )
 
 type redisStore struct{ c *redis.Client }

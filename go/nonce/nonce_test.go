@@ -5,10 +5,7 @@ import (
 	"crypto/aes"
 	"crypto/des"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/blowfish"
+
+	"github.com/nonceforge/nonceforge/go/internal/testvectors"
 )
 
 // manualClock moves only when told (Sleep advances it); its wall clock can be
@@ -66,17 +65,6 @@ func (c *manualClock) sleptFor() time.Duration {
 	return c.slept
 }
 
-func readJSON(t *testing.T, name string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func unhex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
@@ -116,7 +104,7 @@ type nonceVectors struct {
 
 func TestLayoutVectors(t *testing.T) {
 	var v nonceVectors
-	readJSON(t, "nonces.json", &v)
+	testvectors.Read(t, "nonces.json", &v)
 	if v.Epoch != DefaultEpochUnixMs {
 		t.Fatalf("epoch %d", v.Epoch)
 	}
@@ -144,7 +132,7 @@ func TestLayoutVectors(t *testing.T) {
 // nonce i of each size, and encrypted nonce i under each cipher.
 func TestGeneratorVectors(t *testing.T) {
 	var v nonceVectors
-	readJSON(t, "nonces.json", &v)
+	testvectors.Read(t, "nonces.json", &v)
 	gv := v.Generator
 	key := unhex(t, gv.BaseKey)
 	build := func(c64 Cipher64, c128 Cipher128) *Generator {
@@ -210,7 +198,7 @@ func TestCipherKnownAnswers(t *testing.T) {
 			Cipher, Source, Key, Plaintext, Ciphertext string
 		} `json:"vectors"`
 	}
-	readJSON(t, "ciphers.json", &doc)
+	testvectors.Read(t, "ciphers.json", &doc)
 	for _, v := range doc.Vectors {
 		key, pt, want := unhex(t, v.Key), unhex(t, v.Plaintext), unhex(t, v.Ciphertext)
 		got := make([]byte, len(pt))

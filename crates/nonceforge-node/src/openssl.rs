@@ -235,14 +235,6 @@ pub mod aead {
         pop_to_mark: Mark,
     }
 
-    macro_rules! func {
-        ($name:literal, $ty:ty) => {{
-            let p = symbol($name)?;
-            // SAFETY: OpenSSL 3's function of this name has the C signature `$ty`.
-            unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
-        }};
-    }
-
     fn api() -> Option<&'static Api> {
         static API: OnceLock<Option<Api>> = OnceLock::new();
         API.get_or_init(|| {
