@@ -284,6 +284,41 @@ func TestMixedFleet(t *testing.T) {
 			}
 			distinct(t, g.nonces(), r.nonces())
 
+			// A Go holder stopped (SIGSTOP) past its TTL: a Rust holder takes the
+			// id; once continued, the Go holder issues nothing more.
+			stopped := goHolder(t, st.url, "42")
+			stopped.waitFor(t, "the Go holder's id", func(l string) bool { return l == "id 42" })
+			stopped.waitFor(t, "a Go nonce", isNonce)
+			_ = stopped.cmd.Process.Signal(syscall.SIGSTOP)
+			before := len(stopped.nonces())
+			var taker *proc
+			for end := time.Now().Add(15 * time.Second); ; {
+				taker = rustHolder(t, st.url, "42", 200, "")
+				<-taker.done
+				if len(taker.nonces()) > 0 || time.Now().After(end) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if len(taker.nonces()) == 0 {
+				_ = stopped.cmd.Process.Signal(syscall.SIGCONT)
+				t.Fatal("nobody got machine id 42 from the stopped holder")
+			}
+			time.Sleep(100 * time.Millisecond) // the pipe has given us everything written before the stop
+			before = len(stopped.nonces())
+			_ = stopped.cmd.Process.Signal(syscall.SIGCONT)
+			stopped.waitFor(t, "a refusal after SIGCONT", func(l string) bool { return strings.HasPrefix(l, "e ") })
+			time.Sleep(200 * time.Millisecond)
+			if after := len(stopped.nonces()); after != before {
+				t.Fatalf("the stopped Go holder issued %d nonces after SIGCONT", after-before)
+			}
+			distinct(t, stopped.nonces(), taker.nonces())
+			stopped.stdin.Close()
+			<-stopped.done
+			if !stopped.waitForLine("release-error") && !strings.Contains(strings.Join(stopped.snapshot(), "\n"), "release-error") {
+				t.Fatalf("the stopped holder released an id it had lost: %v", stopped.snapshot()[max(0, len(stopped.snapshot())-2):])
+			}
+
 			// A Rust holder killed with kill -9; a Go one takes its id after the TTL.
 			r = rustHolder(t, st.url, "41", 1_000_000, "3000")
 			r.waitFor(t, "a Rust nonce", isNonce)
