@@ -82,6 +82,21 @@ cryptoAsync.hash('sha256', Buffer.from('abc'), (error, digest) => {
   const esm = JSON.parse(execFileSync('node', ['example.mjs'], { cwd: app, env, encoding: 'utf8' }));
   assert.deepEqual(esm, { nonce: 16, seq: '42', same: true, mac: 32, digest: cjs.digest });
 
+  // Without the platform package (optional dependencies omitted): a clear error
+  // naming the platform and the way to build from source, not a stack of
+  // MODULE_NOT_FOUND.
+  const bare = path.join(work, 'bare');
+  fs.mkdirSync(bare);
+  fs.writeFileSync(path.join(bare, 'package.json'), '{ "name": "bare", "version": "1.0.0", "private": true }\n');
+  execFileSync('npm', ['install', '--offline', '--omit=optional', '--no-audit', '--no-fund', tarballs[0]], { cwd: bare, env, stdio: 'pipe' });
+  assert.ok(!fs.existsSync(path.join(bare, 'node_modules', 'nonceforge-linux-x64-gnu')));
+  const probe = "try { require('nonceforge'); console.log('loaded') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }";
+  const failed = JSON.parse(execFileSync('node', ['-e', probe], { cwd: bare, env, encoding: 'utf8' }));
+  assert.equal(failed.code, 'ERR_NONCEFORGE_NO_ADDON');
+  assert.match(failed.message, /no native addon for linux-x64-gnu/);
+  assert.match(failed.message, /nonceforge-linux-x64-gnu/);
+  assert.match(failed.message, /npm run build/);
+
   // Types, as a TypeScript ES module project sees them (tsc and @types/node of this package's dev dependencies).
   fs.writeFileSync(path.join(app, 'example.mts'), `
 import { NonceGenerator, type LeaseInfo } from 'nonceforge';
