@@ -1,15 +1,16 @@
 package extid
 
 import (
-	"encoding/base64"
+	"errors"
 	"math/bits"
 	"strings"
+
+	"github.com/nonceforge/nonceforge/go/uuid"
 )
 
 const (
-	hexDigits = "0123456789abcdef"
-	b32       = "0123456789abcdefghjkmnpqrstvwxyz" // TypeID's alphabet (Crockford, lower case)
-	check37   = "0123456789abcdefghjkmnpqrstvwxyz*~$=u"
+	b32     = "0123456789abcdefghjkmnpqrstvwxyz" // TypeID's alphabet (Crockford, lower case)
+	check37 = "0123456789abcdefghjkmnpqrstvwxyz*~$=u"
 )
 
 func parseErr(form string, pos int, rule string) error {
@@ -17,78 +18,35 @@ func parseErr(form string, pos int, rule string) error {
 }
 
 // String is the UUID form, lower case.
-func (id ID) String() string {
-	var out [36]byte
-	j := 0
-	for i, b := range id {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = hexDigits[b>>4], hexDigits[b&15]
-		j += 2
-	}
-	return string(out[:])
-}
+func (id ID) String() string { return uuid.UUID(id).String() }
 
-func hexValue(c byte) byte {
+// fromUUIDText gives go/uuid's parse error the form, position and rule of
+// this package's errors.
+func fromUUIDText(form string, id uuid.UUID, err error) (ID, error) {
+	var te *uuid.TextError
 	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10
+	case err == nil:
+		return ID(id), nil
+	case errors.As(err, &te):
+		return ID{}, parseErr(form, te.Position, te.Rule)
 	}
-	return 0xff
+	return ID{}, err
 }
 
 // ParseUUID reads the UUID form (36 characters, either case of hex digit).
 func ParseUUID(s string) (ID, error) {
-	var id ID
-	if len(s) != 36 {
-		return id, parseErr("uuid", min(len(s), 36), "a UUID is 36 characters: 8-4-4-4-12 hex digits")
-	}
-	j := 0
-	for i := 0; i < 36; i++ {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if s[i] != '-' {
-				return id, parseErr("uuid", i, "a hyphen belongs here (8-4-4-4-12)")
-			}
-			continue
-		}
-		v := hexValue(s[i])
-		if v > 15 {
-			return id, parseErr("uuid", i, "only hex digits 0-9 a-f A-F")
-		}
-		id[j/2] |= v << (4 * (1 - j%2))
-		j++
-	}
-	return id, nil
+	u, err := uuid.Parse(s)
+	return fromUUIDText("uuid", u, err)
 }
 
 // Base64URL is the 22-character base64url form (no padding).
-func (id ID) Base64URL() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+func (id ID) Base64URL() string { return uuid.ToCompact(id[:]) }
 
 // ParseBase64URL reads the base64url form strictly: 22 characters, the last
 // leaving its low 4 bits zero.
 func ParseBase64URL(s string) (ID, error) {
-	var id ID
-	if len(s) != 22 {
-		return id, parseErr("base64url", min(len(s), 22), "a 16-byte id is 22 base64url characters, no padding")
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return id, parseErr("base64url", i, "only A-Z a-z 0-9 - _")
-		}
-	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || len(b) != 16 {
-		return id, parseErr("base64url", 21, "the last character must leave its low 4 bits zero (A, Q, g or w)")
-	}
-	copy(id[:], b)
-	return id, nil
+	u, err := uuid.FromCompact(s)
+	return fromUUIDText("base64url", u, err)
 }
 
 // mod37 is the 128-bit value of id modulo 37.

@@ -21,6 +21,28 @@ var (
 	ErrText = errors.New("nonceforge/uuid: not a UUID in 8-4-4-4-12 hex form")
 )
 
+// TextError is a parse error of the text or compact form: where the text
+// breaks a rule, and the rule. errors.Is matches ErrText or ErrCompact.
+type TextError struct {
+	Kind     error // ErrText or ErrCompact
+	Position int   // the byte where the rule breaks (the length, when it is wrong)
+	Rule     string
+	length   bool // the length is wrong: the message names no character
+}
+
+func (e *TextError) Error() string {
+	if e.length {
+		return fmt.Sprintf("%v: %s", e.Kind, e.Rule)
+	}
+	return fmt.Sprintf("%v: character %d: %s", e.Kind, e.Position, e.Rule)
+}
+
+func (e *TextError) Unwrap() error { return e.Kind }
+
+func badLength(kind error, got, want int, rule string) error {
+	return &TextError{Kind: kind, Position: min(got, want), Rule: rule, length: true}
+}
+
 // lastTick is the last (millisecond << 12 | fraction) a UUIDv7 can carry.
 const lastTick = 1<<60 - 1
 
@@ -174,13 +196,13 @@ func (u UUID) String() string {
 func Parse(s string) (UUID, error) {
 	var u UUID
 	if len(s) != 36 {
-		return u, fmt.Errorf("%w: it is 36 characters, got %d", ErrText, len(s))
+		return u, badLength(ErrText, len(s), 36, fmt.Sprintf("it is 36 characters, got %d", len(s)))
 	}
 	j := 0
 	for i := 0; i < 36; {
 		if i == 8 || i == 13 || i == 18 || i == 23 {
 			if s[i] != '-' {
-				return u, fmt.Errorf("%w: character %d: a hyphen belongs here", ErrText, i)
+				return u, &TextError{Kind: ErrText, Position: i, Rule: "a hyphen belongs here"}
 			}
 			i++
 			continue
@@ -192,7 +214,7 @@ func Parse(s string) (UUID, error) {
 			if ok1 {
 				at = i + 1
 			}
-			return u, fmt.Errorf("%w: character %d: only hex digits 0-9 a-f A-F", ErrText, at)
+			return u, &TextError{Kind: ErrText, Position: at, Rule: "only hex digits 0-9 a-f A-F"}
 		}
 		u[j] = hi<<4 | lo
 		j++
@@ -234,17 +256,18 @@ func StuidFromCompact(s string) ([32]byte, error) {
 func fromCompact(s string, out []byte) error {
 	want := compact.EncodedLen(len(out))
 	if len(s) != want {
-		return fmt.Errorf("%w: it is %d characters of base64url without padding, got %d", ErrCompact, want, len(s))
+		return badLength(ErrCompact, len(s), want, fmt.Sprintf("it is %d characters of base64url without padding, got %d", want, len(s)))
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return &TextError{Kind: ErrCompact, Position: i, Rule: "only A-Z a-z 0-9 - _"}
+		}
 	}
 	n, err := compact.Decode(out, []byte(s))
 	if err != nil || n != len(out) {
 		// Strict: the last character's spare bits must be zero, so every value
 		// has one spelling.
-		var at base64.CorruptInputError
-		if errors.As(err, &at) {
-			return fmt.Errorf("%w: character %d: only A-Z a-z 0-9 - _, and the last character's spare bits zero", ErrCompact, int64(at))
-		}
-		return fmt.Errorf("%w: %v", ErrCompact, err)
+		return &TextError{Kind: ErrCompact, Position: len(s) - 1, Rule: "the last character's spare bits must be zero (for 16 bytes: A, Q, g or w)"}
 	}
 	return nil
 }
