@@ -226,7 +226,7 @@ class NonceGenerator extends EventEmitter {
   /** The lease of a leased generator (null otherwise): id, token, floor, holder, store, state. */
   get lease() {
     const h = this._lease;
-    if (h === null || h === undefined) return null;
+    if (h === null) return null;
     const [state, deadlineInMs] = h.state();
     const [renewals, failedRenewals, lastError] = h.renewals();
     return {
@@ -246,7 +246,7 @@ class NonceGenerator extends EventEmitter {
   /** Stops issuing, records the last timestamp as the id's floor and frees the id. */
   async release() {
     const h = this._lease;
-    if (h === null || h === undefined) throw argValue('this', 'must be a leased generator (NonceGenerator.lease)');
+    if (h === null) throw argValue('this', 'must be a leased generator (NonceGenerator.lease)');
     HELD.delete(h);
     this._pools.clear();
     try {
@@ -256,8 +256,7 @@ class NonceGenerator extends EventEmitter {
     }
   }
 
-  // A pool of `code`, refilled from the core when empty, or when the lease's
-  // deadline (as of the last refill) has passed.
+  // `count` nonces of `code` from the core, its errors made Node's.
   _fill(code, count) {
     try {
       return this._native.fill(code, count);
@@ -266,11 +265,15 @@ class NonceGenerator extends EventEmitter {
     }
   }
 
+  // A leased generator's pool, while the lease's deadline as of its refill
+  // (performance.now() ms) has not passed.
   _leasedPool(pool) {
     return pool !== undefined && performance.now() < pool.until ? pool : undefined;
   }
 
+  // The deadline a new pool may be used until (0: unleased, never checked).
   _until() {
+    if (this._lease === null) return 0;
     const [state, deadlineInMs] = this._lease.state();
     return state === 0 ? performance.now() + deadlineInMs : 0;
   }
@@ -287,7 +290,7 @@ class NonceGenerator extends EventEmitter {
     let pool = this._pools.get(code);
     if (this._lease !== null) pool = this._leasedPool(pool);
     if (pool === undefined || pool.at === pool.buffer.length) {
-      pool = { buffer: this._fill(code, BATCH), at: 0, until: this._lease !== null ? this._until() : 0 };
+      pool = { buffer: this._fill(code, BATCH), at: 0, until: this._until() };
       this._pools.set(code, pool);
     }
     const out = Buffer.allocUnsafe(size);
@@ -313,7 +316,7 @@ class NonceGenerator extends EventEmitter {
       // Ran out within its millisecond: double; outlived it: what was used.
       n = pool.at === pool.buffer.length && pool.ms === now ? Math.min(2 * used, BATCH) : Math.max(1, used);
     }
-    const until = this._lease !== null ? this._until() : 0;
+    const until = this._until();
     if (n === 1) {
       try {
         binding.nextNonceInto(this._handle, code, out);
