@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/nonceforge/nonceforge/go/internal/tsc"
 )
 
 const (
@@ -117,6 +119,8 @@ type Generator struct {
 	epoch      uint64
 	initTs     uint64
 	clock      Clock
+	tk         *tsc.Ticker // the system clock, gated by the TSC (nil: a Clock of the caller's)
+	hi128      uint64    // the first 8 bytes of every 128-bit counter nonce
 	wall0      uint64 // Unix ms at New
 	mono0      time.Duration
 	ciphers    *ciphers
@@ -162,7 +166,9 @@ func New(o Options) (*Generator, error) {
 	}
 	g := &Generator{machine: uint64(o.MachineID), epoch: uint64(epoch), clock: o.Clock}
 	if g.clock == nil {
-		g.clock = systemClock{base: time.Now()}
+		base := time.Now()
+		g.clock = systemClock{base: base}
+		g.tk = tsc.NewTicker(base, base.UnixNano())
 	}
 	if o.Key != nil {
 		c, err := newCiphers(o.Key, o.Cipher64, o.Cipher128)
@@ -193,6 +199,7 @@ func New(o Options) (*Generator, error) {
 		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("the 42-bit timestamp range of epoch %d has ended", g.epoch)}
 	}
 	g.initTs = now - g.epoch
+	g.hi128 = g.initTs<<22 | g.machine<<13
 	g.verifiedTs.Store(g.initTs)
 	for i, k := range []uint{13, 21, 21} {
 		g.sortables[i].Store(g.initTs << k)
@@ -201,20 +208,36 @@ func New(o Options) (*Generator, error) {
 	return g, nil
 }
 
-// nowMs is the clock in Unix ms: the wall clock at New plus monotonic time since.
+// nowMs is the clock in Unix ms: the wall clock at New plus monotonic time
+// since (the system clock: read about once a millisecond, the TSC telling
+// when the millisecond may have ended, as in the Rust core).
 func (g *Generator) nowMs() uint64 {
+	if g.tk != nil {
+		return g.tk.UnixMilli()
+	}
 	return g.wall0 + uint64((g.clock.Monotonic()-g.mono0)/time.Millisecond)
+}
+
+// untilMs is the time left until Unix millisecond ms begins (<= 0: it has).
+func (g *Generator) untilMs(ms uint64) time.Duration {
+	if g.tk != nil {
+		return time.Duration(int64(ms)*1e6 - g.tk.UnixNano())
+	}
+	el := g.clock.Monotonic() - g.mono0
+	if ms <= g.wall0 {
+		return 0
+	}
+	return time.Duration(ms-g.wall0)*time.Millisecond - el
 }
 
 // waitFor sleeps until Unix millisecond ms has begun.
 func (g *Generator) waitFor(ms uint64) {
 	for {
-		el := g.clock.Monotonic() - g.mono0
-		target := time.Duration(ms-g.wall0) * time.Millisecond
-		if ms <= g.wall0 || el >= target {
+		left := g.untilMs(ms)
+		if left <= 0 {
 			return
 		}
-		g.clock.Sleep(target - el)
+		g.clock.Sleep(left)
 	}
 }
 
@@ -257,6 +280,14 @@ func (g *Generator) Enabled() bool { return g.stopped.Load() == 0 }
 // removes it. A deadline later than the clock resumes a generator its previous
 // deadline had stopped. This is how a lease holds a generator: each renewal
 // moves the deadline, and a process paused past it issues nothing when it wakes.
+//
+// As in the Rust core, the deadline costs nothing per nonce: it is checked
+// where the generator reads its clock anyway — each sortable nonce, each new
+// millisecond of 64-bit counters, each Fill, each block a Local reserves —
+// and between those by CheckDeadline, which a lease calls from a timer at the
+// deadline. Until one of those finds the clock past it, single 96- and 128-bit
+// counter (and encrypted) nonces are still issued; their timestamps lie at or
+// below the last reading that passed, so never above the deadline.
 func (g *Generator) SetValidUntil(unixMs int64) {
 	until := ^uint64(0)
 	if unixMs >= 0 {
@@ -410,14 +441,25 @@ func (g *Generator) tickNonce(n *Nonce, bits int, t uint64) {
 // Counter returns a counter nonce of 64, 96 or 128 bits.
 func (g *Generator) Counter(bits int) (Nonce, error) {
 	var n Nonce
+	if bits == 128 {
+		// The common case, kept short: one atomic add, no clock.
+		if g.stopped.Load() != 0 {
+			return n, ErrDisabled
+		}
+		t := g.counters[2].Add(1) - 1
+		if t > last128Tick {
+			return n, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted"}
+		}
+		n.bits = 128
+		binary.BigEndian.PutUint64(n.b[:8], g.hi128)
+		binary.BigEndian.PutUint64(n.b[8:], t)
+		return n, nil
+	}
 	i := sizeIndex(bits)
 	if i < 0 {
 		return n, badBits("Counter", bits)
 	}
 	if err := g.check(); err != nil {
-		return n, err
-	}
-	if err := g.checkDeadline(); err != nil {
 		return n, err
 	}
 	t := g.counters[i].Add(1) - 1
@@ -426,6 +468,16 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 	}
 	g.tickNonce(&n, bits, t)
 	return n, nil
+}
+
+// CheckDeadline reads the clock and stops the generator if it is past its
+// deadline (SetValidUntil); it returns ErrDisabled when the generator does not
+// issue. A lease calls it from a timer at the deadline.
+func (g *Generator) CheckDeadline() error {
+	if err := g.checkDeadline(); err != nil {
+		return err
+	}
+	return g.check()
 }
 
 // Encrypted returns an encrypted nonce (the generator needs a Key).

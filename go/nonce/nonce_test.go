@@ -416,7 +416,7 @@ func TestCounter64RateAndBank(t *testing.T) {
 
 func TestDeadlines(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 2, Clock: c})
+	g, err := New(Options{MachineID: 2, Clock: c, Key: make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,9 +425,21 @@ func TestDeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.advance(6 * time.Millisecond)
-	for _, kind := range []Kind{Counter, Sortable} {
-		if _, err := g.Next(kind, 96); !errors.Is(err, ErrDisabled) {
-			t.Fatalf("%v past the deadline: %v", kind, err)
+	// No clock read yet: a 128-bit counter nonce still carries the start time,
+	// below the deadline (the core's rule: the deadline costs nothing per nonce).
+	if n, err := g.Counter(128); err != nil {
+		t.Fatalf("counter before any clock read: %v", err)
+	} else if p, _ := g.Decompose(n.AppendTo(nil)); p.UnixMs > g.StartedUnixMs()+5 {
+		t.Fatalf("a nonce past the deadline: %d", p.UnixMs)
+	}
+	if err := g.CheckDeadline(); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("CheckDeadline past the deadline: %v", err)
+	}
+	for _, kind := range []Kind{Counter, Sortable, Encrypted} {
+		for _, bits := range []int{64, 96, 128} {
+			if _, err := g.Next(kind, bits); !errors.Is(err, ErrDisabled) {
+				t.Fatalf("%v %d past the deadline: %v", kind, bits, err)
+			}
 		}
 	}
 	g.Enable()

@@ -1,0 +1,56 @@
+package tsc
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// The gated millisecond is never ahead of the clock and never behind it:
+// read against the same monotonic clock just before and just after, from
+// four goroutines, across the 20 ms before the counter's rate is trusted and
+// 60 ms after.
+func TestTickerFollowsTheClock(t *testing.T) {
+	base := time.Now()
+	wall0 := base.UnixNano()
+	tk := NewTicker(base, wall0)
+	clockMs := func() uint64 { return uint64(wall0+int64(time.Since(base))) / 1e6 }
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := uint64(0)
+			for time.Since(base) < 80*time.Millisecond {
+				a := clockMs()
+				m := tk.UnixMilli()
+				b := clockMs()
+				if m < a || m > b || m < last {
+					errs <- "out of step"
+					t.Errorf("clock %d..%d, ticker %d, before %d", a, b, m, last)
+					return
+				}
+				last = m
+			}
+		}()
+	}
+	wg.Wait()
+	if _, ok := Read(); ok && tk.before.Load() == 0 {
+		t.Error("an invariant counter, but the gate never opened")
+	}
+}
+
+func TestWithin(t *testing.T) {
+	tk := &Ticker{tsc: true, tsc0: 1000, mono0: 0}
+	// 3 GHz: 30e6 counts in 10 ms (too early to trust), 3e9 in 1 s.
+	if got := tk.within(1000+30e6, 10e6, 1e6); got != 0 {
+		t.Fatalf("trusted after 10 ms: %d", got)
+	}
+	if got := tk.within(1000+3e9, 1e9, 1e6); got != 2_910_000 {
+		t.Fatalf("1 ms at 3 GHz: %d counts, want 97%% of 3e6", got)
+	}
+	if got := tk.within(500, 1e9, 1e6); got != 0 {
+		t.Fatalf("a counter behind its start: %d", got)
+	}
+}
