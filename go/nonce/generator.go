@@ -120,8 +120,8 @@ type Generator struct {
 	initTs     uint64
 	clock      Clock
 	tk         *tsc.Ticker // the system clock, gated by the TSC (nil: a Clock of the caller's)
-	hi128      uint64    // the first 8 bytes of every 128-bit counter nonce
-	wall0      uint64 // Unix ms at New
+	hi128      uint64      // the first 8 bytes of every 128-bit counter nonce
+	wall0      uint64      // Unix ms at New
 	mono0      time.Duration
 	ciphers    *ciphers
 }
