@@ -54,3 +54,38 @@ func BenchmarkBase32(b *testing.B) {
 		}
 	}
 }
+
+// Ids a second (ns/op is per batch of 1024; see ns/id).
+func BenchmarkEncodeBatch1024(b *testing.B) {
+	c := benchCodec(b, Options{})
+	in := make([]Pair, 1024)
+	for i := range in {
+		in[i].Seq = uint64(i)
+	}
+	out := make([]ID, len(in))
+	for b.Loop() {
+		if err := c.EncodeBatch(in, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/id")
+}
+
+func BenchmarkDecodeBatch1024(b *testing.B) {
+	c := benchCodec(b, Options{})
+	in := make([]Pair, 1024)
+	for i := range in {
+		in[i].Seq = uint64(i)
+	}
+	ids := make([]ID, len(in))
+	if err := c.EncodeBatch(in, ids); err != nil {
+		b.Fatal(err)
+	}
+	out := make([]Decoded, len(ids))
+	for b.Loop() {
+		if err := c.DecodeBatch(ids, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/id")
+}

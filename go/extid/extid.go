@@ -29,7 +29,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
+
+	"github.com/nonceforge/nonceforge/go/internal/aesni"
+	"github.com/nonceforge/nonceforge/go/internal/scratch"
 )
 
 // MaxKeyVersion is the highest key version.
@@ -167,7 +169,7 @@ func (d Decoded) RandMatches(stored uint64) bool {
 // keys of one version: one AES-128 key (aes128, cycle-walk) or round keys.
 type keys struct {
 	one    cipher.Block
-	rounds []cipher.Block
+	rounds []*aesni.Key
 }
 
 // Codec encodes and decodes the ids of one type; safe for concurrent use.
@@ -179,6 +181,7 @@ type Codec struct {
 	inBand      bool
 	current     uint8
 	keys        [MaxKeyVersion + 1]*keys
+	blocks      scratch.Blocks
 }
 
 // New builds a codec for type typeName under the keyring's keys.
@@ -237,11 +240,7 @@ func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
 	defer clear(k)
 	out := &keys{}
 	for i := range c.rounds {
-		b, err := aes.NewCipher(k[16*i : 16*i+16])
-		if err != nil {
-			return nil, err
-		}
-		out.rounds = append(out.rounds, b)
+		out.rounds = append(out.rounds, aesni.New((*[16]byte)(k[16*i:16*i+16])))
 	}
 	return out, nil
 }
@@ -272,19 +271,6 @@ func (c *Codec) MaxRand() uint64 {
 
 const rMask = 1<<62 - 1
 
-var scratch = sync.Pool{New: func() any { return new([16]byte) }}
-
-// prf64 is AES-128 of x (8 bytes little-endian, then 8 zero bytes), the
-// first 8 bytes of the result read little-endian.
-// b is a pooled block: a slice handed to an interface method escapes, so a
-// block on the stack would be a heap allocation per round.
-func prf64(k cipher.Block, b *[16]byte, x uint64) uint64 {
-	*b = [16]byte{}
-	binary.LittleEndian.PutUint64(b[:8], x)
-	k.Encrypt(b[:], b[:])
-	return binary.LittleEndian.Uint64(b[:8])
-}
-
 func (c *Codec) lBits() uint {
 	if c.inBand {
 		return 56
@@ -305,31 +291,38 @@ func (c *Codec) Encode(seq, rand uint64) (ID, error) {
 	if k.one != nil {
 		binary.BigEndian.PutUint64(id[:8], seq)
 		binary.BigEndian.PutUint64(id[8:], rand)
-		b := scratch.Get().(*[16]byte)
+		l := c.blocks.Get(seq)
+		b := l.B
 		*b = id
 		k.one.Encrypt(b[:], b[:])
 		for c.mode == "cycle-walk" && b[0]&0x80 != 0 {
 			k.one.Encrypt(b[:], b[:])
 		}
 		id = *b
-		scratch.Put(b)
+		l.Return()
 		return id, nil
 	}
 	lMask := uint64(1)<<c.lBits() - 1
 	l, r := seq, rand
-	b := scratch.Get().(*[16]byte)
+	// Round functions: AES-128 of the other half (8 bytes little-endian, then
+	// 8 zero bytes), the first 8 bytes of the result read little-endian.
 	for i := 0; i < len(k.rounds); i += 2 {
-		l ^= prf64(k.rounds[i], b, r) & lMask
-		r ^= prf64(k.rounds[i+1], b, l) & rMask
+		l ^= k.rounds[i].PRF64(r) & lMask
+		r ^= k.rounds[i+1].PRF64(l) & rMask
 	}
-	scratch.Put(b)
+	return c.place(l, r, c.current), nil
+}
+
+// place puts the halves (and the whitened key version, in band) in a UUID.
+func (c *Codec) place(l, r uint64, version uint8) ID {
+	var id ID
 	if c.inBand {
-		l |= uint64(c.current^uint8(r&0xf)) << 56
+		l |= uint64(version^uint8(r&0xf)) << 56
 	}
 	hi := (l>>12)<<16 | uint64(c.uuidVersion)<<12 | l&0xfff
 	binary.BigEndian.PutUint64(id[:8], hi)
 	binary.BigEndian.PutUint64(id[8:], 0b10<<62|r&rMask)
-	return id, nil
+	return id
 }
 
 // Decode returns what id encodes. Any well-formed id decodes: check Seq
@@ -355,25 +348,42 @@ func (c *Codec) decode(id ID, given int) (Decoded, error) {
 		if c.mode == "cycle-walk" && id[0]&0x80 != 0 {
 			return Decoded{}, bad("Decode", "id", "a cycle-walk id has its first bit clear")
 		}
-		b := scratch.Get().(*[16]byte)
+		loan := c.blocks.Get(uint64(id[15]))
+		b := loan.B
 		*b = id
 		k.one.Decrypt(b[:], b[:])
 		for c.mode == "cycle-walk" && b[0]&0x80 != 0 {
 			k.one.Decrypt(b[:], b[:])
 		}
 		d := Decoded{Seq: binary.BigEndian.Uint64(b[:8]), Rand: binary.BigEndian.Uint64(b[8:]), KeyVersion: version}
-		scratch.Put(b)
+		loan.Return()
 		return d, nil
 	}
+	l, r, version, err := c.unplace(id, given)
+	if err != nil {
+		return Decoded{}, err
+	}
+	k := c.keys[version]
+	lMask := uint64(1)<<c.lBits() - 1
+	for i := len(k.rounds) - 2; i >= 0; i -= 2 {
+		r ^= k.rounds[i+1].PRF64(l) & rMask
+		l ^= k.rounds[i].PRF64(r) & lMask
+	}
+	return Decoded{Seq: l, Rand: r, KeyVersion: version}, nil
+}
+
+// unplace checks a feistel-uuid id and takes out its halves and key version
+// (given, when >= 0 and the version is not in band; else the current one).
+func (c *Codec) unplace(id ID, given int) (l, r uint64, version uint8, err error) {
 	hi, lo := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
 	if uint8(hi>>12&0xf) != c.uuidVersion {
-		return Decoded{}, bad("Decode", "id", fmt.Sprintf("a feistel-uuid id is a version %d UUID (its 13th hex digit is %d)", c.uuidVersion, c.uuidVersion))
+		return 0, 0, 0, bad("Decode", "id", fmt.Sprintf("a feistel-uuid id is a version %d UUID (its 13th hex digit is %d)", c.uuidVersion, c.uuidVersion))
 	}
 	if lo>>62 != 0b10 {
-		return Decoded{}, bad("Decode", "id", "a feistel-uuid id has the RFC 9562 variant (its 17th hex digit is 8, 9, a or b)")
+		return 0, 0, 0, bad("Decode", "id", "a feistel-uuid id has the RFC 9562 variant (its 17th hex digit is 8, 9, a or b)")
 	}
-	l, r := (hi>>16)<<12|hi&0xfff, lo&rMask
-	version := c.current
+	l, r = (hi>>16)<<12|hi&0xfff, lo&rMask
+	version = c.current
 	if given >= 0 {
 		version = uint8(given)
 	}
@@ -382,15 +392,147 @@ func (c *Codec) decode(id ID, given int) (Decoded, error) {
 		l &= 1<<56 - 1
 	}
 	if version > MaxKeyVersion || c.keys[version] == nil {
-		return Decoded{}, bad("Decode", "id", fmt.Sprintf("no key of version %d", version))
+		return 0, 0, 0, bad("Decode", "id", fmt.Sprintf("no key of version %d", version))
 	}
-	k := c.keys[version]
+	return l, r, version, nil
+}
+
+// Pair is one input of EncodeBatch.
+type Pair struct{ Seq, Rand uint64 }
+
+// EncodeBatch encodes in[i] into out[i] under the current key (out as long as
+// in). Every input is checked first: on error nothing is written. feistel-uuid
+// runs its round functions eight ids side by side.
+func (c *Codec) EncodeBatch(in []Pair, out []ID) error {
+	if len(out) != len(in) {
+		return bad("EncodeBatch", "out", fmt.Sprintf("it must be as long as in (%d), got %d", len(in), len(out)))
+	}
+	maxSeq, maxRand := c.MaxSeq(), c.MaxRand()
+	for i, p := range in {
+		if p.Seq > maxSeq {
+			return bad("EncodeBatch", fmt.Sprintf("in[%d].Seq", i), fmt.Sprintf("%d is above %d", p.Seq, maxSeq))
+		}
+		if p.Rand > maxRand {
+			return bad("EncodeBatch", fmt.Sprintf("in[%d].Rand", i), fmt.Sprintf("%d is above %d", p.Rand, maxRand))
+		}
+	}
+	k := c.keys[c.current]
+	if k.one != nil {
+		for i, p := range in {
+			out[i], _ = c.Encode(p.Seq, p.Rand)
+		}
+		return nil
+	}
 	lMask := uint64(1)<<c.lBits() - 1
-	b := scratch.Get().(*[16]byte)
-	for i := len(k.rounds) - 2; i >= 0; i -= 2 {
-		r ^= prf64(k.rounds[i+1], b, l) & rMask
-		l ^= prf64(k.rounds[i], b, r) & lMask
+	var ls, rs, f [8]uint64
+	for base := 0; base < len(in); base += 8 {
+		n := min(8, len(in)-base)
+		for j := range n {
+			ls[j], rs[j] = in[base+j].Seq, in[base+j].Rand
+		}
+		for i := 0; i < len(k.rounds); i += 2 {
+			f = rs
+			k.rounds[i].PRF64x8(&f)
+			for j := range ls {
+				ls[j] ^= f[j] & lMask
+			}
+			f = ls
+			k.rounds[i+1].PRF64x8(&f)
+			for j := range rs {
+				rs[j] ^= f[j] & rMask
+			}
+		}
+		for j := range n {
+			out[base+j] = c.place(ls[j], rs[j], c.current)
+		}
 	}
-	scratch.Put(b)
-	return Decoded{Seq: l, Rand: r, KeyVersion: version}, nil
+	return nil
+}
+
+// DecodeBatch decodes ids[i] into out[i] (out as long as ids), each under the
+// key version it carries (or the current one). Every id is checked first: on
+// error nothing is written.
+func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
+	if len(out) != len(ids) {
+		return bad("DecodeBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
+	}
+	if c.mode != "feistel-uuid" {
+		for i, id := range ids {
+			if _, err := c.decode(id, -1); err != nil {
+				return batchErr(err, i)
+			}
+		}
+		for i, id := range ids {
+			out[i], _ = c.decode(id, -1)
+		}
+		return nil
+	}
+	for i, id := range ids {
+		if _, _, v := c.halves(id); !c.wellFormed(id, v) {
+			_, _, _, err := c.unplace(id, -1) // words the error
+			if err == nil {
+				err = bad("DecodeBatch", "id", "not a well-formed id")
+			}
+			return batchErr(err, i)
+		}
+	}
+	lMask := uint64(1)<<c.lBits() - 1
+	var ls, rs, f [8]uint64
+	var vs [8]uint8
+	for base := 0; base < len(ids); base += 8 {
+		n := min(8, len(ids)-base)
+		for j := range n {
+			ls[j], rs[j], vs[j] = c.halves(ids[base+j])
+		}
+		k := c.keys[vs[0]]
+		same := true
+		for j := 1; j < n; j++ {
+			same = same && vs[j] == vs[0]
+		}
+		if !same {
+			for j := range n {
+				out[base+j], _ = c.decode(ids[base+j], -1)
+			}
+			continue
+		}
+		for i := len(k.rounds) - 2; i >= 0; i -= 2 {
+			f = ls
+			k.rounds[i+1].PRF64x8(&f)
+			for j := range rs {
+				rs[j] ^= f[j] & rMask
+			}
+			f = rs
+			k.rounds[i].PRF64x8(&f)
+			for j := range ls {
+				ls[j] ^= f[j] & lMask
+			}
+		}
+		for j := range n {
+			out[base+j] = Decoded{Seq: ls[j], Rand: rs[j], KeyVersion: vs[0]}
+		}
+	}
+	return nil
+}
+
+// batchErr names the id of a batch that failed.
+func batchErr(err error, i int) error {
+	if e, ok := err.(*Error); ok {
+		e.Op, e.Arg = "DecodeBatch", fmt.Sprintf("ids[%d]", i)
+	}
+	return err
+}
+
+// halves are a feistel-uuid id's halves and key version (not checked).
+func (c *Codec) halves(id ID) (l, r uint64, version uint8) {
+	hi, lo := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
+	l, r = (hi>>16)<<12|hi&0xfff, lo&rMask
+	if !c.inBand {
+		return l, r, c.current
+	}
+	return l & (1<<56 - 1), r, uint8(l>>56) ^ uint8(r&0xf)
+}
+
+// wellFormed: unplace would accept the id (with its key version v).
+func (c *Codec) wellFormed(id ID, v uint8) bool {
+	return id[6]>>4 == c.uuidVersion && id[8]>>6 == 0b10 && v <= MaxKeyVersion && c.keys[v] != nil
 }

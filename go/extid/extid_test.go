@@ -1,6 +1,7 @@
 package extid
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -237,5 +238,93 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := ParseBase32("order_4cbe2c9mnphwe8b8bc6202b4fr", "user", false); !errors.Is(err, ErrWrongType) {
 		t.Errorf("another type's id: %v", err)
+	}
+}
+
+// Batches give what one call at a time gives, for every mode, every length
+// up to 20 (whole and partial groups of 8) and ids of two key versions.
+func TestBatchesMatchSingleCalls(t *testing.T) {
+	ring, _ := NewKeyring(3, bytes.Repeat([]byte{7}, 32))
+	if err := ring.Add(9, bytes.Repeat([]byte{8}, 32)); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{}, {Rounds: 4}, {UUIDVersion: 4, KeyVersionOutBand: true}, {Mode: "aes128"}, {Mode: "cycle-walk"}} {
+		old, err := New(ring, "order", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ring.SetCurrent(9); err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(ring, "order", o)
+		ring.SetCurrent(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 21 {
+			in := make([]Pair, n)
+			for i := range in {
+				in[i] = Pair{Seq: uint64(i*i*977 + 1), Rand: uint64(i) * 0x9e3779b97f4a7c15 & (c.MaxRand())}
+			}
+			out := make([]ID, n)
+			if err := c.EncodeBatch(in, out); err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range in {
+				want, _ := c.Encode(p.Seq, p.Rand)
+				if out[i] != want {
+					t.Fatalf("%+v n=%d: id %d: batch %x, single %x", o, n, i, out[i], want)
+				}
+			}
+			// Every other id made under the older key: still decoded (in band).
+			if c.inBand {
+				for i := 0; i < n; i += 2 {
+					out[i], _ = old.Encode(in[i].Seq, in[i].Rand)
+				}
+			}
+			dec := make([]Decoded, n)
+			if err := c.DecodeBatch(out, dec); err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range out {
+				want, err := c.Decode(id)
+				if err != nil || dec[i] != want || dec[i].Seq != in[i].Seq || dec[i].Rand != in[i].Rand {
+					t.Fatalf("%+v n=%d: id %d: batch %+v, single %+v (%v), input %+v", o, n, i, dec[i], want, err, in[i])
+				}
+			}
+		}
+	}
+}
+
+// A bad input anywhere: a typed error naming it, and nothing written.
+func TestBatchBadInput(t *testing.T) {
+	ring, _ := NewKeyring(1, bytes.Repeat([]byte{7}, 32))
+	c, _ := New(ring, "order", Options{})
+	in := []Pair{{1, 0}, {2, 0}, {1 << 60, 0}, {4, 0}}
+	out := make([]ID, 4)
+	var e *Error
+	if err := c.EncodeBatch(in, out); !errors.As(err, &e) || e.Arg != "in[2].Seq" {
+		t.Fatalf("seq above the range: %v", err)
+	}
+	if out[0] != (ID{}) {
+		t.Fatal("half-written output")
+	}
+	in[2].Seq = 3
+	if err := c.EncodeBatch(in, out[:3]); !errors.As(err, &e) || e.Arg != "out" {
+		t.Fatalf("short output: %v", err)
+	}
+	if err := c.EncodeBatch(in, out); err != nil {
+		t.Fatal(err)
+	}
+	out[1][6] ^= 0x10 // UUID version 9
+	dec := make([]Decoded, 4)
+	if err := c.DecodeBatch(out, dec); !errors.As(err, &e) || e.Arg != "ids[1]" || e.Op != "DecodeBatch" {
+		t.Fatalf("a bad id: %v", err)
+	}
+	if dec[0] != (Decoded{}) {
+		t.Fatal("half-written output")
+	}
+	if err := c.DecodeBatch(out, dec[:1]); !errors.As(err, &e) || e.Arg != "out" {
+		t.Fatalf("short output: %v", err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"sync"
 
+	"github.com/nonceforge/nonceforge/go/internal/scratch"
 	"golang.org/x/crypto/blowfish"
 )
 
@@ -52,6 +52,7 @@ type ciphers struct {
 	aes    cipher.Block
 	s128   *speck128
 	name64 Cipher64
+	blocks scratch.Blocks // for the cipher.Block ciphers (AES, Blowfish, 3DES)
 }
 
 func newCiphers(base []byte, c64 Cipher64, c128 Cipher128) (*ciphers, error) {
@@ -105,14 +106,12 @@ func newCiphers(base []byte, c64 Cipher64, c128 Cipher128) (*ciphers, error) {
 	return c, nil
 }
 
-// scratch holds blocks for the cipher.Block ciphers (AES, Blowfish, 3DES):
-// a slice handed to an interface method escapes, so a nonce encrypted in its
-// own bytes would be allocated on the heap (one 24-byte allocation a nonce,
-// measured with -benchmem); pooled blocks are not.
-var scratch = sync.Pool{New: func() any { return new([16]byte) }}
-
-func blockApply(b cipher.Block, n *Nonce, size int, decrypt bool) {
-	s := scratch.Get().(*[16]byte)
+// blockApply runs a cipher.Block over the nonce's bytes in a lent block: a
+// slice handed to an interface method escapes, so the nonce's own bytes would
+// be a heap allocation per nonce (see go/internal/scratch).
+func (c *ciphers) blockApply(b cipher.Block, n *Nonce, size int, decrypt bool) {
+	l := c.blocks.Get(uint64(n.b[size-1]))
+	s := l.B
 	copy(s[:size], n.b[:size])
 	if decrypt {
 		b.Decrypt(s[:size], s[:size])
@@ -120,7 +119,7 @@ func blockApply(b cipher.Block, n *Nonce, size int, decrypt bool) {
 		b.Encrypt(s[:size], s[:size])
 	}
 	copy(n.b[:size], s[:size])
-	scratch.Put(s)
+	l.Return()
 }
 
 // encrypt turns the plain nonce in n (of its size) into its encrypted form, in place.
@@ -130,7 +129,7 @@ func (c *ciphers) encrypt(n *Nonce) {
 		if c.s64 != nil {
 			binary.BigEndian.PutUint64(n.b[:8], c.s64.encrypt(binary.BigEndian.Uint64(n.b[:8])))
 		} else {
-			blockApply(c.b64, n, 8, false)
+			c.blockApply(c.b64, n, 8, false)
 		}
 	case 96:
 		c.s96.encrypt((*[12]byte)(n.b[:12]))
@@ -138,7 +137,7 @@ func (c *ciphers) encrypt(n *Nonce) {
 		if c.s128 != nil {
 			c.s128.encrypt(&n.b)
 		} else {
-			blockApply(c.aes, n, 16, false)
+			c.blockApply(c.aes, n, 16, false)
 		}
 	}
 }
@@ -149,7 +148,7 @@ func (c *ciphers) decrypt(n *Nonce) {
 		if c.s64 != nil {
 			binary.BigEndian.PutUint64(n.b[:8], c.s64.decrypt(binary.BigEndian.Uint64(n.b[:8])))
 		} else {
-			blockApply(c.b64, n, 8, true)
+			c.blockApply(c.b64, n, 8, true)
 		}
 	case 96:
 		c.s96.decrypt((*[12]byte)(n.b[:12]))
@@ -157,7 +156,7 @@ func (c *ciphers) decrypt(n *Nonce) {
 		if c.s128 != nil {
 			c.s128.decrypt(&n.b)
 		} else {
-			blockApply(c.aes, n, 16, true)
+			c.blockApply(c.aes, n, 16, true)
 		}
 	}
 }

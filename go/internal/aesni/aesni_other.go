@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package aesni
+
+const hasAESNI = false
+
+func expand128(*[16]byte, *[11][16]byte) { panic("aesni: no AES-NI here") }
+func prf64(*[11][16]byte, uint64) uint64 { panic("aesni: no AES-NI here") }
+func prf64x8(*[11][16]byte, *[8]uint64)  { panic("aesni: no AES-NI here") }
