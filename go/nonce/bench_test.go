@@ -120,3 +120,38 @@ func itoa(n int) string {
 	}
 	return "128"
 }
+
+// One goroutine's handle (Local): blocks of ticks, encrypted nonces 8 at a time.
+func BenchmarkLocalCounter(b *testing.B) {
+	for _, bits := range []int{64, 96, 128} {
+		b.Run(itoa(bits), func(b *testing.B) {
+			l := benchGen(b).Local()
+			var sink Nonce
+			for i := 0; i < b.N; i++ {
+				n, err := l.Counter(bits)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = n
+			}
+			_ = sink
+		})
+	}
+}
+
+func BenchmarkLocalEncrypted(b *testing.B) {
+	for _, bits := range []int{64, 96, 128} {
+		b.Run(itoa(bits), func(b *testing.B) {
+			l := benchGen(b).Local()
+			var sink Nonce
+			for i := 0; i < b.N; i++ {
+				n, err := l.Encrypted(bits)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = n
+			}
+			_ = sink
+		})
+	}
+}

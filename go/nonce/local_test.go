@@ -1,0 +1,132 @@
+package nonce
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Locals in 8 goroutines, each also calling the shared generator, with a
+// Local dropped mid-block now and then: every nonce of every kind and size is
+// distinct, and encrypted ones decrypt to this generator's counter nonces.
+func TestLocalsAreDistinct(t *testing.T) {
+	g, err := New(Options{MachineID: 5, Key: bytes.Repeat([]byte{2}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 8, 12_000
+	for _, kind := range []Kind{Counter, Encrypted} {
+		for _, bits := range []int{64, 96, 128} {
+			out := make([][]string, workers)
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l := g.Local()
+					for i := range each {
+						var n Nonce
+						var err error
+						switch {
+						case i%7 == 3:
+							n, err = g.Next(kind, bits)
+						case kind == Counter:
+							n, err = l.Counter(bits)
+						default:
+							n, err = l.Encrypted(bits)
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if i%5000 == 4999 {
+							l = g.Local() // the rest of the block is never issued
+						}
+						out[w] = append(out[w], n.String())
+					}
+				}()
+			}
+			wg.Wait()
+			seen := make(map[string]bool, workers*each)
+			for _, o := range out {
+				for _, s := range o {
+					if seen[s] {
+						t.Fatalf("%v %d: %s twice", kind, bits, s)
+					}
+					seen[s] = true
+				}
+			}
+			if len(seen) != workers*each {
+				t.Fatalf("%v %d: %d nonces", kind, bits, len(seen))
+			}
+		}
+	}
+	n, _ := g.Local().Encrypted(96)
+	plain, err := g.Decrypt(n.AppendTo(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := g.Decompose(plain.AppendTo(nil)); err != nil || p.MachineID != 5 || p.UnixMs != g.StartedUnixMs() {
+		t.Fatalf("decrypted local nonce: %+v %v", p, err)
+	}
+}
+
+// A Local keeps the 64-bit rate (8192 a millisecond, sleeping) and the
+// deadline rule: checked at each block, and through the stop flag between.
+func TestLocalRateAndDeadline(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	g, err := New(Options{MachineID: 1, Clock: c, Key: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := g.Local()
+	s := c.sleptFor()
+	for range 8192 {
+		if _, err := l.Counter(64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.sleptFor() != s {
+		t.Fatal("slept within the first millisecond's 8192")
+	}
+	if _, err := l.Counter(64); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.sleptFor() - s; d <= 0 || d > time.Millisecond {
+		t.Fatalf("the 8193rd slept %v", d)
+	}
+
+	g.SetValidUntil(g.ClockUnixMs() + 5)
+	if _, err := l.Encrypted(128); err != nil {
+		t.Fatal(err)
+	}
+	g.Disable()
+	for _, f := range []func(int) (Nonce, error){l.Counter, l.Encrypted} {
+		if _, err := f(128); !errors.Is(err, ErrDisabled) {
+			t.Fatalf("disabled: %v", err)
+		}
+	}
+	g.Enable()
+	c.advance(6 * time.Millisecond)
+	fresh := g.Local() // a new block reads the clock: past the deadline
+	if _, err := fresh.Counter(96); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("a block past the deadline: %v", err)
+	}
+	if _, err := l.Counter(128); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("the stop flag after a clock read past the deadline: %v", err)
+	}
+}
+
+func TestLocalBadInput(t *testing.T) {
+	g, _ := New(Options{MachineID: 1})
+	l := g.Local()
+	var e *Error
+	if _, err := l.Counter(100); !errors.As(err, &e) || e.Arg != "bits" {
+		t.Fatalf("bits 100: %v", err)
+	}
+	if _, err := l.Encrypted(128); !errors.As(err, &e) || e.Arg != "Key" {
+		t.Fatalf("no key: %v", err)
+	}
+}
