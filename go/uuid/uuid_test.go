@@ -201,3 +201,50 @@ func FuzzCompact(f *testing.F) {
 		}
 	})
 }
+
+// The system clock path: ids made at a human pace carry the wall clock's
+// millisecond, and a fraction that follows the clock within the millisecond;
+// goroutines at full speed get strictly increasing, distinct ids.
+func TestNewV7FollowsTheWallClock(t *testing.T) {
+	var g V7Generator
+	for range 200 {
+		before := time.Now()
+		u := g.New()
+		after := time.Now()
+		ms := u.UnixMilli()
+		if ms < before.UnixMilli() || ms > after.UnixMilli() {
+			t.Fatalf("id at %d ms, clock %d..%d", ms, before.UnixMilli(), after.UnixMilli())
+		}
+		frac := int64(u[6]&0xf)<<8 | int64(u[7])
+		lo := tickOf(before)
+		hi := tickOf(after)
+		if tick := uint64(ms)<<12 | uint64(frac); tick+8 < lo || tick > hi+8 {
+			t.Fatalf("tick %d outside the clock's %d..%d", tick, lo, hi)
+		}
+		time.Sleep(137 * time.Microsecond)
+		if u6 := Tuid6(); u6.UnixMilli() < ms || u6.UnixMilli() > time.Now().UnixMilli() {
+			t.Fatalf("tuid6 at %d ms, after a v7 at %d", u6.UnixMilli(), ms)
+		}
+	}
+	var wg sync.WaitGroup
+	out := make([][]UUID, 4)
+	for w := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50_000 {
+				out[w] = append(out[w], NewV7())
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[UUID]bool{}
+	for _, ids := range out {
+		for i, u := range ids {
+			if seen[u] || (i > 0 && bytes.Compare(u[:], ids[i-1][:]) <= 0) {
+				t.Fatalf("id %s repeated or not increasing", u)
+			}
+			seen[u] = true
+		}
+	}
+}

@@ -16,16 +16,24 @@ import (
 	"time"
 )
 
-// Ticker is milliseconds on the wall scale, measured on the monotonic clock
-// from one wall-clock reading, with the TSC gate. Safe for concurrent use.
+// Ticker is time on the wall scale, measured on the monotonic clock from one
+// wall-clock reading, with the TSC gate. Safe for concurrent use.
 type Ticker struct {
-	base   time.Time // the monotonic origin
-	wall0  int64     // Unix ns at base
-	tsc    bool
-	tsc0   uint64 // calibration start: counter and monotonic ns
-	mono0  int64
-	ms     atomic.Uint64 // the latest millisecond seen
-	before atomic.Uint64 // below this count, ms is still the current millisecond
+	base  time.Time // the monotonic origin
+	wall0 int64     // Unix ns at base
+	wall  bool      // follow the wall clock at each read (NewWallTicker)
+	tsc   bool
+	tsc0  uint64 // calibration start: counter and monotonic ns
+	mono0 int64
+	snap  atomic.Pointer[snapshot]
+}
+
+// snapshot is one reading of the OS clock: until the counter reaches before,
+// the millisecond ms has not ended, and the time is ns plus the counts since
+// c times nsPerCount (Q32).
+type snapshot struct {
+	ms, c, before, nsPerCount uint64
+	ns                        int64
 }
 
 // NewTicker starts a ticker at base (a time.Time read with its monotonic
@@ -35,7 +43,18 @@ func NewTicker(base time.Time, wall0 int64) *Ticker {
 	if c, ok := Read(); ok {
 		t.tsc, t.tsc0, t.mono0 = true, c, int64(time.Since(base))
 	}
-	t.ms.Store(uint64(max(wall0, 0)) / 1e6)
+	t.snap.Store(&snapshot{ms: uint64(max(wall0, 0)) / 1e6})
+	return t
+}
+
+// NewWallTicker is a ticker that reads the wall clock each time it reads the
+// OS clock (about once a millisecond), so it follows a wall clock stepped
+// forward; one stepped back holds it where it was until the clock catches up.
+// For time-ordered UUIDs, whose timestamps are compared across machines.
+func NewWallTicker() *Ticker {
+	now := time.Now()
+	t := NewTicker(now, now.UnixNano())
+	t.wall = true
 	return t
 }
 
@@ -48,34 +67,66 @@ func (t *Ticker) UnixNano() int64 { return t.wall0 + int64(t.Elapsed()) }
 // UnixMilli is the current millisecond: never less than any it returned before.
 func (t *Ticker) UnixMilli() uint64 {
 	if t.tsc {
-		if c := counter(); c < t.before.Load() {
-			return t.ms.Load()
+		if s := t.snap.Load(); counter() < s.before {
+			return s.ms
 		}
 	}
-	return t.read()
+	return t.read().ms
 }
 
-func (t *Ticker) read() uint64 {
-	var c uint64
+// UnixNanoCoarse is the time in Unix ns: within the current millisecond it
+// is estimated from the counter (off by at most 3% of the time since the OS
+// clock was read, never into the next millisecond); it does not go back
+// within a millisecond, but may across one (an estimate a little high).
+func (t *Ticker) UnixNanoCoarse() int64 {
 	if t.tsc {
-		c = counter()
-	}
-	mono := int64(t.Elapsed())
-	ns := uint64(max(t.wall0+mono, 0))
-	// (the counter was read first: the gate closes early, never late)
-	ms := ns / 1e6
-	prev := t.ms.Load()
-	for prev < ms && !t.ms.CompareAndSwap(prev, ms) {
-		prev = t.ms.Load()
-	}
-	if t.tsc && prev <= ms {
-		if left := t.within(c, mono, 1e6-ns%1e6); left > 0 {
-			until := c + left
-			for b := t.before.Load(); b < until && !t.before.CompareAndSwap(b, until); b = t.before.Load() {
-			}
+		s := t.snap.Load()
+		if c := counter(); c < s.before {
+			ns := s.ns + int64((c-s.c)*s.nsPerCount>>32)
+			return min(ns, int64(s.ms)*1e6+999_999)
 		}
 	}
-	return max(ms, prev)
+	return t.read().ns
+}
+
+func (t *Ticker) read() *snapshot {
+	var c uint64
+	if t.tsc {
+		c = counter() // read first: the gate closes early, never late
+	}
+	mono := int64(t.Elapsed())
+	ns := max(t.wall0+mono, 0)
+	if t.wall {
+		now := time.Now()
+		mono, ns = int64(now.Sub(t.base)), max(now.UnixNano(), 0)
+	}
+	s := &snapshot{ms: uint64(ns) / 1e6, c: c, ns: ns}
+	if t.tsc {
+		if left := t.within(c, mono, 1e6-uint64(ns)%1e6); left > 0 {
+			s.before = c + left
+			s.nsPerCount = t.nsPerCount(c, mono)
+		}
+	}
+	for {
+		old := t.snap.Load()
+		if old.ms > s.ms {
+			// Another goroutine saw a later millisecond: never go back.
+			return old
+		}
+		if t.snap.CompareAndSwap(old, s) {
+			return s
+		}
+	}
+}
+
+// nsPerCount is the measured ns per count, Q32 (0: unknown).
+func (t *Ticker) nsPerCount(c uint64, mono int64) uint64 {
+	dc, dn := c-t.tsc0, uint64(mono-t.mono0)
+	if dc == 0 || dn>>32 >= dc {
+		return 0
+	}
+	q, _ := bits.Div64(dn>>32, dn<<32, dc)
+	return q
 }
 
 // within is a lower bound on the counts that pass in ns nanoseconds (0 while

@@ -36,7 +36,7 @@ func TestTickerFollowsTheClock(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if _, ok := Read(); ok && tk.before.Load() == 0 {
+	if _, ok := Read(); ok && tk.snap.Load().before == 0 {
 		t.Error("an invariant counter, but the gate never opened")
 	}
 }
@@ -53,4 +53,23 @@ func TestWithin(t *testing.T) {
 	if got := tk.within(500, 1e9, 1e6); got != 0 {
 		t.Fatalf("a counter behind its start: %d", got)
 	}
+}
+
+// The estimated nanoseconds stay in the gated millisecond and near the clock.
+func TestUnixNanoCoarse(t *testing.T) {
+	base := time.Now()
+	wall0 := base.UnixNano()
+	tk := NewTicker(base, wall0)
+	time.Sleep(25 * time.Millisecond) // past calibration
+	var worst int64
+	for time.Since(base) < 60*time.Millisecond {
+		a := wall0 + int64(time.Since(base))
+		ns := tk.UnixNanoCoarse()
+		b := wall0 + int64(time.Since(base))
+		if ns < a-1e6 || ns > b+1e6 || ns/1e6 > b/1e6 {
+			t.Fatalf("clock %d..%d, estimate %d", a, b, ns)
+		}
+		worst = max(worst, ns-b, a-ns)
+	}
+	t.Logf("worst distance from the clock: %d ns", worst)
 }
