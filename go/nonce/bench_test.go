@@ -155,3 +155,46 @@ func BenchmarkLocalEncrypted(b *testing.B) {
 		})
 	}
 }
+
+// With a deadline set, as a held lease sets one (Lease.Attach calls
+// SetValidUntil at each renewal; nothing else of the lease touches the
+// generator): the rates should not change.
+func BenchmarkWithDeadline(b *testing.B) {
+	gen := func(b *testing.B) *Generator {
+		g := benchGen(b)
+		g.SetValidUntil(g.ClockUnixMs() + int64(time.Hour/time.Millisecond))
+		return g
+	}
+	b.Run("counter/128", func(b *testing.B) {
+		g := gen(b)
+		for i := 0; i < b.N; i++ {
+			if _, err := g.Counter(128); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sortable/128", func(b *testing.B) {
+		g := gen(b)
+		for i := 0; i < b.N; i++ {
+			if _, err := g.Sortable(128); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encrypted/128", func(b *testing.B) {
+		g := gen(b)
+		for i := 0; i < b.N; i++ {
+			if _, err := g.Encrypted(128); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("local-encrypted/128", func(b *testing.B) {
+		l := gen(b).Local()
+		for i := 0; i < b.N; i++ {
+			if _, err := l.Encrypted(128); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
