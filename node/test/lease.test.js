@@ -175,6 +175,68 @@ for (const kind of stores.KINDS) {
   });
 }
 
+// The store goes away: renewals fail, and a loop that never yields to the
+// event loop (so no event or callback can reach it) stops by the lease's local
+// deadline — the gate the watcher thread raises — with nothing issued after it.
+test('lease: a store outage stops a synchronous loop by the local deadline', { timeout: 60000 }, async () => {
+  const store = await stores.start('redis');
+  let stopped = false;
+  try {
+    const gen = await NonceGenerator.lease(store.url, { ttl: 1500, ids: '0-3' });
+    assert.equal(gen.lease.state, 'held');
+    assert.notEqual(gen._gate, null, 'this Node shares external buffers: the gate must be used');
+    const lapsed = new Promise((resolve) => gen.once('lapsed', resolve));
+    stores.stop(store);
+    stopped = true;
+    await sleep(100); // a renewal in flight has ended: the deadline no longer moves
+    const { deadlineInMs } = gen.lease;
+    const deadline = performance.now() + deadlineInMs;
+    assert.ok(deadlineInMs > 0, `deadline in ${deadlineInMs} ms`);
+    let lastOk = 0;
+    let calls = 0;
+    let gateUpAt = 0;
+    let sinceGate = 0;
+    let error;
+    for (;;) {
+      if (gateUpAt === 0 && Atomics.load(gen._gate, 0) === 1) gateUpAt = performance.now();
+      try {
+        if (calls % 2 === 0) gen.counter(96);
+        else gen.sortable(128);
+        lastOk = performance.now();
+        if (gateUpAt !== 0 && ++sinceGate >= 2) {
+          // Once the gate is up, each kind's next call drops its pool (the
+          // sortable path keeps its last single nonce): the generator saw the
+          // gate in this very loop.
+          for (const pool of gen._pools.values()) {
+            assert.ok(pool.buffer.length <= 16, `a pool of ${pool.buffer.length} bytes in use after the gate went up`);
+          }
+        }
+        calls++;
+      } catch (e) {
+        error = e;
+        break;
+      }
+      assert.ok(performance.now() < deadline + 2000, 'still issuing 2 s past the deadline');
+    }
+    assert.equal(error.code, 'ERR_NONCEFORGE_DISABLED', error.message);
+    // 2 ms: the core's deadline is a whole millisecond on its own clock (no
+    // timestamp later than it), and performance.now() here is read apart.
+    assert.ok(lastOk <= deadline + 2, `a nonce ${lastOk - deadline} ms past the deadline`);
+    assert.ok(calls > 1000, `only ${calls} calls before the deadline`);
+    // The watcher raised the gate before the deadline (50 ms ahead): pooled
+    // nonces stopped there, the core answered each call after.
+    assert.ok(gateUpAt > 0 && gateUpAt <= deadline, `gate raised ${gateUpAt - deadline} ms after the deadline`);
+    assert.throws(() => gen.counter(96), { code: 'ERR_NONCEFORGE_DISABLED' });
+    // (the watcher's callback is weak: a timer keeps the loop alive meanwhile)
+    const timer = setTimeout(() => {}, 5000);
+    await lapsed;
+    clearTimeout(timer);
+    await assert.rejects(gen.release(), (e) => /^ERR_NONCEFORGE_LEASE/.test(e.code));
+  } finally {
+    if (!stopped) stores.stop(store);
+  }
+});
+
 test('lease: bad arguments are Node-style errors naming the option, before any connection', async () => {
   const bad = (code, re) => (e) => e.code === code && re.test(e.message);
   await assert.rejects(NonceGenerator.lease(42), bad('ERR_INVALID_ARG_TYPE', /"url" argument must be of type string/));
