@@ -196,6 +196,10 @@ type Lease struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	lastErr error
+	// timer stops the generators at the deadline, apart from the renewal
+	// loop (a renewal can hang up to the request timeout): single counter
+	// nonces read no clock, so nothing else would stop them (the core's rule).
+	timer *time.Timer
 }
 
 func wallMs() int64 { return time.Now().UnixMilli() }
@@ -227,6 +231,7 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 		return nil, &Error{Code: "all-taken", Msg: fmt.Sprintf("all machine ids in %d..=%d are leased in %s: wait for a lease to expire, release one, or use another namespace", s.first, s.last, shown), Err: ErrAllTaken}
 	}
 	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
+	l.timer = time.AfterFunc(time.Until(l.dead), l.atDeadline)
 	go l.keep()
 	return l, nil
 }
@@ -326,36 +331,38 @@ func (l *Lease) stopAll() {
 	}
 }
 
-// keep renews until Release; a timer stops the generators at the deadline.
+// atDeadline runs when the deadline timer fires: past the deadline it stops
+// the generators (lapsed); a deadline moved since re-arms the timer.
+func (l *Lease) atDeadline() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost || l.done {
+		return
+	}
+	if left := time.Until(l.dead); left > 0 {
+		l.timer.Reset(left)
+		return
+	}
+	if !l.lapsed {
+		l.lapsed = true
+		l.stopAll()
+	}
+}
+
+// keep renews until Release; the deadline timer (atDeadline) stops the
+// generators when no renewal came in time.
 func (l *Lease) keep() {
 	defer close(l.stopped)
+	defer l.timer.Stop()
 	retry := max(l.s.renew/4, 10*time.Millisecond)
 	next := time.Now().Add(l.s.renew)
 	for {
-		l.mu.Lock()
-		dead := l.dead
-		l.mu.Unlock()
-		wait := time.Until(next)
-		if d := time.Until(dead); d > 0 && d < wait {
-			wait = d
-		}
-		timer := time.NewTimer(max(wait, 0))
+		timer := time.NewTimer(max(time.Until(next), 0))
 		select {
 		case <-l.stop:
 			timer.Stop()
 			return
 		case <-timer.C:
-		}
-		now := time.Now()
-		if now.Before(next) {
-			// The deadline came first: stop the generators until a renewal.
-			l.mu.Lock()
-			if !now.Before(l.dead) && !l.lapsed {
-				l.lapsed = true
-				l.stopAll()
-			}
-			l.mu.Unlock()
-			continue
 		}
 		l.mu.Lock()
 		if l.lost {
@@ -390,6 +397,7 @@ func (l *Lease) keep() {
 			l.cap = capMs
 			l.lapsed = false
 			l.lastErr = nil
+			l.timer.Reset(time.Until(l.dead))
 			now := time.Now()
 			for _, gen := range l.gens {
 				l.gate(gen, now)

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,5 +115,87 @@ func TestRedisScriptsAreTheRustCrates(t *testing.T) {
 		if !strings.Contains(string(src), "r\""+lua+"\"") {
 			t.Errorf("the %s script differs from the Rust crate's", name)
 		}
+	}
+}
+
+// Renewals that hang (the store stopped with SIGSTOP, not gone) lapse the
+// lease by its deadline — single counter nonces read no clock, so the lease's
+// deadline timer must stop them — then resume when the store answers again,
+// and lapse again by the next deadline (the timer is armed anew).
+func TestLapseResumeLapse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis")
+	}
+	st := startStore(t, "redis")
+	port := strings.TrimPrefix(st.url, "redis://127.0.0.1:")
+	info, err := exec.Command(need(t, "redis-cli"), "-p", port, "info", "server").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for _, line := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, _ = strconv.Atoi(v)
+		}
+	}
+	redis, err := os.FindProcess(pid)
+	if pid == 0 || err != nil {
+		t.Fatalf("redis pid: %v", err)
+	}
+	t.Cleanup(func() { _ = redis.Signal(syscall.SIGCONT) })
+	l, err := Acquire(context.Background(), st.url, Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := l.Generator(nonce.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lapse := func(round int) {
+		t.Helper()
+		_, left := l.State()
+		if err := redis.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		stoppedAt := time.Now()
+		var last time.Time
+		for time.Since(stoppedAt) < 3*time.Second {
+			if _, err := g.Counter(96); err != nil {
+				if !errors.Is(err, nonce.ErrDisabled) {
+					t.Fatal(err)
+				}
+				break
+			}
+			last = time.Now()
+			time.Sleep(time.Millisecond)
+		}
+		// The deadline was `left` away when the store stopped (+ a timer's lateness).
+		if late := last.Sub(stoppedAt) - left; late > 50*time.Millisecond {
+			t.Fatalf("round %d: issued %v past the deadline", round, late)
+		}
+		if s, _ := l.State(); s != Lapsed {
+			t.Fatalf("round %d: state %v, want lapsed", round, s)
+		}
+	}
+	lapse(1)
+	if err := redis.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Second); ; {
+		if s, _ := l.State(); s == Held {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("never resumed: %v", l.LastError())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := g.Counter(96); err != nil {
+		t.Fatalf("after resuming: %v", err)
+	}
+	lapse(2)
+	_ = redis.Signal(syscall.SIGCONT)
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatalf("release after resuming: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/des"
 	"crypto/hkdf"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/nonceforge/nonceforge/go/internal/scratch"
@@ -107,56 +106,56 @@ func newCiphers(base []byte, c64 Cipher64, c128 Cipher128) (*ciphers, error) {
 }
 
 // blockApply runs a cipher.Block over the nonce's bytes in a lent block: a
-// slice handed to an interface method escapes, so the nonce's own bytes would
-// be a heap allocation per nonce (see go/internal/scratch).
-func (c *ciphers) blockApply(b cipher.Block, n *Nonce, size int, decrypt bool) {
-	l := c.blocks.Get(uint64(n.b[size-1]))
+// slice handed to an interface method escapes, so bytes on the stack would be
+// a heap allocation per nonce (see go/internal/scratch).
+func (c *ciphers) blockApply(b cipher.Block, n *Nonce, decrypt bool) {
+	size := int(n.bits) / 8
+	l := c.blocks.Get(n.lo ^ n.hi)
 	s := l.B
-	copy(s[:size], n.b[:size])
+	*s = n.array()
 	if decrypt {
 		b.Decrypt(s[:size], s[:size])
 	} else {
 		b.Encrypt(s[:size], s[:size])
 	}
-	copy(n.b[:size], s[:size])
+	*n = nonceOf(s, int(n.bits))
 	l.Return()
 }
 
 // encrypt turns the plain nonce in n (of its size) into its encrypted form, in place.
-func (c *ciphers) encrypt(n *Nonce) {
-	switch n.bits {
-	case 64:
-		if c.s64 != nil {
-			binary.BigEndian.PutUint64(n.b[:8], c.s64.encrypt(binary.BigEndian.Uint64(n.b[:8])))
-		} else {
-			c.blockApply(c.b64, n, 8, false)
-		}
-	case 96:
-		c.s96.encrypt((*[12]byte)(n.b[:12]))
-	default:
-		if c.s128 != nil {
-			c.s128.encrypt(&n.b)
-		} else {
-			c.blockApply(c.aes, n, 16, false)
-		}
-	}
-}
+func (c *ciphers) encrypt(n *Nonce) { c.apply(n, false) }
 
-func (c *ciphers) decrypt(n *Nonce) {
+func (c *ciphers) decrypt(n *Nonce) { c.apply(n, true) }
+
+func (c *ciphers) apply(n *Nonce, decrypt bool) {
 	switch n.bits {
 	case 64:
-		if c.s64 != nil {
-			binary.BigEndian.PutUint64(n.b[:8], c.s64.decrypt(binary.BigEndian.Uint64(n.b[:8])))
+		if c.s64 == nil {
+			c.blockApply(c.b64, n, decrypt)
+		} else if decrypt {
+			n.hi = c.s64.decrypt(n.hi)
 		} else {
-			c.blockApply(c.b64, n, 8, true)
+			n.hi = c.s64.encrypt(n.hi)
 		}
 	case 96:
-		c.s96.decrypt((*[12]byte)(n.b[:12]))
-	default:
-		if c.s128 != nil {
-			c.s128.decrypt(&n.b)
+		a := n.array()
+		if decrypt {
+			c.s96.decrypt((*[12]byte)(a[:12]))
 		} else {
-			c.blockApply(c.aes, n, 16, true)
+			c.s96.encrypt((*[12]byte)(a[:12]))
 		}
+		*n = nonceOf(&a, 96)
+	default:
+		if c.s128 == nil {
+			c.blockApply(c.aes, n, decrypt)
+			return
+		}
+		a := n.array()
+		if decrypt {
+			c.s128.decrypt(&a)
+		} else {
+			c.s128.encrypt(&a)
+		}
+		*n = nonceOf(&a, 128)
 	}
 }

@@ -318,9 +318,27 @@ func badBits(op string, bits int) error {
 }
 
 // Nonce is one nonce of 64, 96 or 128 bits, held by value (no allocation).
+// Its bytes are held as two words (hi: bytes 0-7, lo: 8-15, big-endian; the
+// bytes past its size are zero), so that a Nonce is returned in registers: as
+// a byte array it went through memory, most of a 9 ns counter nonce.
 type Nonce struct {
-	b    [16]byte
-	bits uint8
+	hi, lo uint64
+	bits   uint8
+}
+
+// array is the nonce's bytes, left-aligned in 16.
+func (n Nonce) array() [16]byte {
+	var a [16]byte
+	binary.BigEndian.PutUint64(a[:8], n.hi)
+	binary.BigEndian.PutUint64(a[8:], n.lo)
+	return a
+}
+
+// nonceOf reads a nonce of bits from the first bits/8 bytes of a.
+func nonceOf(a *[16]byte, bits int) Nonce {
+	var z [16]byte
+	copy(z[:bits/8], a[:bits/8])
+	return Nonce{hi: binary.BigEndian.Uint64(z[:8]), lo: binary.BigEndian.Uint64(z[8:]), bits: uint8(bits)}
 }
 
 // Bits is the nonce's size: 64, 96 or 128.
@@ -330,27 +348,33 @@ func (n Nonce) Bits() int { return int(n.bits) }
 func (n Nonce) Len() int { return int(n.bits) / 8 }
 
 // AppendTo appends the nonce's bytes to dst.
-func (n Nonce) AppendTo(dst []byte) []byte { return append(dst, n.b[:n.bits/8]...) }
+func (n Nonce) AppendTo(dst []byte) []byte {
+	a := n.array()
+	return append(dst, a[:n.bits/8]...)
+}
 
 // Bytes returns the nonce's bytes in a new slice.
 func (n Nonce) Bytes() []byte { return n.AppendTo(make([]byte, 0, n.bits/8)) }
 
 // Array returns the nonce's bytes, left-aligned in 16 bytes.
-func (n Nonce) Array() [16]byte { return n.b }
+func (n Nonce) Array() [16]byte { return n.array() }
 
 // Uint64 is a 64-bit nonce as a number.
-func (n Nonce) Uint64() uint64 { return binary.BigEndian.Uint64(n.b[:8]) }
+func (n Nonce) Uint64() uint64 { return n.hi }
 
-func (n Nonce) String() string { return hex.EncodeToString(n.b[:n.bits/8]) }
+func (n Nonce) String() string {
+	a := n.array()
+	return hex.EncodeToString(a[:n.bits/8])
+}
 
 // FromBytes reads a nonce of 8, 12 or 16 bytes.
 func FromBytes(b []byte) (Nonce, error) {
 	var n Nonce
 	switch len(b) {
 	case 8, 12, 16:
-		n.bits = uint8(len(b) * 8)
-		copy(n.b[:], b)
-		return n, nil
+		var a [16]byte
+		copy(a[:], b)
+		return nonceOf(&a, len(b)*8), nil
 	}
 	return n, &Error{Op: "FromBytes", Arg: "b", Rule: fmt.Sprintf("a nonce is 8, 12 or 16 bytes (64, 96 or 128 bits), got %d bytes", len(b))}
 }
@@ -360,14 +384,13 @@ func (g *Generator) compose(n *Nonce, bits int, ts, counter uint64) {
 	n.bits = uint8(bits)
 	switch bits {
 	case 64:
-		binary.BigEndian.PutUint64(n.b[:8], ts<<22|g.machine<<13|counter)
+		n.hi, n.lo = ts<<22|g.machine<<13|counter, 0
 	case 96:
-		// 42 + 9 + 45 bits: the top 32 bits, then 64.
-		binary.BigEndian.PutUint32(n.b[:4], uint32(ts>>10))
-		binary.BigEndian.PutUint64(n.b[4:12], ts<<54|g.machine<<45|counter)
+		// 42 + 9 + 45 bits: the top 32 bits (bytes 0-3), then 64 (bytes 4-11).
+		x := ts<<54 | g.machine<<45 | counter
+		n.hi, n.lo = uint64(uint32(ts>>10))<<32|x>>32, x<<32
 	default:
-		binary.BigEndian.PutUint64(n.b[:8], ts<<22|g.machine<<13)
-		binary.BigEndian.PutUint64(n.b[8:], counter)
+		n.hi, n.lo = ts<<22|g.machine<<13, counter
 	}
 }
 
@@ -450,10 +473,7 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 		if t > last128Tick {
 			return n, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted"}
 		}
-		n.bits = 128
-		binary.BigEndian.PutUint64(n.b[:8], g.hi128)
-		binary.BigEndian.PutUint64(n.b[8:], t)
-		return n, nil
+		return Nonce{hi: g.hi128, lo: t, bits: 128}, nil
 	}
 	i := sizeIndex(bits)
 	if i < 0 {
@@ -577,7 +597,8 @@ func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
 			if err != nil {
 				return err
 			}
-			copy(dst[j*uint64(size):], n.b[:size])
+			a := n.array()
+			copy(dst[j*uint64(size):], a[:size])
 		}
 		return nil
 	case Counter, Encrypted:
@@ -608,7 +629,8 @@ func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
 	for j := range count {
 		g.tickNonce(&n, bits, first+j)
 		g.ciphers.encrypt(&n)
-		copy(dst[j*uint64(size):], n.b[:size])
+		a := n.array()
+		copy(dst[j*uint64(size):], a[:size])
 	}
 	return nil
 }

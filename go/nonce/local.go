@@ -95,7 +95,6 @@ func (l *Local) Encrypted(bits int) (Nonce, error) {
 	if err := g.check(); err != nil {
 		return n, err
 	}
-	size := bits / 8
 	if l.handed[i] == lanes {
 		var plain Nonce
 		for j := range lanes {
@@ -105,15 +104,14 @@ func (l *Local) Encrypted(bits int) (Nonce, error) {
 				return n, err
 			}
 			g.tickNonce(&plain, bits, t)
-			copy(l.enc[i][j][:size], plain.b[:size])
+			l.enc[i][j] = plain.array()
 		}
 		for j := range lanes {
 			g.ciphers.encryptInPlace(&l.enc[i][j], bits)
 		}
 		l.handed[i] = 0
 	}
-	n.bits = uint8(bits)
-	copy(n.b[:size], l.enc[i][l.handed[i]][:size])
+	n = nonceOf(&l.enc[i][l.handed[i]], bits)
 	l.enc[i][l.handed[i]] = [16]byte{}
 	l.handed[i]++
 	return n, nil

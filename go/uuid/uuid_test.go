@@ -218,7 +218,7 @@ func TestNewV7FollowsTheWallClock(t *testing.T) {
 		frac := int64(u[6]&0xf)<<8 | int64(u[7])
 		lo := tickOf(before)
 		hi := tickOf(after)
-		if tick := uint64(ms)<<12 | uint64(frac); tick+8 < lo || tick > hi+8 {
+		if tick := uint64(ms)<<12 | uint64(frac); tick+2 < lo || tick > hi+2 {
 			t.Fatalf("tick %d outside the clock's %d..%d", tick, lo, hi)
 		}
 		time.Sleep(137 * time.Microsecond)

@@ -28,6 +28,11 @@ type Ticker struct {
 	snap  atomic.Pointer[snapshot]
 }
 
+// maxReadNs bounds the time between the counter readings around a clock
+// read whose snapshot may gate and estimate (a clock read takes 25-50 ns;
+// estimates are off by at most half of this).
+const maxReadNs = 400
+
 // snapshot is one reading of the OS clock: until the counter reaches before,
 // the millisecond ms has not ended, and the time is ns plus the counts since
 // c times nsPerCount (Q32).
@@ -100,11 +105,18 @@ func (t *Ticker) read() *snapshot {
 		now := time.Now()
 		mono, ns = int64(now.Sub(t.base)), max(now.UnixNano(), 0)
 	}
-	s := &snapshot{ms: uint64(ns) / 1e6, c: c, ns: ns}
+	s := &snapshot{ms: uint64(ns) / 1e6, ns: ns}
 	if t.tsc {
+		// The clock was read between two counter readings: estimates count
+		// from their midpoint, and only when they lie close together (a
+		// goroutine held up between them would skew every estimate of the
+		// millisecond by as much); the gate counts from the first.
+		c2 := counter()
 		if left := t.within(c, mono, 1e6-uint64(ns)%1e6); left > 0 {
-			s.before = c + left
 			s.nsPerCount = t.nsPerCount(c, mono)
+			if (c2-c)*s.nsPerCount>>32 <= maxReadNs {
+				s.before, s.c = c+left, c+(c2-c)/2
+			}
 		}
 	}
 	for {
