@@ -23,3 +23,22 @@ func Example() {
 	fmt.Println(len(id.String()), len(text), d.Seq, d.KeyVersion)
 	// Output: 36 32 42 1
 }
+
+func ExampleCodec_EncodeBatch() {
+	ring, _ := extid.NewKeyring(1, bytes.Repeat([]byte{0x5a}, 32))
+	orders, _ := extid.New(ring, "order", extid.Options{})
+	in := make([]extid.Pair, 100)
+	for i := range in {
+		in[i].Seq = uint64(1000 + i) // rows 1000..1099
+	}
+	ids := make([]extid.ID, len(in))
+	if err := orders.EncodeBatch(in, ids); err != nil { // 8 ids side by side
+		panic(err)
+	}
+	back := make([]extid.Decoded, len(ids))
+	if err := orders.DecodeBatch(ids, back); err != nil {
+		panic(err)
+	}
+	fmt.Println(back[0].Seq, back[99].Seq)
+	// Output: 1000 1099
+}

@@ -198,3 +198,31 @@ func BenchmarkWithDeadline(b *testing.B) {
 		}
 	})
 }
+
+// All goroutines at once (-cpu sets how many): the shared counter's cache
+// line against one Local per goroutine.
+func BenchmarkParallelCounter128(b *testing.B) {
+	b.Run("shared", func(b *testing.B) {
+		g := benchGen(b)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := g.Counter(128); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("local", func(b *testing.B) {
+		g := benchGen(b)
+		b.RunParallel(func(pb *testing.PB) {
+			l := g.Local()
+			for pb.Next() {
+				if _, err := l.Counter(128); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}

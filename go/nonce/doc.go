@@ -8,7 +8,8 @@
 // Every live generator of a cluster needs its own machine id (0..511): give
 // it one (Options.MachineID), take it from an environment variable
 // (MachineIDFromEnv), from a host list (MachineIDFromHostList), or lease it
-// (package lease of this module, once written; the Rust lease crate today).
+// (package lease of this module: the same stores and records as the Rust
+// lease crate, docs/lease-protocol.md).
 //
 // Time rules, as the core's: the wall clock is read once, when the generator
 // is built, and the monotonic clock after that, so a wall clock stepped back
@@ -30,5 +31,14 @@
 // the layout and may be equal: use one kind per key.
 //
 // A Generator is safe for concurrent use; one nonce costs one atomic add and
-// no allocation.
+// no allocation (a counter nonce 2.5 ns on the reference machine). For many
+// goroutines, give each a Local (Generator.Local), as the Rust core's
+// LocalNonces: counter nonces from blocks of ticks (no shared write a nonce),
+// encrypted nonces made eight at a time.
+//
+// The system clock is read about once a millisecond: the CPU's invariant TSC
+// tells when the millisecond may have ended (as in the Rust core). A deadline
+// (SetValidUntil, which a lease sets) costs nothing per nonce: it is checked
+// where the clock is read anyway, and by CheckDeadline, which the lease calls
+// from a timer.
 package nonce

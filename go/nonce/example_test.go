@@ -45,3 +45,26 @@ func ExampleDecompose() {
 	fmt.Println(p.UnixMs, p.MachineID, p.Counter)
 	// Output: 1767225600001 37 1
 }
+
+func ExampleGenerator_Local() {
+	g, _ := nonce.New(nonce.Options{MachineID: 3, Key: bytes.Repeat([]byte{0x42}, 32)})
+	done := make(chan int)
+	for range 4 {
+		go func() {
+			l := g.Local() // one per goroutine: no shared write a nonce
+			n := 0
+			for range 1000 {
+				if _, err := l.Encrypted(128); err == nil {
+					n++
+				}
+			}
+			done <- n
+		}()
+	}
+	total := 0
+	for range 4 {
+		total += <-done
+	}
+	fmt.Println(total)
+	// Output: 4000
+}

@@ -66,6 +66,15 @@ func (l *Local) tick(bits, i int) (uint64, error) {
 // Counter returns a counter nonce of 64, 96 or 128 bits.
 func (l *Local) Counter(bits int) (Nonce, error) {
 	var n Nonce
+	if bits == 128 && l.next[2] != l.end[2] {
+		// The common case, kept short: no shared write.
+		if l.g.stopped.Load() != 0 {
+			return n, ErrDisabled
+		}
+		t := l.next[2]
+		l.next[2]++
+		return Nonce{hi: l.g.hi128, lo: t, bits: 128}, nil
+	}
 	i := sizeIndex(bits)
 	if i < 0 {
 		return n, badBits("Local.Counter", bits)
