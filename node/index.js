@@ -331,7 +331,7 @@ class NonceGenerator extends EventEmitter {
   _sortable(code, size) {
     const now = Date.now();
     let pool = this._pools.get(code);
-    if (this._lease !== null && pool !== undefined && !this._leaseOpen(pool)) {
+    if (this._lease !== null && pool !== undefined && (this._gate !== null ? this._gate[0] !== 0 : !this._leaseOpen(pool))) {
       this._pools.delete(code);
       pool = undefined;
     }
