@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 
+	"github.com/nonceforge/nonceforge/go/internal/aesni"
 	"github.com/nonceforge/nonceforge/go/internal/scratch"
 	"golang.org/x/crypto/blowfish"
 )
@@ -48,7 +49,8 @@ type ciphers struct {
 	s64    *speck64
 	b64    cipher.Block // Blowfish or 3DES, when chosen
 	s96    *speck96
-	aes    cipher.Block
+	aes    cipher.Block // AES-256: decrypting
+	aesEnc *aesni.Key256 // AES-256: encrypting, in registers (AES-NI where there is)
 	s128   *speck128
 	name64 Cipher64
 	blocks scratch.Blocks // for the cipher.Block ciphers (AES, Blowfish, 3DES)
@@ -90,6 +92,7 @@ func newCiphers(base []byte, c64 Cipher64, c128 Cipher128) (*ciphers, error) {
 	case AES256, "":
 		k := derive(base, string(AES256), 128, 32)
 		b, err := aes.NewCipher(k)
+		c.aesEnc = aesni.New256((*[32]byte)(k))
 		zero(k)
 		if err != nil {
 			return nil, err
@@ -146,6 +149,10 @@ func (c *ciphers) apply(n *Nonce, decrypt bool) {
 		}
 		*n = nonceOf(&a, 96)
 	default:
+		if c.s128 == nil && !decrypt {
+			n.hi, n.lo = c.aesEnc.Encrypt(n.hi, n.lo)
+			return
+		}
 		if c.s128 == nil {
 			c.blockApply(c.aes, n, decrypt)
 			return

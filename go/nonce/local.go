@@ -146,7 +146,9 @@ func (c *ciphers) encryptInPlace(b *[16]byte, bits int) {
 		if c.s128 != nil {
 			c.s128.encrypt(b)
 		} else {
-			c.aes.Encrypt(b[:], b[:])
+			hi, lo := c.aesEnc.Encrypt(binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]))
+			binary.BigEndian.PutUint64(b[:8], hi)
+			binary.BigEndian.PutUint64(b[8:], lo)
 		}
 	}
 }

@@ -261,7 +261,7 @@ impl LeaseHandle {
     /// Reports each change of state to `callback(state)` from a watcher
     /// thread (it never keeps the process alive), and returns the *gate*: a
     /// 4-byte ArrayBuffer the same thread writes, 0 while JavaScript may hand
-    /// out pooled nonces, 1 from [`GUARD`] before the lease's local deadline
+    /// out pooled nonces, 1 from 50 ms (`GUARD`) before the lease's local deadline
     /// (and whenever the lease is not held): then every nonce comes from the
     /// core, which reads its clock. One `Atomics.load` a call instead of a
     /// clock read (46 ns of a 146 ns call on the reference machine). `null`

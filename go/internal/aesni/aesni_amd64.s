@@ -195,3 +195,101 @@ TEXT ·prf64x8(SB), NOSPLIT, $0-16
 	MOVQ X6, 48(BX)
 	MOVQ X7, 56(BX)
 	RET
+
+// One AES-256 key-expansion step for the even round keys (from X1, with
+// the word AESKEYGENASSIST makes of X3 and rcon) and one for the odd (from
+// X3, with the S-boxed word of the new X1, no rotation, no rcon).
+#define EXPAND256A(rcon, off) \
+	AESKEYGENASSIST rcon, X3, X2; \
+	PSHUFD $0xff, X2, X2; \
+	MOVO X1, X4; \
+	PSLLO $4, X4; \
+	PXOR X4, X1; \
+	PSLLO $4, X4; \
+	PXOR X4, X1; \
+	PSLLO $4, X4; \
+	PXOR X4, X1; \
+	PXOR X2, X1; \
+	MOVOU X1, off(BX)
+#define EXPAND256B(off) \
+	AESKEYGENASSIST $0x00, X1, X2; \
+	PSHUFD $0xaa, X2, X2; \
+	MOVO X3, X4; \
+	PSLLO $4, X4; \
+	PXOR X4, X3; \
+	PSLLO $4, X4; \
+	PXOR X4, X3; \
+	PSLLO $4, X4; \
+	PXOR X4, X3; \
+	PXOR X2, X3; \
+	MOVOU X3, off(BX)
+
+// func expand256(key *[32]byte, rk *[15][16]byte)
+TEXT ·expand256(SB), NOSPLIT, $0-16
+	MOVQ key+0(FP), AX
+	MOVQ rk+8(FP), BX
+	MOVOU (AX), X1
+	MOVOU 16(AX), X3
+	MOVOU X1, (BX)
+	MOVOU X3, 16(BX)
+	EXPAND256A($0x01, 32)
+	EXPAND256B(48)
+	EXPAND256A($0x02, 64)
+	EXPAND256B(80)
+	EXPAND256A($0x04, 96)
+	EXPAND256B(112)
+	EXPAND256A($0x08, 128)
+	EXPAND256B(144)
+	EXPAND256A($0x10, 160)
+	EXPAND256B(176)
+	EXPAND256A($0x20, 192)
+	EXPAND256B(208)
+	EXPAND256A($0x40, 224)
+	PXOR X1, X1
+	PXOR X2, X2
+	PXOR X3, X3
+	PXOR X4, X4
+	RET
+
+// func encrypt256(rk *[15][16]byte, lo, hi uint64) (uint64, uint64)
+// AES-256 of one block held in two registers' worth: lo is bytes 0-7 and
+// hi bytes 8-15, each little-endian (as the bytes lie in an XMM register).
+TEXT ·encrypt256(SB), NOSPLIT, $0-40
+	MOVQ rk+0(FP), AX
+	MOVQ lo+8(FP), X0
+	MOVQ hi+16(FP), BX
+	PINSRQ $1, BX, X0
+	MOVOU (AX), X1
+	PXOR X1, X0
+	MOVOU 16(AX), X1
+	AESENC X1, X0
+	MOVOU 32(AX), X1
+	AESENC X1, X0
+	MOVOU 48(AX), X1
+	AESENC X1, X0
+	MOVOU 64(AX), X1
+	AESENC X1, X0
+	MOVOU 80(AX), X1
+	AESENC X1, X0
+	MOVOU 96(AX), X1
+	AESENC X1, X0
+	MOVOU 112(AX), X1
+	AESENC X1, X0
+	MOVOU 128(AX), X1
+	AESENC X1, X0
+	MOVOU 144(AX), X1
+	AESENC X1, X0
+	MOVOU 160(AX), X1
+	AESENC X1, X0
+	MOVOU 176(AX), X1
+	AESENC X1, X0
+	MOVOU 192(AX), X1
+	AESENC X1, X0
+	MOVOU 208(AX), X1
+	AESENC X1, X0
+	MOVOU 224(AX), X1
+	AESENCLAST X1, X0
+	MOVQ X0, ret+24(FP)
+	PEXTRQ $1, X0, BX
+	MOVQ BX, ret1+32(FP)
+	RET

@@ -88,3 +88,46 @@ func BenchmarkPRF64x8(b *testing.B) {
 		k.PRF64x8(&xs)
 	}
 }
+
+// FIPS-197 appendix C.3, and both paths against crypto/aes for 2,000 random
+// keys and blocks.
+func TestAES256(t *testing.T) {
+	var key [32]byte
+	for i := range key {
+		key[i] = byte(i)
+	}
+	k := New256(&key)
+	hi, lo := k.Encrypt(0x0011223344556677, 0x8899aabbccddeeff)
+	if hi != 0x8ea2b7ca516745bf || lo != 0xeafc49904b496089 {
+		t.Fatalf("FIPS-197 C.3: %016x%016x", hi, lo)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		for i := range key {
+			key[i] = byte(r.Uint32())
+		}
+		b, _ := aes.NewCipher(key[:])
+		native := New256(&key)
+		fallback := &Key256{b: b}
+		for _, k := range []*Key256{native, fallback} {
+			hi, lo := r.Uint64(), r.Uint64()
+			var blk [16]byte
+			binary.BigEndian.PutUint64(blk[:8], hi)
+			binary.BigEndian.PutUint64(blk[8:], lo)
+			b.Encrypt(blk[:], blk[:])
+			gh, gl := k.Encrypt(hi, lo)
+			if gh != binary.BigEndian.Uint64(blk[:8]) || gl != binary.BigEndian.Uint64(blk[8:]) {
+				t.Fatalf("key %x: %016x%016x, crypto/aes %x", key, gh, gl, blk)
+			}
+		}
+	}
+}
+
+func BenchmarkAES256(b *testing.B) {
+	k := New256(&[32]byte{1})
+	hi, lo := uint64(1), uint64(2)
+	for i := 0; i < b.N; i++ {
+		hi, lo = k.Encrypt(hi, lo)
+	}
+	_, _ = hi, lo
+}

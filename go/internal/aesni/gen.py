@@ -70,4 +70,56 @@ for i in range(8):
 for i in range(8):
     w(f"\tMOVQ X{i}, {8 * i}(BX)")
 w("\tRET")
+w("")
+w("// One AES-256 key-expansion step for the even round keys (from X1, with")
+w("// the word AESKEYGENASSIST makes of X3 and rcon) and one for the odd (from")
+w("// X3, with the S-boxed word of the new X1, no rotation, no rcon).")
+w("#define EXPAND256A(rcon, off) \\")
+body = ["AESKEYGENASSIST rcon, X3, X2", "PSHUFD $0xff, X2, X2", "MOVO X1, X4",
+        "PSLLO $4, X4", "PXOR X4, X1", "PSLLO $4, X4", "PXOR X4, X1",
+        "PSLLO $4, X4", "PXOR X4, X1", "PXOR X2, X1", "MOVOU X1, off(BX)"]
+for i, b in enumerate(body):
+    w("\t" + b + ("; \\" if i < len(body) - 1 else ""))
+w("#define EXPAND256B(off) \\")
+body = ["AESKEYGENASSIST $0x00, X1, X2", "PSHUFD $0xaa, X2, X2", "MOVO X3, X4",
+        "PSLLO $4, X4", "PXOR X4, X3", "PSLLO $4, X4", "PXOR X4, X3",
+        "PSLLO $4, X4", "PXOR X4, X3", "PXOR X2, X3", "MOVOU X3, off(BX)"]
+for i, b in enumerate(body):
+    w("\t" + b + ("; \\" if i < len(body) - 1 else ""))
+w("")
+w("// func expand256(key *[32]byte, rk *[15][16]byte)")
+w("TEXT ·expand256(SB), NOSPLIT, $0-16")
+w("\tMOVQ key+0(FP), AX")
+w("\tMOVQ rk+8(FP), BX")
+w("\tMOVOU (AX), X1")
+w("\tMOVOU 16(AX), X3")
+w("\tMOVOU X1, (BX)")
+w("\tMOVOU X3, 16(BX)")
+for i, rcon in enumerate([0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40]):
+    w(f"\tEXPAND256A(${rcon:#04x}, {32 * (i + 1)})")
+    if rcon != 0x40:
+        w(f"\tEXPAND256B({32 * (i + 1) + 16})")
+for r in range(1, 5):
+    w(f"\tPXOR X{r}, X{r}")
+w("\tRET")
+w("")
+w("// func encrypt256(rk *[15][16]byte, lo, hi uint64) (uint64, uint64)")
+w("// AES-256 of one block held in two registers' worth: lo is bytes 0-7 and")
+w("// hi bytes 8-15, each little-endian (as the bytes lie in an XMM register).")
+w("TEXT ·encrypt256(SB), NOSPLIT, $0-40")
+w("\tMOVQ rk+0(FP), AX")
+w("\tMOVQ lo+8(FP), X0")
+w("\tMOVQ hi+16(FP), BX")
+w("\tPINSRQ $1, BX, X0")
+w("\tMOVOU (AX), X1")
+w("\tPXOR X1, X0")
+for r in range(1, 14):
+    w(f"\tMOVOU {16 * r}(AX), X1")
+    w("\tAESENC X1, X0")
+w("\tMOVOU 224(AX), X1")
+w("\tAESENCLAST X1, X0")
+w("\tMOVQ X0, ret+24(FP)")
+w("\tPEXTRQ $1, X0, BX")
+w("\tMOVQ BX, ret1+32(FP)")
+w("\tRET")
 open("aesni_amd64.s", "w").write("\n".join(lines) + "\n")
