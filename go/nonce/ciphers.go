@@ -49,7 +49,7 @@ type ciphers struct {
 	s64    *speck64
 	b64    cipher.Block // Blowfish or 3DES, when chosen
 	s96    *speck96
-	aes    cipher.Block // AES-256: decrypting
+	aes    cipher.Block  // AES-256: decrypting
 	aesEnc *aesni.Key256 // AES-256: encrypting, in registers (AES-NI where there is)
 	s128   *speck128
 	name64 Cipher64
