@@ -63,13 +63,15 @@ func TestLocalsAreDistinct(t *testing.T) {
 			}
 		}
 	}
-	n, _ := g.Local().Encrypted(96)
-	plain, err := g.Decrypt(n.AppendTo(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, err := g.Decompose(plain.AppendTo(nil)); err != nil || p.MachineID != 5 || p.UnixMs != g.StartedUnixMs() {
-		t.Fatalf("decrypted local nonce: %+v %v", p, err)
+	for _, bits := range []int{64, 96, 128} {
+		n, _ := g.Local().Encrypted(bits)
+		plain, err := g.Decrypt(n.AppendTo(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := g.Decompose(plain.AppendTo(nil)); err != nil || p.MachineID != 5 || p.UnixMs < g.StartedUnixMs() {
+			t.Fatalf("decrypted local nonce of %d bits: %+v %v", bits, p, err)
+		}
 	}
 }
 
