@@ -80,17 +80,7 @@ func TestOutageLapses(t *testing.T) {
 		t.Fatal(err)
 	}
 	shutAt := time.Now()
-	var last time.Time
-	for time.Since(shutAt) < 3*time.Second {
-		if _, err := g.Counter(96); err != nil {
-			if !errors.Is(err, nonce.ErrDisabled) {
-				t.Fatal(err)
-			}
-			break
-		}
-		last = time.Now()
-		time.Sleep(time.Millisecond)
-	}
+	last := issueUntilDisabled(t, g, 3*time.Second)
 	if last.Sub(shutAt) > time.Second {
 		t.Fatalf("issued %v after the store went away, TTL 1 s", last.Sub(shutAt))
 	}
@@ -158,17 +148,7 @@ func TestLapseResumeLapse(t *testing.T) {
 			t.Fatal(err)
 		}
 		stoppedAt := time.Now()
-		var last time.Time
-		for time.Since(stoppedAt) < 3*time.Second {
-			if _, err := g.Counter(96); err != nil {
-				if !errors.Is(err, nonce.ErrDisabled) {
-					t.Fatal(err)
-				}
-				break
-			}
-			last = time.Now()
-			time.Sleep(time.Millisecond)
-		}
+		last := issueUntilDisabled(t, g, 3*time.Second)
 		// The deadline was `left` away when the store stopped (+ a timer's lateness).
 		if late := last.Sub(stoppedAt) - left; late > 50*time.Millisecond {
 			t.Fatalf("round %d: issued %v past the deadline", round, late)
@@ -198,4 +178,23 @@ func TestLapseResumeLapse(t *testing.T) {
 	if err := l.Release(context.Background()); err != nil {
 		t.Fatalf("release after resuming: %v", err)
 	}
+}
+
+// issueUntilDisabled makes a counter nonce every millisecond until the
+// generator refuses (ErrDisabled) or limit passes; it returns when the last
+// one was made.
+func issueUntilDisabled(t *testing.T, g *nonce.Generator, limit time.Duration) time.Time {
+	t.Helper()
+	var last time.Time
+	for start := time.Now(); time.Since(start) < limit; {
+		if _, err := g.Counter(96); err != nil {
+			if !errors.Is(err, nonce.ErrDisabled) {
+				t.Fatal(err)
+			}
+			break
+		}
+		last = time.Now()
+		time.Sleep(time.Millisecond)
+	}
+	return last
 }

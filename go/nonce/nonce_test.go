@@ -377,27 +377,34 @@ func TestClockStepsAndRestarts(t *testing.T) {
 
 // 64-bit counter nonces: 8192 a millisecond; idle milliseconds are banked; a
 // burst beyond the bank sleeps (the manual clock records it), never spins.
-func TestCounter64RateAndBank(t *testing.T) {
-	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 1, Clock: c})
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkRate64: 8192 64-bit nonces in the first millisecond without sleeping,
+// and the 8193rd sleeps into the next (at most 1 ms).
+func checkRate64(t *testing.T, c *manualClock, next func(int) (Nonce, error)) {
+	t.Helper()
 	slept0 := c.sleptFor()
 	for range 8192 {
-		if _, err := g.Counter(64); err != nil {
+		if _, err := next(64); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if c.sleptFor() != slept0 {
 		t.Fatalf("slept within the first millisecond's 8192")
 	}
-	if _, err := g.Counter(64); err != nil {
+	if _, err := next(64); err != nil {
 		t.Fatal(err)
 	}
 	if d := c.sleptFor() - slept0; d <= 0 || d > time.Millisecond {
 		t.Fatalf("the 8193rd nonce slept %v, want up to 1 ms", d)
 	}
+}
+
+func TestCounter64RateAndBank(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	g, err := New(Options{MachineID: 1, Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRate64(t, c, g.Counter)
 	// Ten idle milliseconds: ten more thousand-ish without sleeping.
 	c.advance(10 * time.Millisecond)
 	s := c.sleptFor()
