@@ -87,6 +87,9 @@ func (t *Ticker) UnixNanoCoarse() int64 {
 	if t.tsc {
 		s := t.snap.Load()
 		if c := counter(); c < s.before {
+			if c <= s.c {
+				return s.ns // a counter behind the snapshot's (another CPU's)
+			}
 			ns := s.ns + int64((c-s.c)*s.nsPerCount>>32)
 			return min(ns, int64(s.ms)*1e6+999_999)
 		}
