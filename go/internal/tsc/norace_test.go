@@ -1,0 +1,5 @@
+//go:build !race
+
+package tsc
+
+const raceEnabled = false
