@@ -6,6 +6,7 @@ import (
 	"crypto/des"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/nonceforge/nonceforge/go/internal/aesni"
@@ -141,20 +142,21 @@ func (c *ciphers) apply(n *Nonce, decrypt bool) {
 			n.hi = c.s64.encrypt(n.hi)
 		}
 	case 96:
+		// Bytes 12-15 of the array are zero, and Speck96 leaves them so.
 		a := n.array()
 		if decrypt {
 			c.s96.decrypt((*[12]byte)(a[:12]))
 		} else {
 			c.s96.encrypt((*[12]byte)(a[:12]))
 		}
-		*n = nonceOf(&a, 96)
+		n.hi, n.lo = binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
 	default:
-		if c.s128 == nil && !decrypt {
-			n.hi, n.lo = c.aesEnc.Encrypt(n.hi, n.lo)
+		if c.s128 == nil && decrypt {
+			c.blockApply(c.aes, n, true)
 			return
 		}
 		if c.s128 == nil {
-			c.blockApply(c.aes, n, decrypt)
+			n.hi, n.lo = c.aesEnc.Encrypt(n.hi, n.lo)
 			return
 		}
 		a := n.array()
@@ -163,6 +165,6 @@ func (c *ciphers) apply(n *Nonce, decrypt bool) {
 		} else {
 			c.s128.encrypt(&a)
 		}
-		*n = nonceOf(&a, 128)
+		n.hi, n.lo = binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
 	}
 }
