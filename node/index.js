@@ -285,10 +285,10 @@ class NonceGenerator extends EventEmitter {
     }
   }
 
-  // Whether a leased generator may hand out `pool`'s nonces (or fill one):
-  // the gate is down, or (no gate) the deadline as of its refill has not passed.
-  _leaseOpen(pool) {
-    if (this._gate !== null) return this._gate[0] === 0;
+  // Without a gate: whether a leased generator may hand out `pool`'s nonces
+  // (or fill one): the deadline as of its refill has not passed. (With a gate,
+  // the callers read it inline.)
+  _clockOpen(pool) {
     return pool === undefined || performance.now() < pool.until;
   }
 
@@ -314,7 +314,7 @@ class NonceGenerator extends EventEmitter {
     // into a new Buffer (take), which the compiler must assume may alias any
     // typed array, so the load is redone each call, never hoisted out of a
     // caller's loop (lease.test.js checks it in a synchronous loop).
-    if (this._lease !== null && (this._gate !== null ? this._gate[0] !== 0 : !this._leaseOpen(pool))) {
+    if (this._lease !== null && (this._gate !== null ? this._gate[0] !== 0 : !this._clockOpen(pool))) {
       // Near or past the deadline: one nonce at a time from the core.
       this._pools.delete(code);
       return this._fill(code, 1);
@@ -331,7 +331,7 @@ class NonceGenerator extends EventEmitter {
   _sortable(code, size) {
     const now = Date.now();
     let pool = this._pools.get(code);
-    if (this._lease !== null && pool !== undefined && (this._gate !== null ? this._gate[0] !== 0 : !this._leaseOpen(pool))) {
+    if (this._lease !== null && pool !== undefined && (this._gate !== null ? this._gate[0] !== 0 : !this._clockOpen(pool))) {
       this._pools.delete(code);
       pool = undefined;
     }
