@@ -57,14 +57,7 @@ func TestOutageLapses(t *testing.T) {
 		t.Skip("starts Redis")
 	}
 	st := startStore(t, "redis")
-	l, err := Acquire(context.Background(), st.url, Options{TTL: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := l.Generator(nonce.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, g := leasedGenerator(t, st.url)
 	if s, left := l.State(); s != Held || left <= 0 || left > time.Second {
 		t.Fatalf("state %v, %v", s, left)
 	}
@@ -133,14 +126,7 @@ func TestLapseResumeLapse(t *testing.T) {
 		t.Fatalf("redis pid: %v", err)
 	}
 	t.Cleanup(func() { _ = redis.Signal(syscall.SIGCONT) })
-	l, err := Acquire(context.Background(), st.url, Options{TTL: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := l.Generator(nonce.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, g := leasedGenerator(t, st.url)
 	lapse := func(round int) {
 		t.Helper()
 		_, left := l.State()
@@ -197,4 +183,18 @@ func issueUntilDisabled(t *testing.T, g *nonce.Generator, limit time.Duration) t
 		time.Sleep(time.Millisecond)
 	}
 	return last
+}
+
+// leasedGenerator leases an id with a TTL of 1 s and builds a generator on it.
+func leasedGenerator(t *testing.T, url string) (*Lease, *nonce.Generator) {
+	t.Helper()
+	l, err := Acquire(context.Background(), url, Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := l.Generator(nonce.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, g
 }
