@@ -82,6 +82,7 @@ test: setup lint
 	@cd $(PG_CRATE) && pgdata=$$(mktemp -d /tmp/nonceforge-pgrx.XXXXXX) && chown postgres "$$pgdata" && \
 	  { $(CARGO) pgrx test pg15 --runas postgres --pgdata "$$pgdata"; rc=$$?; rm -rf "$$pgdata"; exit $$rc; }
 	$(PG_CRATE)/tests/sql/run.sh
+	$(PG_CRATE)/tests/sql/scenarios.sh
 	$(MAKE) --no-print-directory go-test
 	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory elixir-test

@@ -3,18 +3,13 @@
 //! panic text or source path reaches a client:
 //!
 //! - every error this extension raises is built here, without a backtrace;
-//! - an error PostgreSQL raises inside a call we make (a sequence, SPI) is
-//!   caught by [`pg_call`] and raised again the same way, keeping its SQLSTATE
-//!   and message;
 //! - [`quiet_backtraces`] turns off std's backtrace capture in the server
 //!   process, so a `RUST_BACKTRACE=1` in the server's environment cannot put
 //!   one into pgrx's DETAIL either.
 
-use pgrx::pg_sys::PgTryBuilder;
-use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
-use std::panic::UnwindSafe;
 
 /// Raises an ERROR with `code`, `message` (prefixed "nonceforge: ") and an
 /// optional hint.
@@ -56,6 +51,15 @@ pub(crate) fn invalid(message: String) -> ! {
     );
 }
 
+/// Raises 22008 (datetime field overflow): a time outside a type's range.
+pub(crate) fn out_of_range(message: String) -> ! {
+    fail(
+        PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+        message,
+        None,
+    );
+}
+
 /// Raises 55000 (object not in prerequisite state): the server is not set up
 /// for this call; the hint says how to set it up.
 pub(crate) fn not_configured(message: String, hint: &str) -> ! {
@@ -64,22 +68,6 @@ pub(crate) fn not_configured(message: String, hint: &str) -> ! {
         message,
         Some(hint),
     );
-}
-
-/// Runs `f`, which calls into PostgreSQL; an ERROR raised in there is raised
-/// again as "nonceforge: {what}: {message}" with its SQLSTATE and hint, and
-/// without the Rust backtrace pgrx would attach to it.
-pub(crate) fn pg_call<T>(what: &str, f: impl FnOnce() -> T + UnwindSafe) -> T {
-    PgTryBuilder::new(f)
-        .catch_others(|e| match e {
-            CaughtError::PostgresError(report) => fail(
-                report.sql_error_code(),
-                format!("{what}: {}", report.message()),
-                report.hint(),
-            ),
-            other => other.rethrow(),
-        })
-        .execute()
 }
 
 /// Turns off std's backtrace capture for this process (see the module docs).
@@ -96,8 +84,17 @@ pub(crate) const PG_EPOCH_US: i64 = 946_684_800_000_000;
 
 /// Unix microseconds → PostgreSQL's timestamptz (µs since 2000-01-01).
 pub(crate) fn tz_from_unix_us(unix_us: i64) -> TimestampWithTimeZone {
-    TimestampWithTimeZone::try_from(unix_us - PG_EPOCH_US).unwrap_or_else(|_| {
-        invalid(format!(
+    // PostgreSQL's range: 4714-11-24 BC up to (not including) 294277-01-01.
+    const MIN_PG_US: i64 = -211_813_488_000_000_000;
+    const END_PG_US: i64 = 9_223_371_331_200_000_000;
+    let pg_us = unix_us.saturating_sub(PG_EPOCH_US);
+    if !(MIN_PG_US..END_PG_US).contains(&pg_us) {
+        out_of_range(format!(
+            "{unix_us} µs since 1970 is out of timestamptz range"
+        ));
+    }
+    TimestampWithTimeZone::try_from(pg_us).unwrap_or_else(|_| {
+        out_of_range(format!(
             "{unix_us} µs since 1970 is out of timestamptz range"
         ))
     })
@@ -108,5 +105,7 @@ pub(crate) fn unix_us_from_tz(tz: TimestampWithTimeZone, argument: &str) -> i64 
     if !tz.is_finite() {
         invalid(format!("{argument} must be a finite time, not infinity"));
     }
-    i64::from(tz) + PG_EPOCH_US
+    i64::from(tz).checked_add(PG_EPOCH_US).unwrap_or_else(|| {
+        out_of_range(format!("{argument} is past the range of Unix microseconds"))
+    })
 }

@@ -3,6 +3,13 @@
 //! start from the file named by `nonceforge.extid_key_file` (see `settings`:
 //! never from a setting, and only with the library preloaded). The codec is
 //! feistel-uuid (UUIDv8, key version 0 in band).
+//!
+//! Both use the server's key, so neither is executable by PUBLIC after
+//! `CREATE EXTENSION`: grant EXECUTE to the roles that may make and read ids.
+//!
+//! A backend keeps the codecs of the [`CODEC_CACHE`] type names it used last
+//! (each costs an HKDF derivation and a key schedule to make): memory stays
+//! bounded whatever names callers pass.
 
 use crate::errors::{invalid, raise};
 use crate::settings::{self, Key};
@@ -11,21 +18,53 @@ use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+/// How many codecs a backend keeps.
+pub(crate) const CODEC_CACHE: usize = 64;
+
+/// Codecs by type name, least recently used dropped first.
+#[derive(Default)]
+struct Codecs {
+    by_name: HashMap<String, (ExtIdCodec, u64)>,
+    /// Advances on every use: the entry with the smallest stamp is the oldest.
+    clock: u64,
+}
+
+impl Codecs {
+    fn get_or_make(&mut self, name: &str, make: impl FnOnce() -> ExtIdCodec) -> &ExtIdCodec {
+        self.clock += 1;
+        let stamp = self.clock;
+        if !self.by_name.contains_key(name) {
+            let codec = make();
+            if self.by_name.len() >= CODEC_CACHE
+                && let Some(oldest) = self
+                    .by_name
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(k, _)| k.clone())
+            {
+                self.by_name.remove(&oldest);
+            }
+            self.by_name.insert(name.to_owned(), (codec, stamp));
+        }
+        let entry = self.by_name.get_mut(name).expect("present above");
+        entry.1 = stamp;
+        &entry.0
+    }
+}
+
 thread_local! {
-    /// Codecs by type: built once per backend (the key is fixed at server start).
-    static CODECS: RefCell<HashMap<String, ExtIdCodec>> = RefCell::new(HashMap::new());
+    /// Codecs by type (the key is fixed at server start).
+    static CODECS: RefCell<Codecs> = RefCell::new(Codecs::default());
 }
 
 fn with_codec<T>(function: &str, type_name: &str, f: impl FnOnce(&ExtIdCodec) -> T) -> T {
     let key = settings::key(function, Key::ExtId);
     CODECS.with(|cell| {
         let mut codecs = cell.borrow_mut();
-        if !codecs.contains_key(type_name) {
+        f(codecs.get_or_make(type_name, || {
             let ring = Keyring::new(0, key).unwrap_or_else(|e| raise(e));
-            let codec = ExtIdCodec::new(&ring, type_name).unwrap_or_else(|e| raise(e));
-            codecs.insert(type_name.to_owned(), codec);
-        }
-        f(&codecs[type_name])
+            ExtIdCodec::new(&ring, type_name).unwrap_or_else(|e| raise(e))
+        }))
     })
 }
 
@@ -53,4 +92,36 @@ fn extid_decode(
     let d = with_codec("extid_decode", type_name, |c| c.decode(&ext)).unwrap_or_else(|e| raise(e));
     // seq < 2^56 and rand < 2^62 here: both fit a bigint.
     TableIterator::once((d.seq as i64, d.rand as i64))
+}
+
+extension_sql!(
+    r#"
+-- They use the server's key: only the roles an administrator names may call them.
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_encode(text, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_decode(text, uuid) FROM PUBLIC;
+"#,
+    name = "extid_grants",
+    requires = [extid_encode, extid_decode]
+);
+
+#[cfg(test)]
+mod lru_tests {
+    use super::*;
+
+    #[test]
+    fn a_million_names_keep_the_cache_bounded() {
+        let ring = Keyring::new(0, &[7u8; 32]).unwrap();
+        let mut codecs = Codecs::default();
+        for i in 0..1_000_000u32 {
+            let name = format!("t{i}");
+            codecs.get_or_make(&name, || ExtIdCodec::new(&ring, &name).unwrap());
+            // A name used all along stays (least recently used goes first).
+            codecs.get_or_make("user", || ExtIdCodec::new(&ring, "user").unwrap());
+            assert!(codecs.by_name.len() <= CODEC_CACHE);
+        }
+        assert_eq!(codecs.by_name.len(), CODEC_CACHE);
+        assert!(codecs.by_name.contains_key("user"));
+        assert!(codecs.by_name.contains_key("t999999"));
+        assert!(!codecs.by_name.contains_key("t0"));
+    }
 }

@@ -16,6 +16,7 @@ mod extid;
 mod nonce;
 mod order;
 mod pg_uuidv7;
+mod server;
 mod settings;
 mod stuid;
 mod tuid;
@@ -31,8 +32,7 @@ pub extern "C-unwind" fn _PG_init() {
     let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
     settings::register(preloading);
     if preloading {
-        nonce::request_shared_memory();
-        order::request_shared_memory();
+        server::request_shared_memory();
     }
 }
 

@@ -21,7 +21,7 @@
 //! UUIDv7 that sorts by time. The converters from a UUID are IMMUTABLE (pg_uuidv7:
 //! STABLE), so they can be used in index expressions.
 
-use crate::errors::{PG_EPOCH_US, invalid, tz_from_unix_us, unix_us_from_tz};
+use crate::errors::{PG_EPOCH_US, invalid, out_of_range, tz_from_unix_us, unix_us_from_tz};
 use nonceforge_core::uuid as ids;
 use pgrx::datum::Timestamp;
 use pgrx::prelude::*;
@@ -47,14 +47,14 @@ fn uuid_v7_to_timestamptz(id: pgrx::Uuid) -> TimestampWithTimeZone {
 #[pg_extern(immutable, strict, parallel_safe)]
 fn uuid_v7_to_timestamp(id: pgrx::Uuid) -> Timestamp {
     Timestamp::try_from(unix_ms(&id) * 1000 - PG_EPOCH_US)
-        .unwrap_or_else(|_| invalid("the UUID's time is out of timestamp range".into()))
+        .unwrap_or_else(|_| out_of_range("the UUID's time is out of timestamp range".into()))
 }
 
 /// A UUIDv7 for Unix microseconds `unix_us`; `function` names the call in errors.
 fn v7_at(unix_us: i64, zero: bool, function: &str) -> pgrx::Uuid {
     let ms = unix_us.div_euclid(1000);
     if !(0..1 << 48).contains(&ms) {
-        invalid(format!(
+        out_of_range(format!(
             "{function}: the time must lie between 1970-01-01 and 10889-08-02 (48-bit Unix milliseconds), got {ms} ms"
         ));
     }
@@ -84,7 +84,9 @@ fn uuid_timestamp_to_v7(ts: Timestamp, zero: default!(bool, false)) -> pgrx::Uui
         invalid("uuid_timestamp_to_v7(ts) must be a finite time, not infinity".into());
     }
     v7_at(
-        i64::from(ts) + PG_EPOCH_US,
+        i64::from(ts).checked_add(PG_EPOCH_US).unwrap_or_else(|| {
+            out_of_range("uuid_timestamp_to_v7(ts) is past the range of Unix microseconds".into())
+        }),
         zero,
         "uuid_timestamp_to_v7(ts)",
     )

@@ -1,6 +1,6 @@
 //! stuid, with pg_tuid's names and behaviour: 32 bytes in a bytea.
 
-use crate::errors::{invalid, raise, tz_from_unix_us};
+use crate::errors::{invalid, out_of_range, raise, tz_from_unix_us};
 use nonceforge_core::uuid as ids;
 use pgrx::prelude::*;
 
@@ -34,7 +34,8 @@ fn stuid_from_compact(compact: &str) -> Vec<u8> {
 fn stuid_tz(id: &[u8]) -> TimestampWithTimeZone {
     let us = ids::stuid_unix_us(&stuid_bytes(id));
     tz_from_unix_us(
-        i64::try_from(us).unwrap_or_else(|_| invalid(format!("stuid_tz: {us} µs is out of range"))),
+        i64::try_from(us)
+            .unwrap_or_else(|_| out_of_range(format!("stuid_tz: {us} µs is out of range"))),
     )
 }
 

@@ -25,7 +25,7 @@ fn tuid6() -> pgrx::Uuid {
 fn tuid6_from_tz(tz: TimestampWithTimeZone) -> pgrx::Uuid {
     let unix_ms = unix_us_from_tz(tz, "tuid6_from_tz(time)").div_euclid(1000);
     if !(0..1 << 48).contains(&unix_ms) {
-        crate::errors::invalid(format!(
+        crate::errors::out_of_range(format!(
             "tuid6_from_tz: the time must lie between 1970 and the year 10889 (48-bit milliseconds), got {unix_ms} ms"
         ));
     }

@@ -6,7 +6,7 @@
 //! (searched first) and is never ambiguous; see the README, "Upgrading to
 //! PostgreSQL 18".
 
-use crate::errors::{invalid, tz_from_unix_us, unix_us_from_tz};
+use crate::errors::{invalid, out_of_range, tz_from_unix_us, unix_us_from_tz};
 use nonceforge_core::uuid as ids;
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -54,7 +54,7 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
     let then_us = unix_us_from_tz(then, "uuidv7(shift): now() + shift");
     // As PostgreSQL 18: the shifted time must fit a UUIDv7 (no clamping).
     if !(0..(1i64 << 48) * 1000).contains(&then_us) {
-        invalid(format!(
+        out_of_range(format!(
             "uuidv7(shift): now() + shift must lie between 1970-01-01 and 10889-08-02 (48-bit Unix milliseconds), got {} ms",
             then_us.div_euclid(1000)
         ));
@@ -96,13 +96,13 @@ fn uuid_larger(a: pgrx::Uuid, b: pgrx::Uuid) -> pgrx::Uuid {
 
 extension_sql!(
     r#"
-CREATE AGGREGATE min(uuid) (
-    SFUNC = uuid_smaller, STYPE = uuid, COMBINEFUNC = uuid_smaller,
-    SORTOP = operator(pg_catalog.<), PARALLEL = SAFE
+CREATE AGGREGATE @extschema@.min(pg_catalog.uuid) (
+    SFUNC = @extschema@.uuid_smaller, STYPE = pg_catalog.uuid, COMBINEFUNC = @extschema@.uuid_smaller,
+    SORTOP = OPERATOR(pg_catalog.<), PARALLEL = SAFE
 );
-CREATE AGGREGATE max(uuid) (
-    SFUNC = uuid_larger, STYPE = uuid, COMBINEFUNC = uuid_larger,
-    SORTOP = operator(pg_catalog.>), PARALLEL = SAFE
+CREATE AGGREGATE @extschema@.max(pg_catalog.uuid) (
+    SFUNC = @extschema@.uuid_larger, STYPE = pg_catalog.uuid, COMBINEFUNC = @extschema@.uuid_larger,
+    SORTOP = OPERATOR(pg_catalog.>), PARALLEL = SAFE
 );
 "#,
     name = "uuid_min_max",

@@ -11,7 +11,10 @@ chmod 700 "$cluster_dir"
 server_env=(RUST_BACKTRACE=1)
 as_pg() { runuser -u postgres -- env "${server_env[@]}" "$@"; }
 stop_cluster() {
-    as_pg "$pgbin/pg_ctl" -D "$cluster_dir/pg" -m immediate stop >/dev/null 2>&1 || true
+    local pid
+    for pid in "$cluster_dir"/*/postmaster.pid; do
+        [ -f "$pid" ] && as_pg "$pgbin/pg_ctl" -D "$(dirname "$pid")" -m immediate stop >/dev/null 2>&1 || true
+    done
     rm -rf "$cluster_dir"
 }
 trap stop_cluster EXIT

@@ -8,15 +8,19 @@ SET nonceforge.key = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c
 DO $$ BEGIN
     -- The first call loads the library: the placeholder 600 is refused (a
     -- WARNING), the server's 7 stays.
-    ASSERT ((('x' || encode(nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511) = 7;
+    ASSERT uuid_extract_version(uuidv7()) = 7;
     ASSERT current_setting('nonceforge.machine_id') = '7';
 END $$;
 \ir expect_error.sql
 SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 1)$q$, '55000', true);
 SELECT pg_temp.expect_error($q$SELECT encrypted_nonce(128)$q$, '55000', true);
+-- Nonces need the server-wide state in shared memory: refused, with a hint.
+SELECT pg_temp.expect_error($q$SELECT nonce(64)$q$, '0A000', true);
+SELECT pg_temp.expect_error($q$SELECT nonce(128)$q$, '0A000', true);
 SELECT pg_temp.expect_error($q$SELECT sortable_nonce(64)$q$, '0A000', true);
+SELECT pg_temp.expect_error($q$SELECT sortable_nonce(128)$q$, '0A000', true);
 SELECT pg_temp.expect_error($q$SHOW nonceforge.extid_key$q$, '42704');
 SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 600$q$, '55P02');
 DO $$ BEGIN
-    ASSERT length(sortable_nonce(128)) = 16 AND uuid_extract_version(uuidv7()) = 7;
+    ASSERT uuid_extract_version(uuidv7()) = 7 AND length(stuid()) = 32;
 END $$;

@@ -191,7 +191,7 @@ SELECT pg_temp.expect_error($q$SELECT stuid_from_compact('short')$q$, '22P02');
 SELECT pg_temp.expect_error($q$SELECT stuid_tz('\x010203'::bytea)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT stuid_to_compact(''::bytea)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('infinity')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('1960-01-01')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('1960-01-01')$q$, '22008');
 SELECT pg_temp.expect_error($q$SELECT * FROM extid_decode('user', '01838576-137b-af9c-a637-be6b8d32af6e')$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT extid_encode('User', 1, 1)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT extid_encode('', 1, 1)$q$, '22023');
@@ -203,13 +203,28 @@ SELECT pg_temp.expect_error($q$SELECT nonce(65)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT nonce(-64)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT encrypted_nonce(0)$q$, '22023');
 SELECT pg_temp.expect_error($q$SELECT sortable_nonce(0)$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT uuidv7('-100 years')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT uuidv7('10000 years')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuidv7('-100 years')$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT uuidv7('10000 years')$q$, '22008');
 SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('infinity')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('1969-12-31 23:59:59+00')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('1969-12-31 23:59:59+00')$q$, '22008');
 SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('-infinity')$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('1900-01-01', true)$q$, '22023');
-SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('12000-01-01')$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('1900-01-01', true)$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('12000-01-01')$q$, '22008');
+-- The ends of every range: 22008, never a wrapped value.
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('294276-12-31 23:59:59+00')$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamp_to_v7('294276-12-31 23:59:59')$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('294276-12-31 23:59:59+00')$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT tuid6_from_tz('4713-11-24 00:00:00+00 BC')$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT uuid_timestamptz_to_v7('10889-08-02 05:31:50.656+00')$q$, '22008');
+SELECT pg_temp.expect_error($q$SELECT stuid_tz(decode('ffffffffffffffff' || repeat('00', 24), 'hex'))$q$, '22008');
+DO $$ BEGIN
+    -- The last millisecond a UUIDv7 holds is still accepted, and read back.
+    ASSERT uuid_v7_to_timestamptz(uuid_timestamptz_to_v7('10889-08-02 05:31:50.655+00', true)) = '10889-08-02 05:31:50.655+00';
+    ASSERT uuid_v7_to_timestamptz('ffffffff-ffff-7fff-bfff-ffffffffffff') = '10889-08-02 05:31:50.655+00';
+    ASSERT tuid6_tz(tuid6_from_tz('1970-01-01 00:00:00+00')) = '1970-01-01 00:00:00+00';
+    -- 2^63 - 1 µs since 1970 lies in the year 294247, inside timestamptz's range.
+    ASSERT stuid_tz(decode('7fffffffffffffff' || repeat('00', 24), 'hex')) > '294247-01-01 00:00:00+00';
+END $$;
 -- Settings: the machine id is the server's, out-of-range values are refused.
 SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 600$q$, '55P02');
 SELECT pg_temp.expect_error($q$SET nonceforge.machine_id = 3$q$, '55P02');

@@ -71,6 +71,73 @@ step "suite as app" app_file -f "$here/nonceforge.sql"
 step "leaks and permissions" su_file -v "keyfile=$cluster_dir/keys/nonce.key" -v "extidkeyfile=$cluster_dir/keys/extid.key" \
     -v "keyhex=$keyhex" -v "extidhex=$extidhex" -f "$here/security.sql"
 
+roles_state() {
+    su_sql -At -c "SELECT string_agg(format('%s:%s%s%s%s%s', rolname, rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls), ',' ORDER BY rolname)
+                    FROM pg_roles WHERE rolname !~ '^pg_'" -c "SELECT count(*) FROM pg_auth_members"
+}
+grant_key_functions() { # grant_key_functions ROLE...
+    local r; for r in "$@"; do
+        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), extid_encode(text, bigint, bigint), extid_decode(text, uuid) TO $r"
+    done
+}
+attack_round() { # the first call of every function, in fresh backends, under each search_path
+    local p
+    for p in 'evil, pg_catalog, public' 'public, evil, pg_catalog' 'evil, public' '"$user", public, evil'; do
+        PGAPPNAME=attack psql_as mallory -o /dev/null -c "SET search_path = $p" -f "$here/attack_calls.sql" || return 1
+        PGAPPNAME=attack app_sql -o /dev/null -c "SET search_path = $p" -f "$here/attack_calls.sql" || return 1
+    done
+    # pg_temp first, with temporary views named like catalogs and state.
+    PGAPPNAME=attack psql_as mallory -o /dev/null \
+        -c "CREATE TEMP VIEW nonceforge_start AS SELECT evil.trap_row('pg_temp.nonceforge_start') AS unix_ms" \
+        -c "CREATE TEMP VIEW pg_extension AS SELECT evil.trap_row('pg_temp.pg_extension') AS oid, 'nonceforge'::name AS extname" \
+        -c "CREATE TEMP VIEW pg_namespace AS SELECT evil.trap_row('pg_temp.pg_namespace') AS oid" \
+        -c "SET search_path = pg_temp, evil, pg_catalog, public" -f "$here/attack_calls.sql"
+}
+attacks() {
+    # mallory owns a schema and may create in public (every database made
+    # before PostgreSQL 15); it plants traps, then calls every function first
+    # thing in fresh backends, as does app with the same search paths; then the
+    # administrator drops and re-creates the extension with the traps in
+    # public, and the calls run again. No trap may fire but the self-check's,
+    # and no role may gain a right.
+    su_sql -c "CREATE ROLE mallory LOGIN" -c "GRANT CREATE ON SCHEMA public TO mallory" \
+        -c "GRANT CREATE ON DATABASE postgres TO mallory"
+    grant_key_functions mallory
+    local before; before=$(roles_state)
+    psql_as mallory -o /dev/null -f "$here/attack_plant.sql" || return 1
+    # The traps are live: mallory's own query under its search_path fires them.
+    PGAPPNAME=selfcheck psql_as mallory -o /dev/null -c "SET search_path = evil, pg_catalog" \
+        -c "SELECT 1::oid = 2::oid, now(), (SELECT count(*) FROM nonceforge_start)" 2>/dev/null || return 1
+    attack_round || return 1
+    PGAPPNAME=attack su_sql -o /dev/null -c "DROP EXTENSION nonceforge" -c "CREATE EXTENSION nonceforge" || return 1
+    grant_key_functions app mallory
+    attack_round || return 1
+    local fired escalated
+    fired=$(grep -c 'nonceforge-trap fired: .*app selfcheck)' "$cluster_dir/log" || true)
+    escalated=$(grep 'nonceforge-trap fired' "$cluster_dir/log" | grep -v 'app selfcheck)' || true)
+    [ "$fired" -ge 2 ] || { echo "the self-check fired no trap: the traps are not live ($fired)"; return 1; }
+    [ -z "$escalated" ] || { echo "a trap fired: $escalated"; return 1; }
+    [ "$(roles_state)" = "$before" ] || { echo "roles changed: $before -> $(roles_state)"; return 1; }
+    # Clean up for the stages after (the extension stays, as re-created).
+    su_sql -c "DROP SCHEMA evil CASCADE" -c "DROP OWNED BY mallory" -c "DROP ROLE mallory" >/dev/null 2>&1
+}
+step "attacks through search_path, pg_temp and public, as mallory and app" attacks
+
+lru_bound() {
+    # One backend encodes ids of 10^6 distinct type names: its memory stays
+    # where 10^5 names left it (a codec per name would take hundreds of MB).
+    local pidfile rss; pidfile=$(mktemp); rss=$(mktemp); chmod 666 "$pidfile" "$rss"
+    app_sql -At -o /dev/null -c "\\o $pidfile" -c "SELECT pg_backend_pid()" -c "\\o" \
+        -c "SELECT count(extid_encode('a' || translate(i::text, '0123456789', 'abcdefghij') || 'z', 1, 1)) FROM generate_series(1, 100000) i" \
+        -c "\\! grep VmRSS /proc/\$(tr -dc 0-9 < $pidfile)/status | tr -dc 0-9 >> $rss; echo >> $rss" \
+        -c "SELECT count(extid_encode('b' || translate(i::text, '0123456789', 'abcdefghij') || 'z', 1, 1)) FROM generate_series(1, 1000000) i" \
+        -c "\\! grep VmRSS /proc/\$(tr -dc 0-9 < $pidfile)/status | tr -dc 0-9 >> $rss; echo >> $rss" || return 1
+    local a b; { read -r a; read -r b; } < "$rss"; rm -f "$pidfile" "$rss"
+    echo "extid codec cache: RSS after 10^5 names ${a} kB, after 10^6 more ${b} kB"
+    [ -n "$a" ] && [ -n "$b" ] && [ "$b" -lt $((a + 16384)) ]
+}
+step "extid codecs: memory bounded over 10^6 type names" lru_bound
+
 group_readable() {
     # A key file others can read is refused at start, and the functions say so.
     chmod 640 "$cluster_dir/keys/extid.key"

@@ -36,19 +36,32 @@ DO $$ BEGIN
     -- What app may see: the machine id (not a secret) and the functions.
     ASSERT current_setting('nonceforge.machine_id') = '7';
 END $$;
--- The extension's tables and sequences are closed to app.
-SELECT pg_temp.expect_error('SELECT * FROM nonceforge_start', '42501');
-SELECT pg_temp.expect_error('INSERT INTO nonceforge_start VALUES (0)', '42501');
-SELECT pg_temp.expect_error('UPDATE nonceforge_start SET unix_ms = 0', '42501');
-SELECT pg_temp.expect_error('DELETE FROM nonceforge_start', '42501');
-SELECT pg_temp.expect_error('TRUNCATE nonceforge_start', '42501');
-SELECT pg_temp.expect_error($q$SELECT nextval('nonceforge_ticks_64')$q$, '42501');
-SELECT pg_temp.expect_error($q$SELECT setval('nonceforge_ticks_96', 1)$q$, '42501');
-SELECT pg_temp.expect_error('SELECT last_value FROM nonceforge_ticks_128', '42501');
-SELECT pg_temp.expect_error($q$SELECT currval('nonceforge_sortable_slots')$q$, '42501');
-SELECT pg_temp.expect_error('ALTER SEQUENCE nonceforge_ticks_64 RESTART', '42501');
+-- The extension keeps no relations: its state is in shared memory, out of SQL's reach.
+DO $$ BEGIN
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge'
+                       WHERE d.deptype = 'e' AND d.classid = 'pg_class'::regclass);
+    -- Nothing is SECURITY DEFINER and nothing sets its own search_path.
+    ASSERT NOT EXISTS (SELECT 1 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+                       JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge'
+                       WHERE p.prosecdef OR p.proconfig IS NOT NULL);
+    -- The key functions are not PUBLIC's; the others are.
+    ASSERT NOT has_function_privilege('nobody', 'encrypted_nonce(integer)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_encode(text, bigint, bigint)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_decode(text, uuid)', 'EXECUTE');
+    ASSERT has_function_privilege('nobody', 'nonce(integer)', 'EXECUTE');
+    ASSERT has_function_privilege('app', 'encrypted_nonce(integer)', 'EXECUTE');
+END $$;
 -- …and yet every function works for it (nonceforge.sql ran as app too).
 DO $$ BEGIN
     ASSERT length(nonce(64)) = 8 AND length(encrypted_nonce(128)) = 16 AND length(sortable_nonce(128)) = 16;
     ASSERT (SELECT seq FROM extid_decode('user', extid_encode('user', 9, 1))) = 9;
+END $$;
+
+\c - nobody
+\ir expect_error.sql
+SELECT pg_temp.expect_error('SELECT encrypted_nonce(64)', '42501');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 1)$q$, '42501');
+SELECT pg_temp.expect_error($q$SELECT * FROM extid_decode('user', '01838576-137b-8f9c-a637-be6b8d32af6e')$q$, '42501');
+DO $$ BEGIN
+    ASSERT length(nonce(96)) = 12 AND length(sortable_nonce(64)) = 8;
 END $$;

@@ -1,0 +1,434 @@
+//! The server-wide state: one block of shared memory for every backend of every
+//! database, and the floor that carries it across restarts.
+//!
+//! Nothing here is reached through SQL. There is no table, sequence or catalog
+//! read behind a nonce, so no `search_path`, operator or view of a caller's can
+//! steer it, and no code ever runs under another identity (see SECURITY.md).
+//!
+//! **The run.** Nonces, `sortable_nonce(64)` and the server-wide order of
+//! `uuidv7()`/`tuid6()` all take their time from this server's *run*: it starts
+//! at the first call after the server came up and left recovery, strictly
+//! after the wall clock and at or above the floor, and lasts until the server
+//! stops or crashes (the postmaster then initializes shared memory afresh).
+//! Counter and encrypted nonces count ticks in shared memory from the run's
+//! start; every backend reserves blocks of them with one atomic add.
+//!
+//! **The floor** (`nonceforge_floor` in the data directory) is a Unix
+//! millisecond that no value of any kind has reached: no function returns a
+//! value whose timestamp is at or past the floor on disk. When values come
+//! within [`REFRESH_WITHIN_MS`] of it, one backend moves it
+//! [`RESERVE_AHEAD_MS`] past the clock (temporary file, fsync, rename,
+//! directory fsync) before any value passes it. So after a restart or crash,
+//! even with the clock stepped back, the new run starts above every value
+//! issued before. Counter nonces never carry a timestamp past the clock, and
+//! the run starts after the clock, so a server restored from a backup or a
+//! snapshot (whose floor is old) still starts above everything its lost future
+//! issued, as long as its clock did not go back.
+//!
+//! **Recovery.** A server in recovery (a standby, or a server replaying WAL)
+//! refuses: a standby shares the primary's machine id. On promotion the run
+//! starts at the first call, after the clock — above every value the old
+//! primary issued up to then.
+
+use crate::errors::fail;
+use nonceforge_core::Clock;
+use nonceforge_core::uuid::v7::LAST_TICK;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::shmem::PGRXSharedMemory;
+use pgrx::{PgAtomic, PgSqlErrorCode, pg_shmem_init};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The floor is moved this far past the newest value's millisecond…
+pub(crate) const RESERVE_AHEAD_MS: u64 = 3_000;
+/// …when values come this close to it (one fsync about every 1.5 s of values).
+pub(crate) const REFRESH_WITHIN_MS: u64 = 1_500;
+/// The longest a call waits for the wall clock to reach the run's start (the
+/// floor is at most [`RESERVE_AHEAD_MS`] ahead after a quick restart); past
+/// that the clock is behind the floor and calls refuse.
+const START_WAIT_MS: u64 = RESERVE_AHEAD_MS + 1_000;
+const FLOOR_FILE: &str = "nonceforge_floor";
+const FLOOR_HEADER: &str = "nonceforge floor v1";
+/// The end of the 48-bit millisecond range every value here lives in.
+const MS_END: u64 = 1 << 48;
+
+/// Every counter the backends share.
+pub(crate) struct SharedState {
+    /// Values carry milliseconds below this (the floor on disk).
+    reserved_ms: AtomicU64,
+    /// The floor as read at server start.
+    floor_at_start_ms: AtomicU64,
+    /// A backend is moving the floor.
+    writing: AtomicBool,
+    /// The floor file could not be read at start: every function here refuses.
+    broken: AtomicBool,
+    /// The run's start, Unix ms; 0 until the first call after recovery.
+    run_start_ms: AtomicU64,
+    /// Counter ticks per size (64, 96, 128), from the run's start.
+    pub(crate) ticks: [AtomicU64; 3],
+    /// The 64-bit sortable sequence (`unix_ms << 13 | counter`).
+    pub(crate) sortable_64: AtomicU64,
+    /// The newest millisecond any backend's clock has shown (never goes back).
+    clock_ms: AtomicU64,
+    /// The last server-order tick issued (`order`).
+    pub(crate) order_last: AtomicU64,
+    /// CLOCK_MONOTONIC (system-wide) at server start, ms.
+    started_monotonic_ms: AtomicU64,
+}
+
+// SAFETY: atomics only, no pointers: valid in every process that maps it.
+unsafe impl PGRXSharedMemory for SharedState {}
+
+static STATE: PgAtomic<SharedState> =
+    // SAFETY: the name is this extension's own; nothing else registers it.
+    unsafe { PgAtomic::new(c"nonceforge_server_state") };
+
+/// Whether STATE was requested (set in the postmaster, inherited by every
+/// backend it forks).
+static PRELOADED: AtomicBool = AtomicBool::new(false);
+
+/// Asks for the shared state; only while shared_preload_libraries loads us.
+/// Its initial value is computed in the postmaster's shared-memory startup
+/// (again after a crash restart), from the floor file.
+pub(crate) fn request_shared_memory() {
+    pg_shmem_init!(STATE = startup_state());
+    PRELOADED.store(true, Ordering::Relaxed);
+}
+
+/// The shared state, or an error with a hint when the library is not
+/// preloaded; `function` names the SQL function.
+pub(crate) fn state(function: &str) -> &'static SharedState {
+    if !PRELOADED.load(Ordering::Relaxed) {
+        fail(
+            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            format!(
+                "{function} needs the library in shared_preload_libraries (its state is shared by every backend of the server)"
+            ),
+            Some(
+                "As a superuser: add nonceforge to shared_preload_libraries in postgresql.conf and restart the server.",
+            ),
+        );
+    }
+    let s = STATE.get();
+    if s.broken.load(Ordering::Relaxed) {
+        fail(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "{function}: the floor could not be read at server start ({FLOOR_FILE} in the data directory)"
+            ),
+            Some(
+                "The server log says why; a superuser decides when the clock is surely past every value issued before, then removes the file and restarts.",
+            ),
+        );
+    }
+    s
+}
+
+fn floor_path() -> std::path::PathBuf {
+    // SAFETY: DataDir is set (and absolute) before any library is preloaded.
+    let dir = unsafe { std::ffi::CStr::from_ptr(pg_sys::DataDir) };
+    std::path::Path::new(&*dir.to_string_lossy()).join(FLOOR_FILE)
+}
+
+/// Parses the floor file's text: the header line, then Unix milliseconds.
+pub(crate) fn parse_floor(text: &str) -> Option<u64> {
+    let mut lines = text.lines();
+    (lines.next()? == FLOOR_HEADER).then_some(())?;
+    let ms: u64 = lines.next()?.trim().parse().ok()?;
+    (ms < MS_END).then_some(ms)
+}
+
+fn startup_state() -> SharedState {
+    let (floor_ms, broken) = match std::fs::read_to_string(floor_path()) {
+        Ok(text) => match parse_floor(&text) {
+            Some(ms) => (ms, false),
+            None => {
+                pgrx::warning!(
+                    "nonceforge: {FLOOR_FILE} in the data directory is not a floor this version wrote; nonces and server-ordered ids are refused. Remove the file only once the clock is surely past every value issued before."
+                );
+                (0, true)
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (0, false),
+        Err(e) => {
+            pgrx::warning!(
+                "nonceforge: cannot read {FLOOR_FILE} in the data directory ({e}); nonces and server-ordered ids are refused"
+            );
+            (0, true)
+        }
+    };
+    // SAFETY: registered in the postmaster while it sets up shared memory;
+    // children drop inherited exit callbacks when they start.
+    unsafe { pg_sys::on_shmem_exit(Some(tighten_floor_at_exit), pg_sys::Datum::from(0)) };
+    SharedState {
+        reserved_ms: AtomicU64::new(floor_ms),
+        floor_at_start_ms: AtomicU64::new(floor_ms),
+        writing: AtomicBool::new(false),
+        broken: AtomicBool::new(broken),
+        run_start_ms: AtomicU64::new(0),
+        ticks: Default::default(),
+        sortable_64: AtomicU64::new(0),
+        clock_ms: AtomicU64::new(0),
+        // The first server-ordered id is at or past the floor.
+        order_last: AtomicU64::new(((floor_ms << 12).saturating_sub(1)).min(LAST_TICK)),
+        started_monotonic_ms: AtomicU64::new(monotonic_ms()),
+    }
+}
+
+/// Writes `ms` as the floor, durably.
+fn persist(ms: u64) -> std::io::Result<()> {
+    let path = floor_path();
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        writeln!(f, "{FLOOR_HEADER}\n{ms}")?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, &path)?;
+    std::fs::File::open(path.parent().unwrap_or(std::path::Path::new(".")))?.sync_all()
+}
+
+/// When the postmaster leaves shared memory (a clean stop, or a crash restart
+/// once every backend has gone), the floor is lowered from its write-ahead to
+/// just past the newest millisecond any value reached, so the next run starts
+/// at the clock instead of up to [`RESERVE_AHEAD_MS`] ahead of it. Every value
+/// carries a millisecond at most the server's clock (whose high-water mark is
+/// kept in `clock_ms`) or, for server-ordered ids, `order_last`. After an
+/// immediate stop or a power loss nothing runs here and the write-ahead floor
+/// stands.
+#[pg_guard]
+unsafe extern "C-unwind" fn tighten_floor_at_exit(_code: i32, _arg: pg_sys::Datum) {
+    if !PRELOADED.load(Ordering::Relaxed) {
+        return;
+    }
+    let s = STATE.get();
+    if s.broken.load(Ordering::Relaxed) {
+        return;
+    }
+    let tight = s
+        .floor_at_start_ms()
+        .max(s.clock_ms.load(Ordering::Acquire) + 1)
+        .max((s.order_last.load(Ordering::Acquire) >> 12) + 1);
+    if tight < s.reserved_ms.load(Ordering::Acquire)
+        && let Err(e) = persist(tight)
+    {
+        pgrx::log!(
+            "nonceforge: could not lower the floor at exit ({e}); the written-ahead floor stands"
+        );
+    }
+}
+
+/// Clears `writing` however the writer leaves (an ERROR unwinds through it).
+struct Writing<'a>(&'a AtomicBool);
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl SharedState {
+    /// Whether a value of millisecond `ms` may leave now without moving the
+    /// floor (the fast path: one load).
+    #[inline]
+    fn comfortably_below(&self, ms: u64) -> bool {
+        ms + REFRESH_WITHIN_MS < self.reserved_ms.load(Ordering::Acquire)
+    }
+
+    /// Returns once the floor on disk is above `ms` (moving it if this backend
+    /// is the one to), so that a value of millisecond `ms` may leave.
+    pub(crate) fn admit(&self, function: &str, ms: u64) {
+        if self.comfortably_below(ms) {
+            return;
+        }
+        let mut spins = 0u32;
+        loop {
+            if self.try_extend(function, ms) || ms < self.reserved_ms.load(Ordering::Acquire) {
+                if ms < self.reserved_ms.load(Ordering::Acquire) {
+                    return;
+                }
+                continue; // raced with another writer: look again
+            }
+            // Another backend is moving the floor and this value would pass it:
+            // wait for the write (a few ms at most).
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                pgrx::check_for_interrupts!();
+                // SAFETY: a plain sleep of 100 µs.
+                unsafe { pg_sys::pg_usleep(100) };
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Moves the floor past `ms` if no other backend is doing it; true if this
+    /// call did (or found it already moved).
+    fn try_extend(&self, function: &str, ms: u64) -> bool {
+        if self
+            .writing
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        let _guard = Writing(&self.writing);
+        if self.comfortably_below(ms) {
+            return true; // someone else just moved it
+        }
+        let target = (ms.max(wall_ms()) + RESERVE_AHEAD_MS).min(MS_END);
+        if let Err(e) = persist(target) {
+            fail(
+                PgSqlErrorCode::ERRCODE_IO_ERROR,
+                format!(
+                    "{function}: cannot move the floor ({FLOOR_FILE} in the data directory): {e}"
+                ),
+                Some(
+                    "No value is issued past the floor on disk; free space or fix the data directory's permissions.",
+                ),
+            );
+        }
+        self.reserved_ms.store(target, Ordering::Release);
+        true
+    }
+
+    /// Milliseconds since the server started (CLOCK_MONOTONIC: the same in
+    /// every process, unmoved by steps of the wall clock).
+    pub(crate) fn ms_since_start(&self) -> u64 {
+        monotonic_ms().saturating_sub(self.started_monotonic_ms.load(Ordering::Relaxed))
+    }
+
+    /// The floor as read at server start.
+    pub(crate) fn floor_at_start_ms(&self) -> u64 {
+        self.floor_at_start_ms.load(Ordering::Relaxed)
+    }
+
+    /// The run's start (Unix ms), beginning the run if this is its first call:
+    /// strictly after the wall clock and at or above the floor read at start;
+    /// waits (at most [`START_WAIT_MS`]) until the wall clock has reached it.
+    /// Refuses in recovery.
+    pub(crate) fn run_start(&self, function: &str) -> u64 {
+        refuse_in_recovery(function);
+        let start = match self.run_start_ms.load(Ordering::Acquire) {
+            0 => {
+                let proposed = (wall_ms() + 1).max(self.floor_at_start_ms());
+                match self.run_start_ms.compare_exchange(
+                    0,
+                    proposed,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => proposed,
+                    Err(other) => other,
+                }
+            }
+            s => s,
+        };
+        let behind = start.saturating_sub(self.now_ms());
+        if behind > START_WAIT_MS {
+            fail(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "{function}: the clock is {behind} ms behind the floor of earlier values ({FLOOR_FILE}); nonces resume when it has caught up"
+                ),
+                Some(
+                    "The server's clock went back, or the floor was moved by hand. Check the clock (NTP); values issued before are above it.",
+                ),
+            );
+        }
+        while self.now_ms() < start {
+            pgrx::check_for_interrupts!();
+            // SAFETY: a plain sleep of 1 ms.
+            unsafe { pg_sys::pg_usleep(1_000) };
+        }
+        start
+    }
+
+    /// The server's clock, Unix ms: the wall clock, never going back across
+    /// backends (the newest millisecond any backend has seen).
+    pub(crate) fn now_ms(&self) -> u64 {
+        let wall = wall_ms();
+        let seen = self.clock_ms.load(Ordering::Relaxed);
+        if wall > seen {
+            self.clock_ms.fetch_max(wall, Ordering::Relaxed);
+            wall
+        } else {
+            seen
+        }
+    }
+}
+
+/// The wall clock, Unix ms.
+pub(crate) fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// CLOCK_MONOTONIC in ms: one clock for every process of the machine.
+fn monotonic_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: an out-parameter of the right type; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000 + (ts.tv_nsec as u64) / 1_000_000
+}
+
+/// Refuses while the server is in recovery (a standby, or replaying WAL).
+pub(crate) fn refuse_in_recovery(function: &str) {
+    // SAFETY: reads a flag in shared memory (cached per backend once false).
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        fail(
+            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+            format!("{function} cannot run while the server is in recovery"),
+            Some(
+                "A standby shares its primary's machine id: call it on the primary. After promotion it issues values above every value the old primary issued.",
+            ),
+        );
+    }
+}
+
+/// The server's clock as a core [`Clock`]: every backend's generator reads the
+/// same timeline, which never goes back across backends.
+#[derive(Clone, Copy)]
+pub(crate) struct ServerClock(&'static SharedState);
+
+impl ServerClock {
+    pub(crate) fn new(state: &'static SharedState) -> Self {
+        ServerClock(state)
+    }
+}
+
+impl Clock for ServerClock {
+    fn wall_ns(&self) -> u64 {
+        self.0.now_ms() * 1_000_000
+    }
+    fn monotonic_ns(&self) -> u64 {
+        self.0.now_ms() * 1_000_000
+    }
+    fn sleep(&self, duration: Duration) {
+        pgrx::check_for_interrupts!();
+        // SAFETY: a plain sleep; at most 1 s at a time.
+        unsafe { pg_sys::pg_usleep(duration.as_micros().min(1_000_000) as _) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floor_text() {
+        assert_eq!(
+            parse_floor("nonceforge floor v1\n1790000000000\n"),
+            Some(1_790_000_000_000)
+        );
+        assert_eq!(parse_floor("nonceforge floor v2\n1\n"), None);
+        assert_eq!(parse_floor("nonceforge floor v1\n-1\n"), None);
+        assert_eq!(parse_floor("nonceforge floor v1\n281474976710656\n"), None);
+        assert_eq!(parse_floor(""), None);
+    }
+}
