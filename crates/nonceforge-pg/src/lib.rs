@@ -13,6 +13,7 @@ use pgrx::prelude::*;
 
 mod errors;
 mod extid;
+mod lease;
 mod nonce;
 mod order;
 mod pg_uuidv7;
@@ -33,6 +34,9 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register(preloading);
     if preloading {
         server::request_shared_memory();
+        if settings::lease_mode() {
+            lease::register_keeper();
+        }
     }
 }
 

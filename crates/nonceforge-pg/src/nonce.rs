@@ -23,14 +23,17 @@
 //! `encrypted_nonce()` uses the server's key: it is not executable by PUBLIC
 //! after `CREATE EXTENSION` (grant it to the roles that need it).
 //!
-//! **Machine id.** `nonceforge.machine_id` must be set for the server (0..511):
-//! until it is, every function here refuses with a hint; there is no default.
+//! **Machine id.** `nonceforge.machine_id` must be set for the server (0..511),
+//! or be `lease` (the lease keeper's id, see `lease`): until it is, every
+//! function here refuses with a hint; there is no default. Under a lease, a
+//! value leaves only if the lease covers the millisecond it was made in.
 //!
 //! These functions change shared state, so they are VOLATILE and PARALLEL UNSAFE.
 
 use crate::errors::{invalid, raise};
+use crate::lease;
 use crate::server::{self, ServerClock, SharedState};
-use crate::settings::{self, Key};
+use crate::settings::{self, Key, MachineSource};
 use nonceforge_core::{Bits, MachineId, NonceGenerator, NonceKind, SortableSequence};
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -41,6 +44,8 @@ type Generator = NonceGenerator<ServerClock>;
 /// One backend's generator and what it has reserved.
 struct Backend {
     machine_id: u64,
+    /// The id is the lease keeper's.
+    leased: bool,
     state: &'static SharedState,
     generator: Generator,
     /// The generator for encrypted nonces (same machine id and start), made at
@@ -88,22 +93,37 @@ fn generator(
     builder.build().unwrap_or_else(|e| raise(e))
 }
 
+/// Runs `f` on this backend's generator (made at the first call, again when
+/// `nonceforge.machine_id` changes); under a lease, what `f` made leaves only
+/// if the lease still covers it.
 fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
-    let machine_id = settings::machine_id(function);
+    let source = settings::machine_source(function);
     BACKEND.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|b| b.machine_id != machine_id) {
+        let stale = match (slot.as_ref(), &source) {
+            (None, _) => true,
+            (Some(b), MachineSource::Fixed(id)) => b.leased || b.machine_id != *id,
+            (Some(b), MachineSource::Lease) => !b.leased,
+        };
+        if stale {
             let state = server::state(function);
+            // Under a lease, above every value its earlier holders issued. The
+            // run may have started below that (server-ordered ids start it
+            // too): every backend computes the same start, so they agree.
+            let (machine_id, above) = match source {
+                MachineSource::Fixed(id) => (id, 0),
+                MachineSource::Lease => {
+                    let (id, floor) = lease::granted(state, function);
+                    (id, floor + 1)
+                }
+            };
             // Refuses in recovery; waits until the server's clock is past the start
             // (the generator's clock may read up to a millisecond behind it).
-            let start = state.run_start(function);
-            while state.now_ms() <= start {
-                pgrx::check_for_interrupts!();
-                // SAFETY: a plain sleep of 200 µs.
-                unsafe { pgrx::pg_sys::pg_usleep(200) };
-            }
+            let start = state.run_start(function).max(above);
+            state.wait_for_clock(start + 1);
             *slot = Some(Backend {
                 machine_id,
+                leased: matches!(source, MachineSource::Lease),
                 state,
                 generator: generator(state, machine_id, start, None),
                 keyed: None,
@@ -112,7 +132,12 @@ fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
                 sortable_64_started: false,
             });
         }
-        f(slot.as_mut().expect("made above"))
+        let b = slot.as_mut().expect("made above");
+        let made = f(b);
+        if b.leased {
+            lease::admits(b.state, function);
+        }
+        made
     })
 }
 
@@ -223,12 +248,7 @@ fn sortable_nonce(bits: i32) -> Vec<u8> {
 /// starts two milliseconds later (the generator's clock may read up to one
 /// behind the server's).
 fn sortable_sequence(b: &Backend, bits: Bits) -> SortableSequence<ServerClock> {
-    let taken = b.state.now_ms();
-    while b.state.now_ms() < taken + 2 {
-        pgrx::check_for_interrupts!();
-        // SAFETY: a plain sleep of 200 µs.
-        unsafe { pgrx::pg_sys::pg_usleep(200) };
-    }
+    b.state.wait_for_clock(b.state.now_ms() + 2);
     b.generator
         .sortable_sequence(bits, backend_slot())
         .unwrap_or_else(|e| raise(e))

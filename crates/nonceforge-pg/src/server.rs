@@ -76,6 +76,14 @@ pub(crate) struct SharedState {
     pub(crate) order_last: AtomicU64,
     /// CLOCK_MONOTONIC (system-wide) at server start, ms.
     started_monotonic_ms: AtomicU64,
+    /// `nonceforge.machine_id = 'lease'` (see `lease`): the keeper's state…
+    pub(crate) lease_state: AtomicU64,
+    /// …the leased id…
+    pub(crate) lease_machine_id: AtomicU64,
+    /// …the highest millisecond its previous holders may have issued…
+    pub(crate) lease_floor_ms: AtomicU64,
+    /// …and the last millisecond values may carry under it (0: none).
+    pub(crate) lease_until_ms: AtomicU64,
 }
 
 // SAFETY: atomics only, no pointers: valid in every process that maps it.
@@ -126,6 +134,12 @@ pub(crate) fn state(function: &str) -> &'static SharedState {
     s
 }
 
+/// The shared state without the checks of [`state`], for the lease keeper
+/// (started only when the library is preloaded).
+pub(crate) fn shared_state() -> &'static SharedState {
+    STATE.get()
+}
+
 fn floor_path() -> std::path::PathBuf {
     // SAFETY: DataDir is set (and absolute) before any library is preloaded.
     let dir = unsafe { std::ffi::CStr::from_ptr(pg_sys::DataDir) };
@@ -174,6 +188,10 @@ fn startup_state() -> SharedState {
         // The first server-ordered id is at or past the floor.
         order_last: AtomicU64::new(((floor_ms << 12).saturating_sub(1)).min(LAST_TICK)),
         started_monotonic_ms: AtomicU64::new(monotonic_ms()),
+        lease_state: AtomicU64::new(crate::lease::WAITING),
+        lease_machine_id: AtomicU64::new(0),
+        lease_floor_ms: AtomicU64::new(0),
+        lease_until_ms: AtomicU64::new(0),
     }
 }
 
@@ -337,12 +355,19 @@ impl SharedState {
                 ),
             );
         }
-        while self.now_ms() < start {
-            pgrx::check_for_interrupts!();
-            // SAFETY: a plain sleep of 1 ms.
-            unsafe { pg_sys::pg_usleep(1_000) };
-        }
+        self.wait_for_clock(start);
         start
+    }
+
+    /// Returns once the server's clock reads `ms` or later (a caller that needs
+    /// its values in a later millisecond than something else asks for one past
+    /// it). Short waits only: the callers bound them first.
+    pub(crate) fn wait_for_clock(&self, ms: u64) {
+        while self.now_ms() < ms {
+            pgrx::check_for_interrupts!();
+            // SAFETY: a plain sleep of 200 µs.
+            unsafe { pg_sys::pg_usleep(200) };
+        }
     }
 
     /// The server's clock, Unix ms: the wall clock, never going back across

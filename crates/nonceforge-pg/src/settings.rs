@@ -2,7 +2,11 @@
 //!
 //! | setting | context | what |
 //! |---|---|---|
-//! | `nonceforge.machine_id` | `postgresql.conf` / `ALTER SYSTEM` (reload) | this server's id in nonces, 0..511; unset (-1) means nonce functions refuse |
+//! | `nonceforge.machine_id` | `postgresql.conf` / `ALTER SYSTEM` (reload) | this server's id in nonces, 0..511, or `lease` (server start, preloaded); unset means nonce functions refuse |
+//! | `nonceforge.lease_url` | server start, preloaded only | the lease store (`postgres://`, `redis://`, `etcd://`), without a password |
+//! | `nonceforge.lease_url_file` | server start, preloaded only | a file (mode 0600) holding the store's URL, password included |
+//! | `nonceforge.lease_namespace` | server start, preloaded only | the store's namespace, as every member of the fleet uses it (default `nonceforge`) |
+//! | `nonceforge.lease_ttl` | server start, preloaded only | how long the store keeps the id without a renewal (default 10 s) |
 //! | `nonceforge.key_file` | server start, preloaded only | file with the base key of `encrypted_nonce()` |
 //! | `nonceforge.extid_key_file` | server start, preloaded only | file with the master key of `extid_encode()`/`extid_decode()` |
 //! | `nonceforge.server_order` | server start, preloaded only | `uuidv7()`/`tuid6()` strictly increasing across every backend and restart |
@@ -20,13 +24,24 @@
 
 use crate::errors::not_configured;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ffi::CString;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI64, Ordering};
 use zeroize::Zeroizing;
 
-static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static MACHINE_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LEASE_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LEASE_URL_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LEASE_NAMESPACE: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"nonceforge"));
+static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+
+/// Whether `nonceforge.machine_id` was `lease` when the postmaster loaded the
+/// library (the lease keeper runs): fixed for the server's life.
+static LEASE_MODE: OnceLock<bool> = OnceLock::new();
 static KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static EXTID_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static SERVER_ORDER: GucSetting<bool> = GucSetting::<bool>::new(false);
@@ -54,17 +69,24 @@ const PRELOAD_HINT: &str = "As a superuser: add nonceforge to shared_preload_lib
 
 /// Defines the settings; `preloading` when the postmaster loads us.
 pub(crate) fn register(preloading: bool) {
-    GucRegistry::define_int_guc(
-        c"nonceforge.machine_id",
-        c"This server's machine id in nonces (0..511); -1 (the default) means not configured, and nonce functions refuse.",
-        c"Every server, process or service that makes nonces in the same id space needs its own: set it in postgresql.conf or with ALTER SYSTEM, then reload.",
-        &MACHINE_ID,
-        -1,
-        511,
-        GucContext::Sighup,
-        GucFlags::default(),
-    );
+    // SAFETY: the check hook is a #[pg_guard] function that only reads its
+    // argument and sets the hint PostgreSQL reports.
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"nonceforge.machine_id",
+            c"This server's machine id in nonces: 0..511, or 'lease' to lease one from nonceforge.lease_url at server start; empty (the default) means not configured, and nonce functions refuse.",
+            c"Every server, process or service that makes nonces in the same id space needs its own: set it in postgresql.conf or with ALTER SYSTEM, then reload ('lease': restart).",
+            &MACHINE_ID,
+            GucContext::Sighup,
+            GucFlags::default(),
+            Some(check_machine_id),
+            Some(assign_machine_id),
+            None,
+        );
+    }
     if preloading {
+        define_lease_settings();
+        LEASE_MODE.get_or_init(|| machine_setting() == Ok(MachineSetting::Lease));
         // PostgreSQL allows settings fixed at server start only while
         // shared_preload_libraries loads.
         GucRegistry::define_string_guc(
@@ -140,6 +162,13 @@ fn load_key(setting: &str, file: &GucSetting<Option<CString>>) -> KeyState {
 }
 
 fn read_key_file(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
+    let bytes = read_secret_file(path)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| "it is not text".to_string())?;
+    decode_key(text).ok_or_else(|| "it must hold hex or base64 of at least 32 bytes".into())
+}
+
+/// A secret file's bytes, if only its owner may read or write it.
+fn read_secret_file(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e})"))?;
     if !meta.is_file() {
         return Err("it is not a regular file".into());
@@ -150,9 +179,9 @@ fn read_key_file(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
             meta.permissions().mode() & 0o777
         ));
     }
-    let text =
-        Zeroizing::new(std::fs::read_to_string(path).map_err(|e| format!("cannot read it ({e})"))?);
-    decode_key(&text).ok_or_else(|| "it must hold hex or base64 of at least 32 bytes".into())
+    std::fs::read(path)
+        .map(Zeroizing::new)
+        .map_err(|e| format!("cannot read it ({e})"))
 }
 
 /// A key's bytes from hex or base64 text (at least 32 bytes).
@@ -203,15 +232,237 @@ pub(crate) enum Key {
     ExtId,
 }
 
-/// This server's machine id, or an error that says how to configure one.
-pub(crate) fn machine_id(function: &str) -> u64 {
-    match MACHINE_ID.get() {
-        id @ 0..=511 => id as u64,
-        _ => not_configured(
+/// What `nonceforge.machine_id` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MachineSetting {
+    /// Empty (or `-1`, as earlier versions wrote "not set").
+    Unset,
+    /// A fixed id, 0..511.
+    Fixed(u64),
+    /// Leased from the store in `nonceforge.lease_url` by the lease keeper.
+    Lease,
+}
+
+/// Parses `nonceforge.machine_id`'s text.
+pub(crate) fn parse_machine_id(text: &str) -> Result<MachineSetting, ()> {
+    let t = text.trim();
+    if t.is_empty() || t == "-1" {
+        return Ok(MachineSetting::Unset);
+    }
+    if t.eq_ignore_ascii_case("lease") {
+        return Ok(MachineSetting::Lease);
+    }
+    match t.parse::<u64>() {
+        Ok(id) if id <= 511 && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(MachineSetting::Fixed(id))
+        }
+        _ => Err(()),
+    }
+}
+
+/// `nonceforge.machine_id` as parsed by its assign hook: -1 unset, 0..511, or
+/// [`LEASE_CODE`]. Read on every nonce call, so parsed once per change, not per
+/// call (the string setting would be copied and parsed each time).
+static MACHINE_PARSED: AtomicI64 = AtomicI64::new(-1);
+const LEASE_CODE: i64 = 1 << 20;
+
+fn machine_setting() -> Result<MachineSetting, ()> {
+    Ok(match MACHINE_PARSED.load(Ordering::Relaxed) {
+        LEASE_CODE => MachineSetting::Lease,
+        id @ 0..=511 => MachineSetting::Fixed(id as u64),
+        _ => MachineSetting::Unset,
+    })
+}
+
+/// Keeps [`MACHINE_PARSED`] in step with the setting (the check hook has
+/// accepted the value already).
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_machine_id(
+    newval: *const std::ffi::c_char,
+    _extra: *mut std::ffi::c_void,
+) {
+    let parsed = if newval.is_null() {
+        Ok(MachineSetting::Unset)
+    } else {
+        // SAFETY: PostgreSQL passes a NUL-terminated value.
+        parse_machine_id(&unsafe { std::ffi::CStr::from_ptr(newval) }.to_string_lossy())
+    };
+    let code = match parsed {
+        Ok(MachineSetting::Fixed(id)) => id as i64,
+        Ok(MachineSetting::Lease) => LEASE_CODE,
+        Ok(MachineSetting::Unset) | Err(()) => -1,
+    };
+    MACHINE_PARSED.store(code, Ordering::Relaxed);
+}
+
+/// Rejects a value of `nonceforge.machine_id` that is neither a number from 0
+/// to 511, `lease`, nor empty, wherever it is set (postgresql.conf, ALTER
+/// SYSTEM, SET): 22023 with a hint.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_machine_id(
+    newval: *mut *mut std::ffi::c_char,
+    _extra: *mut *mut std::ffi::c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes a valid pointer to a NUL-terminated value (or NULL).
+    let text = unsafe {
+        if newval.is_null() || (*newval).is_null() {
+            return true;
+        }
+        std::ffi::CStr::from_ptr(*newval)
+            .to_string_lossy()
+            .into_owned()
+    };
+    if parse_machine_id(&text).is_ok() {
+        return true;
+    }
+    // SAFETY: the hint must be palloc'd; PostgreSQL reads and frees it.
+    unsafe {
+        pg_sys::GUC_check_errhint_string = pg_sys::pstrdup(
+            c"nonceforge.machine_id is a number from 0 to 511 that no other member of the fleet uses, or 'lease' (the library preloaded, nonceforge.lease_url set), or empty."
+                .as_ptr(),
+        );
+    }
+    false
+}
+
+/// Where this server's machine id comes from.
+pub(crate) enum MachineSource {
+    Fixed(u64),
+    /// The lease keeper's id (see `lease`).
+    Lease,
+}
+
+/// This server's machine id (or that it is leased), or an error that says how
+/// to configure one.
+pub(crate) fn machine_source(function: &str) -> MachineSource {
+    let lease_mode = LEASE_MODE.get().copied().unwrap_or(false);
+    match (machine_setting(), lease_mode) {
+        (Ok(MachineSetting::Lease), true) => MachineSource::Lease,
+        (Ok(MachineSetting::Lease), false) => not_configured(
+            format!(
+                "{function}: nonceforge.machine_id = 'lease' takes effect when the server starts with the library in shared_preload_libraries"
+            ),
+            "As a superuser: add nonceforge to shared_preload_libraries, set nonceforge.lease_url (or nonceforge.lease_url_file), and restart the server.",
+        ),
+        (_, true) => not_configured(
+            format!(
+                "{function}: the server started with nonceforge.machine_id = 'lease' and holds a leased id; a change takes effect at the next restart"
+            ),
+            "Set nonceforge.machine_id back to 'lease', or restart the server to use the new value.",
+        ),
+        (Ok(MachineSetting::Fixed(id)), false) => MachineSource::Fixed(id),
+        (Ok(MachineSetting::Unset) | Err(()), false) => not_configured(
             format!("{function} needs this server's machine id: nonceforge.machine_id is not set"),
-            "As a superuser, give this server an id from 0 to 511 that no other member of the cluster uses: nonceforge.machine_id = 12 in postgresql.conf, or ALTER SYSTEM SET nonceforge.machine_id = 12; then SELECT pg_reload_conf().",
+            "As a superuser, give this server an id from 0 to 511 that no other member of the cluster uses (nonceforge.machine_id = 12 in postgresql.conf, or ALTER SYSTEM SET nonceforge.machine_id = 12; then SELECT pg_reload_conf()), or lease one: nonceforge.machine_id = 'lease' with nonceforge.lease_url, and restart.",
         ),
     }
+}
+
+/// The id `nonceforge.machine_id` names, if it names one.
+pub(crate) fn fixed_machine_id() -> Option<u64> {
+    match machine_setting() {
+        Ok(MachineSetting::Fixed(id)) => Some(id),
+        _ => None,
+    }
+}
+
+/// Whether the lease keeper runs in this server.
+pub(crate) fn lease_mode() -> bool {
+    LEASE_MODE.get().copied().unwrap_or(false)
+}
+
+fn define_lease_settings() {
+    GucRegistry::define_string_guc(
+        c"nonceforge.lease_url",
+        c"The lease store for nonceforge.machine_id = 'lease': postgres://…, redis://… or etcd://host:port[,host:port…], without a password (use nonceforge.lease_url_file for one).",
+        c"Every member of the fleet (servers, services in any language) leases from the same store and namespace.",
+        &LEASE_URL,
+        GucContext::Postmaster,
+        GucFlags::SUPERUSER_ONLY,
+    );
+    GucRegistry::define_string_guc(
+        c"nonceforge.lease_url_file",
+        c"A file (mode 0600) holding the lease store's URL, password included; read by the lease keeper at server start.",
+        c"Superuser-only. The URL never appears in a setting.",
+        &LEASE_URL_FILE,
+        GucContext::Postmaster,
+        GucFlags::SUPERUSER_ONLY,
+    );
+    GucRegistry::define_string_guc(
+        c"nonceforge.lease_namespace",
+        c"The lease store's namespace (table {namespace}_leases or key prefix): the same for every member of the fleet.",
+        c"Lower-case letters, digits and _, starting with a letter, at most 40.",
+        &LEASE_NAMESPACE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"nonceforge.lease_ttl",
+        c"How long the store keeps this server's machine id without a renewal; nonces stop a tenth of it earlier when renewals fail.",
+        c"Renewals every third of it; 1 s to 1 h.",
+        &LEASE_TTL_MS,
+        1_000,
+        3_600_000,
+        GucContext::Postmaster,
+        GucFlags::UNIT_MS,
+    );
+}
+
+/// The lease settings, as the postmaster read them.
+pub(crate) struct LeaseSettings {
+    pub(crate) url: Zeroizing<String>,
+    pub(crate) namespace: String,
+    pub(crate) ttl: std::time::Duration,
+}
+
+/// Reads the lease settings (in the lease keeper); an error says which setting
+/// and why (for the server log: it may name a path, never the URL's password).
+pub(crate) fn lease_settings() -> Result<LeaseSettings, String> {
+    let text = |s: &GucSetting<Option<CString>>| {
+        s.get()
+            .map(|v| v.to_string_lossy().trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let url = match (text(&LEASE_URL), text(&LEASE_URL_FILE)) {
+        (Some(_), Some(_)) => {
+            return Err("set nonceforge.lease_url or nonceforge.lease_url_file, not both".into());
+        }
+        (None, None) => {
+            return Err(
+                "nonceforge.machine_id = 'lease' needs nonceforge.lease_url or nonceforge.lease_url_file".into(),
+            );
+        }
+        (Some(url), None) => {
+            if url_has_password(&url) {
+                return Err("nonceforge.lease_url carries a password, which any superuser's SHOW, the server log or a dump could show: put the URL in a file (mode 0600) named by nonceforge.lease_url_file".into());
+            }
+            Zeroizing::new(url)
+        }
+        (None, Some(path)) => {
+            let bytes = read_secret_file(&path)
+                .map_err(|why| format!("nonceforge.lease_url_file = '{path}': {why}"))?;
+            let url = std::str::from_utf8(&bytes)
+                .map_err(|_| format!("nonceforge.lease_url_file = '{path}': not UTF-8 text"))?;
+            Zeroizing::new(url.trim().to_owned())
+        }
+    };
+    Ok(LeaseSettings {
+        url,
+        namespace: text(&LEASE_NAMESPACE).unwrap_or_else(|| "nonceforge".into()),
+        ttl: std::time::Duration::from_millis(LEASE_TTL_MS.get().max(1_000) as u64),
+    })
+}
+
+/// Whether a store URL carries a password (`scheme://user:password@…` or a
+/// `password=` parameter).
+pub(crate) fn url_has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let userinfo_password = authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'));
+    userinfo_password || url.to_ascii_lowercase().contains("password=")
 }
 
 /// Whether uuidv7()/tuid6() take their time from the server-wide clock.
@@ -225,4 +476,37 @@ pub(crate) fn server_order(function: &str) -> bool {
         );
     }
     SERVER_ORDER.get()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_id_values() {
+        use MachineSetting::*;
+        assert_eq!(parse_machine_id(""), Ok(Unset));
+        assert_eq!(parse_machine_id("-1"), Ok(Unset));
+        assert_eq!(parse_machine_id("0"), Ok(Fixed(0)));
+        assert_eq!(parse_machine_id(" 511 "), Ok(Fixed(511)));
+        assert_eq!(parse_machine_id("lease"), Ok(Lease));
+        assert_eq!(parse_machine_id("LEASE"), Ok(Lease));
+        for bad in ["512", "-2", "+5", "1e2", "0x10", "leases", "lease 1", "7.0"] {
+            assert_eq!(parse_machine_id(bad), Err(()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn passwords_in_urls() {
+        assert!(url_has_password("postgres://app:pw@db/app"));
+        assert!(url_has_password("redis://:pw@127.0.0.1:6379"));
+        assert!(url_has_password("postgres://db/app?user=app&password=pw"));
+        assert!(!url_has_password("postgres://app@db/app"));
+        assert!(!url_has_password("redis://127.0.0.1:6379/0"));
+        assert!(!url_has_password("etcd://10.0.0.1:2379,10.0.0.2:2379"));
+        // An '@' after the authority is not a password.
+        assert!(!url_has_password(
+            "postgres://db/app?application_name=a:b@c"
+        ));
+    }
 }

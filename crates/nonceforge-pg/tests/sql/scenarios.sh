@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Nonces never repeat after what DBAs do to a server. One primary (machine id 7,
 # the library preloaded) is taken through: two databases, a template copy,
-# DROP/CREATE EXTENSION, a restart, a backend killed with SIGKILL (the
+# DROP/CREATE EXTENSION, ALTER EXTENSION UPDATE from 0.1.0, a restart, a backend killed with SIGKILL (the
 # postmaster's crash restart), an immediate stop (crash recovery), a restart
 # with the clock an hour behind (refused, not repeated), a base backup restored
 # after the primary issued more, a streaming standby (refuses while in
 # recovery) promoted after the primary died, and a clone with its own machine
-# id running beside its origin. Every value of every kind, from every server
-# and database, is collected and must be distinct within its kind.
+# id running beside its origin. Then the same with leased machine ids
+# (nonceforge.machine_id = 'lease', a real Redis on loopback as the store): a
+# clone leases its own id; a store outage stops nonces (lapsed) and a store that
+# lost its data stops them for good (lost) until a restart; the lease keeper
+# killed (a crash restart) leases anew; a clean stop releases the id; bad lease
+# settings refuse. Every value of every kind, from every server and database,
+# is collected and must be distinct within its kind.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 port="${NONCEFORGE_TEST_PGPORT:-54329}"
@@ -63,6 +68,36 @@ check "a template copy beside its template"
 q "$port" db2 -c "DROP EXTENSION nonceforge" -c "CREATE EXTENSION nonceforge"
 emit "$port" db2
 check "DROP and CREATE EXTENSION"
+
+# ALTER EXTENSION UPDATE from 0.1.0 (its install script as a fixture) while
+# other backends draw nonces: values go on, all distinct, and the updated
+# extension is exactly a fresh install's (every member, its attributes, its grants).
+sharedir=$("$pgbin/pg_config" --sharedir)
+old_script="$sharedir/extension/nonceforge--0.1.0.sql"
+cp "$here/fixtures/nonceforge--0.1.0.sql" "$old_script"
+trap 'rm -f "$old_script"; stop_cluster' EXIT
+q "$port" postgres -c "CREATE DATABASE db4"
+q "$port" db4 -c "CREATE EXTENSION nonceforge VERSION '0.1.0'"
+emit "$port" db4 & emit "$port" db4 & emit "$port" db2 &
+sleep 0.3
+q "$port" db4 -c "ALTER EXTENSION nonceforge UPDATE"
+wait
+emit "$port" db4
+members() {
+    q "$port" "$1" -c "SELECT pg_describe_object(d.classid, d.objid, 0) || coalesce((SELECT ' ' || p.provolatile::text
+            || p.proparallel::text || p.proisstrict::text || p.prosecdef::text || ' ' || pg_get_function_result(p.oid)
+            || ' ' || coalesce(p.proacl::text, 'default') FROM pg_proc p WHERE p.oid = d.objid
+            AND d.classid = 'pg_proc'::regclass), '')
+        FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND d.refclassid = 'pg_extension'::regclass
+        WHERE e.extname = 'nonceforge' AND d.deptype = 'e' ORDER BY 1"
+}
+[ "$(q "$port" db4 -c "SELECT extversion FROM pg_extension WHERE extname = 'nonceforge'")" = 0.2.0 ] ||
+    fail "ALTER EXTENSION UPDATE did not reach 0.2.0"
+members db4 > "$cluster_dir/updated.txt"; members db2 > "$cluster_dir/fresh.txt"
+[ "$(wc -l < "$cluster_dir/fresh.txt")" -ge 25 ] || fail "too few extension members: $(cat "$cluster_dir/fresh.txt")"
+diff "$cluster_dir/updated.txt" "$cluster_dir/fresh.txt" >&2 || fail "the updated extension differs from a fresh install"
+rm -f "$old_script"
+check "ALTER EXTENSION UPDATE from 0.1.0 while other backends draw nonces"
 
 backup="$cluster_dir/backup"
 as_pg "$pgbin/pg_basebackup" -c fast -h 127.0.0.1 -p "$port" -U postgres -D "$backup" -X stream
@@ -126,6 +161,91 @@ start_at "$clone" $((port + 1)) "${preload[@]}" -c nonceforge.machine_id=8
 emit "$port" postgres & emit $((port + 1)) postgres & wait
 check "a clone with its own machine id beside its origin"
 stop_at "$clone"; stop_at "$backup"
+
+# --- Leased machine ids: Redis on loopback is the fleet's store (TTL 2 s).
+redis_port=$((port + 20))
+redis_dir="$cluster_dir/redis"
+mkdir -p "$redis_dir"
+start_redis() {
+    redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$redis_dir" \
+        --daemonize yes --logfile "$redis_dir/log" --pidfile "$redis_dir/pid"
+    for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && return; sleep 0.1; done
+    fail "redis did not start"
+}
+stop_redis() { redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true; }
+trap 'stop_redis; rm -f "$old_script"; stop_cluster' EXIT
+start_redis
+leased=(-c shared_preload_libraries=nonceforge -c "nonceforge.key_file=$cluster_dir/keys/nonce.key"
+        -c nonceforge.machine_id=lease -c "nonceforge.lease_url=redis://127.0.0.1:$redis_port"
+        -c nonceforge.lease_namespace=scenarios -c nonceforge.lease_ttl=2s)
+status() { q "$1" postgres -c "SELECT machine_id || ' ' || source || ' ' || state FROM machine_id_status()"; }
+refused() { # refused PORT PATTERN WHAT: nonce(64) fails with 55000 and PATTERN
+    local out; out=$(q "$1" postgres -c '\set VERBOSITY verbose' -c "SELECT nonce(64)" 2>&1 || true)
+    grep -q "55000" <<<"$out" && grep -q "$2" <<<"$out" || fail "$3: $out"
+}
+
+start_at "$backup" "$port" "${leased[@]}"
+emit "$port" postgres
+[ "$(status "$port")" = "0 lease held" ] || fail "leased id: $(status "$port")"
+check "a leased machine id"
+
+lclone="$cluster_dir/lclone"
+as_pg "$pgbin/pg_basebackup" -c fast -h 127.0.0.1 -p "$port" -U postgres -D "$lclone" -X stream
+start_at "$lclone" $((port + 1)) "${leased[@]}"
+emit "$port" postgres & emit $((port + 1)) postgres & wait
+[ "$(status $((port + 1)))" = "1 lease held" ] || fail "the clone's id: $(status $((port + 1)))"
+check "a clone with the same settings beside its origin (leases its own id)"
+stop_at "$lclone"
+
+# The store goes away: past the deadline nonces stop (lapsed), and resume with
+# the store back with its data... here it comes back empty, so the renewal finds
+# the id gone: lost, stopped until a restart leases again.
+stop_redis
+sleep 2.5
+refused "$port" "lapsed" "nonces under a lapsed lease"
+[ "$(status "$port")" = "0 lease lapsed" ] || fail "lapsed status: $(status "$port")"
+start_redis
+for _ in $(seq 40); do [ "$(status "$port")" = "0 lease lost" ] && break; sleep 0.1; done
+refused "$port" "lost" "nonces under a lost lease"
+stop_at "$backup"
+start_at "$backup" "$port" "${leased[@]}"
+emit "$port" postgres
+check "the store lost its data: stopped, then leased again after a restart"
+
+# The keeper killed: the postmaster restarts everything (shared memory too),
+# and the new keeper leases a new id (the old one is held until its TTL).
+keeper=$(pgrep -P "$(head -1 "$backup/postmaster.pid")" -f "nonceforge lease keeper")
+[ -n "$keeper" ] || fail "no lease keeper among the postmaster's children"
+kill -9 "$keeper"
+for _ in $(seq 100); do q "$port" postgres -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
+emit "$port" postgres
+grep -q " lease held$" <<<"$(status "$port")" || fail "after the keeper was killed: $(status "$port")"
+check "the lease keeper killed (a crash restart leases anew)"
+
+# A clean stop releases the id at once (its key leaves the store).
+id=$(status "$port" | cut -d' ' -f1)
+[ "$(redis-cli -p "$redis_port" exists "scenarios:lease:$id")" = 1 ] || fail "no lease key for id $id"
+stop_at "$backup"
+[ "$(redis-cli -p "$redis_port" exists "scenarios:lease:$id")" = 0 ] || fail "a clean stop left id $id leased"
+passed=$((passed + 1))
+
+# Bad lease settings: nonces refuse with a hint, the log says why; the password
+# never reaches the log.
+start_at "$backup" "$port" "${leased[@]}" -c "nonceforge.lease_url=redis://u:s3cret-pw@127.0.0.1:$redis_port"
+refused "$port" "cannot hold" "a URL with a password"
+grep -q "lease_url_file" "$backup.log" || fail "the log does not point to nonceforge.lease_url_file"
+! grep -q "s3cret-pw" "$backup.log" || fail "the password reached the server log"
+stop_at "$backup"
+echo "redis://127.0.0.1:$redis_port" > "$cluster_dir/keys/lease.url"
+chown postgres "$cluster_dir/keys/lease.url"; chmod 644 "$cluster_dir/keys/lease.url"
+start_at "$backup" "$port" "${leased[@]}" -c nonceforge.lease_url= -c "nonceforge.lease_url_file=$cluster_dir/keys/lease.url"
+refused "$port" "cannot hold" "a URL file others can read"
+stop_at "$backup"
+chmod 600 "$cluster_dir/keys/lease.url"
+start_at "$backup" "$port" "${leased[@]}" -c nonceforge.lease_url= -c "nonceforge.lease_url_file=$cluster_dir/keys/lease.url"
+emit "$port" postgres
+check "bad lease settings refused; the URL from a file (mode 0600)"
+stop_at "$backup"
 
 echo "$(wc -l < "$values") values, none repeated within its kind"
 echo "scenarios: $passed passed, 0 failed"
