@@ -10,11 +10,14 @@
 # (nonceforge.machine_id = 'lease', a real Redis on loopback as the store): a
 # clone leases its own id; a store outage stops nonces (lapsed) and a store that
 # lost its data stops them for good (lost) until a restart; the lease keeper
-# killed (a crash restart) leases anew; a clean stop releases the id; bad lease
-# settings refuse. Every value of every kind, from every server and database,
+# killed (a crash restart) leases anew; a clean stop releases the id; the
+# command-line tool leases beside the server from the same store, takes the id
+# the server released, and takes it again after an operator evicted it (the
+# server stops); bad lease settings refuse. Every value of every kind, from every server and database,
 # is collected and must be distinct within its kind.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../../.." && pwd)"
 port="${NONCEFORGE_TEST_PGPORT:-54329}"
 source "$here/cluster.sh"
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
@@ -228,6 +231,52 @@ id=$(status "$port" | cut -d' ' -f1)
 stop_at "$backup"
 [ "$(redis-cli -p "$redis_port" exists "scenarios:lease:$id")" = 0 ] || fail "a clean stop left id $id leased"
 passed=$((passed + 1))
+
+# A polyglot fleet in miniature: the command-line tool (the Rust face) leases
+# from the same store and namespace beside the server; then takes the id the
+# server released at a clean stop, at once (above its floor); then an operator
+# evicts the server's id with the tool: the server stops (lost) until a restart.
+cli="$root/target/release/nonceforge"
+(cd "$root" && cargo build --release --locked -q -p nonceforge-cli)
+store="redis://127.0.0.1:$redis_port"
+cli_gen() { # cli_gen KIND BITS LABEL [lease options]: 3000 values into $values; the id it leased on stdout
+    local kind="$1" bits="$2" label="$3" err; shift 3
+    err=$(mktemp -p "$cluster_dir")
+    "$cli" gen "$kind" --bits "$bits" -n 3000 --lease "$store" --namespace scenarios --ttl 2s "$@" 2>"$err" |
+        sed "s/^/$label /" >> "$values"
+    sed -n 's/^nonceforge: lease: machine id \([0-9]*\) .*/\1/p' "$err"
+}
+start_at "$backup" "$port" "${leased[@]}"
+emit "$port" postgres
+pg_id=$(status "$port" | cut -d' ' -f1)
+"$cli" lease status --backend "$store" --namespace scenarios | grep -q "postgresql/" ||
+    fail "the tool does not see the server's lease: $("$cli" lease status --backend "$store" --namespace scenarios)"
+cli_gen counter 64 c64 > "$cluster_dir/cli1.id" & cli_gen sortable 64 s64 > "$cluster_dir/cli2.id" &
+emit "$port" postgres; wait
+for f in cli1 cli2; do
+    [ -n "$(cat "$cluster_dir/$f.id")" ] && [ "$(cat "$cluster_dir/$f.id")" != "$pg_id" ] ||
+        fail "the tool leased '$(cat "$cluster_dir/$f.id")' beside the server's $pg_id"
+done
+check "the command-line tool beside the server, one store"
+stop_at "$backup"
+for kind in "counter 64 c64" "counter 128 c128" "sortable 64 s64" "sortable 128 s128"; do
+    got=$(cli_gen $kind)
+    [ "$got" = "$pg_id" ] || fail "the tool took id $got, not the server's released $pg_id"
+done
+check "the tool takes the id the server released, above the server's last values"
+start_at "$backup" "$port" "${leased[@]}"
+emit "$port" postgres
+pg_id=$(status "$port" | cut -d' ' -f1)
+# Evict it and take it with the tool at once (the server re-takes an evicted id
+# at its next renewal if nobody took it meanwhile: try again then).
+for _ in $(seq 10); do
+    "$cli" lease release --backend "$store" --namespace scenarios --id "$pg_id" >/dev/null || true
+    [ "$(cli_gen counter 64 c64 --ids "$pg_id")" = "$pg_id" ] && break
+done
+for _ in $(seq 60); do [ "$(status "$port")" = "$pg_id lease lost" ] && break; sleep 0.1; done
+refused "$port" "lost" "nonces after an operator evicted the server's id"
+stop_at "$backup"
+check "an operator evicts the server's id and the tool takes it: the server stops"
 
 # Bad lease settings: nonces refuse with a hint, the log says why; the password
 # never reaches the log.
