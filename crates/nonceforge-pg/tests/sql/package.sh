@@ -14,9 +14,11 @@ trap 'dpkg -r postgresql-15-nonceforge >/dev/null 2>&1 || true; rm -rf "$out"' E
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$crate/Cargo.toml" | head -1)
 deb="$out/postgresql-15-nonceforge_${version}-1_amd64.deb"
 tarball="$out/nonceforge-$version-pg18-linux-x86_64.tar.gz"
-dpkg-deb --info "$deb" | grep -q "Depends: postgresql-15, libc6 (>= " || { echo "--- failed: the .deb's dependencies"; dpkg-deb --info "$deb"; exit 1; }
-[ "$(dpkg-deb --contents "$deb" | awk '{ print $6 }' | grep -c '\.so$\|\.control$\|\.sql$')" -ge 4 ] ||
-    { echo "--- failed: the .deb's contents"; dpkg-deb --contents "$deb"; exit 1; }
+info=$(dpkg-deb --info "$deb"); contents=$(dpkg-deb --contents "$deb")
+grep -q "Depends: postgresql-15, libc6 (>= " <<<"$info" || { echo "--- failed: the .deb's dependencies"; echo "$info"; exit 1; }
+[ "$(awk '{ print $6 }' <<<"$contents" | grep -c '\.so$\|\.control$\|\.sql$')" -ge 4 ] ||
+    { echo "--- failed: the .deb's contents"; echo "$contents"; exit 1; }
+echo "$info" | sed -n 's/^ Depends: /the .deb depends on: /p'
 
 nocargo=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 env PATH="$nocargo" bash -c '! command -v cargo' || { echo "--- failed: cargo is on $nocargo"; exit 1; }
@@ -25,7 +27,7 @@ echo "== the Debian package on PostgreSQL 15 (dpkg -i), the SQL suite without ca
 # Remove what cargo pgrx install put there, so only the package's files serve.
 rm -f /usr/lib/postgresql/15/lib/nonceforge.so /usr/share/postgresql/15/extension/nonceforge*
 dpkg -i "$deb" >/dev/null
-dpkg -L postgresql-15-nonceforge | grep -q '^/usr/lib/postgresql/15/lib/nonceforge.so$'
+grep -qx /usr/lib/postgresql/15/lib/nonceforge.so <<<"$(dpkg -L postgresql-15-nonceforge)"
 env PATH="$nocargo" NONCEFORGE_PG_PREINSTALLED=1 PGBIN=/usr/lib/postgresql/15/bin "$here/run.sh"
 dpkg -r postgresql-15-nonceforge >/dev/null
 [ ! -e /usr/lib/postgresql/15/lib/nonceforge.so ] || { echo "--- failed: dpkg -r left the library"; exit 1; }
