@@ -31,7 +31,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg pg-install vectors clean
+.PHONY: all demo setup build test lint pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -168,6 +168,11 @@ bench: build
 # PostgreSQL: generation and inserts, side by side with the built-ins (several minutes).
 bench-pg: setup
 	bench/pg/run.sh
+
+# PostgreSQL 15 and 18 side by side: bigserial, gen_random_uuid(), 18's uuidv7(),
+# ours, ours with server order (generation, and inserts with 8 clients).
+bench-pg-versions: setup
+	bench/pg/versions.sh 15 18
 
 bench-criterion:
 	$(CARGO) bench -p nonceforge --bench nonces
