@@ -114,42 +114,65 @@ CREATE AGGREGATE @extschema@.max(pg_catalog.uuid) (
 mod tests {
     use pgrx::prelude::*;
 
+    /// The query with our functions named by the extension's schema: from PostgreSQL 17 on
+    /// (`uuid_extract_*`) and 18 (`uuidv7`, `uuidv4`) an unqualified call finds the built-in
+    /// first, as `pg_catalog` leads the path — and 17's `uuid_extract_timestamp` reads version 1
+    /// only.
+    fn ours(query: &str) -> String {
+        let schema = Spi::get_one::<String>(
+            "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e \
+             JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'nonceforge'",
+        )
+        .unwrap()
+        .expect("the extension is installed");
+        [
+            "uuidv7(",
+            "uuidv4(",
+            "uuid_extract_timestamp(",
+            "uuid_extract_version(",
+        ]
+        .iter()
+        .fold(query.to_string(), |q, f| {
+            q.replace(f, &format!("{schema}.{f}"))
+        })
+    }
+
     #[pg_test]
     fn v7_is_monotonic_and_extractable() {
-        let ok = Spi::get_one::<bool>(
+        let ok = Spi::get_one::<bool>(&ours(
             "WITH g AS (SELECT uuidv7() AS id, n FROM generate_series(1, 20000) n)
              SELECT bool_and(id > prev) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM g) s WHERE prev IS NOT NULL",
-        );
+        ));
         assert_eq!(ok.unwrap(), Some(true));
         assert_eq!(
-            Spi::get_one::<i16>("SELECT uuid_extract_version(uuidv7())").unwrap(),
+            Spi::get_one::<i16>(&ours("SELECT uuid_extract_version(uuidv7())")).unwrap(),
             Some(7)
         );
         assert_eq!(
-            Spi::get_one::<i16>("SELECT uuid_extract_version(uuidv4())").unwrap(),
+            Spi::get_one::<i16>(&ours("SELECT uuid_extract_version(uuidv4())")).unwrap(),
             Some(4)
         );
         assert_eq!(
-            Spi::get_one::<i16>(
+            Spi::get_one::<i16>(&ours(
                 "SELECT uuid_extract_version('00000000-0000-0000-0000-000000000000')"
-            )
+            ))
             .unwrap(),
             None
         );
-        let ok = Spi::get_one::<bool>(
+        let ok = Spi::get_one::<bool>(&ours(
             "SELECT uuid_extract_timestamp(uuidv7()) BETWEEN now() - interval '1 minute' AND clock_timestamp() + interval '1 minute'",
-        );
+        ));
         assert_eq!(ok.unwrap(), Some(true));
         assert_eq!(
-            Spi::get_one::<TimestampWithTimeZone>("SELECT uuid_extract_timestamp(uuidv4())")
+            Spi::get_one::<TimestampWithTimeZone>(&ours("SELECT uuid_extract_timestamp(uuidv4())"))
                 .unwrap(),
             None
         );
         // RFC 9562 Appendix A.1: a version 1 UUID from 2022-02-22 19:22:22 UTC.
         assert_eq!(
-            Spi::get_one::<String>(
+            Spi::get_one::<String>(&ours(
                 "SELECT to_char(uuid_extract_timestamp('c232ab00-9414-11ec-b3c8-9f6bdeced846') AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
-            )
+            ))
             .unwrap(),
             Some("2022-02-22 19:22:22".into())
         );
@@ -157,9 +180,9 @@ mod tests {
 
     #[pg_test]
     fn shifted() {
-        let ok = Spi::get_one::<bool>(
+        let ok = Spi::get_one::<bool>(&ours(
             "SELECT uuid_extract_timestamp(uuidv7(interval '-1 day')) BETWEEN now() - interval '1 day 1 minute' AND now() - interval '23 hours'",
-        );
+        ));
         assert_eq!(ok.unwrap(), Some(true));
     }
 
