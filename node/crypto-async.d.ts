@@ -2,7 +2,12 @@
 
 /** Any Buffer or TypedArray view of bytes. */
 type Bytes = Buffer | NodeJS.TypedArray | DataView;
-type Done<T> = (error: Error | undefined, result?: T) => void;
+/**
+ * The callback of an asynchronous call. Besides the original's errors, a job whose target (or a
+ * seal's tag) was detached, transferred or shrunk before it ended gets an `Error` with `code`
+ * `'ERR_NONCEFORGE_TARGET_DETACHED'`, and nothing is written.
+ */
+type Done<T> = (error: (Error & { code?: string }) | undefined, result?: T) => void;
 
 export declare const CIPHER_BLOCK_MAX: 32;
 /** Hash, HMAC and AEAD jobs of at most this many bytes (AES-CTR and ChaCha20: 4x) run on the calling thread; their callback still comes later. Default 16384; 0 sends every job to the pool. */

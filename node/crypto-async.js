@@ -13,6 +13,12 @@
 //   which run four times faster), it is done at once and the callback is still
 //   called later, from setImmediate — never synchronously. Set INLINE_MAX to 0
 //   to send every job to the pool.
+// - Jobs on the pool work on copies of their inputs, made at the call, and
+//   write the caller's target (and a seal's tag) only when they end, after
+//   checking that it is still there: JavaScript may detach, transfer, shrink or
+//   drop any buffer meanwhile without crashing the process (the original reads
+//   and writes memory that may be gone). A target gone by then is not written;
+//   the callback gets an Error with code 'ERR_NONCEFORGE_TARGET_DETACHED'.
 // Algorithm names are classified by asking Node's OpenSSL, as the original
 // does (algorithms.js): every alias, OID and letter case, legacy names
 // ('algorithm disabled'), and digests OpenSSL 3 cannot start without its
@@ -63,8 +69,17 @@ const E = {
   E_TARGET_RANGE: 'targetOffset + targetSize > target.length',
 };
 
-// Negative results of the native calls.
-const NATIVE_ERRORS = { '-1': E.E_CORRUPT, '-2': 'initialization failed', '-3': 'update failed', '-4': 'invalid arguments' };
+// Negative results of the native calls. -5 is not the original's: a pool job's
+// target (or a seal's tag) was detached, transferred or shrunk before the job
+// ended, and nothing was written (the error also carries a code).
+const NATIVE_ERRORS = {
+  '-1': E.E_CORRUPT,
+  '-2': 'initialization failed',
+  '-3': 'update failed',
+  '-4': 'invalid arguments',
+  '-5': 'target was detached, transferred or shrunk before the job ended, and was not written',
+};
+const TARGET_DETACHED = -5;
 
 // Names, classified as the original classifies them (algorithms.js).
 const { cipherFor, digestFor } = require('./algorithms.js');
@@ -115,7 +130,9 @@ function validTag(cipher, size) {
 }
 
 function nativeError(code) {
-  return new Error(NATIVE_ERRORS[code] || 'failed');
+  const error = new Error(NATIVE_ERRORS[code] || 'failed');
+  if (code === TARGET_DETACHED) error.code = 'ERR_NONCEFORGE_TARGET_DETACHED';
+  return error;
 }
 
 // A result computed on this thread: returned (or thrown) for a sync call;
@@ -130,8 +147,10 @@ function finish(code, end, map) {
   return undefined;
 }
 
-// The callback runs outside the promise chain, so that an exception it throws
-// is an uncaught exception (as with the original), not a rejected promise.
+// A pool job's outcome to the callback, which runs outside the promise chain
+// so that an exception it throws is an uncaught exception (as with the
+// original), not a rejected promise. The job has written the target (and a
+// seal's tag) itself when it ended, on this thread, if they were still there.
 function pooled(promise, end, map) {
   promise.then(
     (code) => {
@@ -191,7 +210,7 @@ function cipherBinding(args, map) {
   pooled(binding.cipherPool(
     cipher.id, encrypt, args[2], keyOffset, keySize, args[5], ivOffset, ivSize,
     args[8], sourceOffset, sourceSize, args[11], targetOffset,
-    args[13], aadOffset, aadSize, args[16], tagOffset, tagSize, undefined
+    args[13], aadOffset, aadSize, args[16], tagOffset, tagSize
   ), args[19], map);
   return undefined;
 }
@@ -234,7 +253,7 @@ function digestBinding(args, keyed, map) {
   }
   pooled(binding.digestPool(
     digest.id, keyed ? key : undefined, keyOffset, keySize,
-    source, sourceOffset, sourceSize, target, targetOffset, undefined
+    source, sourceOffset, sourceSize, target, targetOffset
   ), args[n], map);
   return undefined;
 }

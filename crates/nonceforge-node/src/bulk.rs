@@ -17,6 +17,9 @@ const E_CORRUPT: i32 = -1;
 const E_INIT: i32 = -2;
 const E_UPDATE: i32 = -3;
 const E_ARGS: i32 = -4;
+/// A pool job's target (or a seal's tag) was detached, transferred or shrunk
+/// before the job ended; nothing was written.
+const E_DETACHED: i32 = -5;
 
 fn code(e: BulkError) -> i32 {
     match e {
@@ -37,9 +40,9 @@ struct Span {
     len: usize,
 }
 
-// SAFETY: a Span points into a JS buffer that the job keeps alive with a
-// reference (napi `Buffer`) until the job is dropped on the JS thread; JS must
-// not touch those bytes meanwhile (the documented contract, as the original's).
+// SAFETY: a Span points either into a JS buffer, only during a synchronous
+// call (JS is blocked in it; the span dies with the call), or into heap memory
+// a `PoolTask` owns and nothing else touches (see `PoolTask`).
 unsafe impl Send for Span {}
 
 impl Span {
@@ -458,16 +461,80 @@ pub fn hmac_sync(
     Ok(unsafe { job.run() })
 }
 
-enum Work {
-    Cipher(CipherJob),
-    Digest(DigestJob),
-}
-
-/// A job for the libuv pool. The `Buffer`s hold references that keep the JS
-/// buffers (and so the spans) alive until the task is dropped, on the JS thread.
+/// A job for the libuv pool, over its own copies of the bytes it reads.
+///
+/// JavaScript keeps running while the job does, and may detach a buffer
+/// (`structuredClone(…, { transfer })`, `postMessage` to a worker), shrink a
+/// resizable ArrayBuffer, or drop it and let it be collected; N-API has no
+/// way to keep a backing store alive or attached (a reference keeps the view
+/// object, not its memory). So every input is copied into memory this task
+/// owns at the call, on the JS thread; the job reads and writes only that;
+/// and when it ends, on the JS thread again, the output is copied into the
+/// caller's target (and a seal's tag) only if each is still there as long as
+/// it was — found afresh through a reference to the view, never through a
+/// pointer kept from the call.
 pub struct PoolTask {
     work: Work,
-    _pins: Vec<Buffer>,
+    /// Keys (and HMAC keys): zeroized when the task is dropped.
+    _secret: Zeroizing<Vec<u8>>,
+    /// IV, AAD and the expected tag.
+    _public: Vec<u8>,
+    /// The message: read by the job, and for a cipher transformed in place,
+    /// followed by room for the tag a seal writes.
+    data: Vec<u8>,
+    /// Where the output goes: `(view, offset, bytes of the output)` in order
+    /// (the message, then a seal's tag; or the digest).
+    deliver: Vec<(ViewRef, u32, usize)>,
+}
+
+enum Work {
+    Cipher(CipherJob),
+    /// The job and the digest's output, on the heap so that its span stays
+    /// put when the task moves.
+    Digest(DigestJob, Box<[u8; 64]>),
+}
+
+/// A strong reference to a JS buffer view, made and used on the JS thread only.
+struct ViewRef(sys::napi_ref);
+
+// SAFETY: the reference is created at the call and read and deleted in
+// `resolve`/`finally`, all on the JS thread that owns it; the pool thread only
+// carries it inside the task and never touches it.
+unsafe impl Send for ViewRef {}
+
+impl ViewRef {
+    fn new(env: &Env, value: &Unknown<'_>) -> Result<ViewRef> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: env and value are live for this call.
+        let status = unsafe { sys::napi_create_reference(env.raw(), value.raw(), 1, &mut raw) };
+        if status != sys::Status::napi_ok {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "could not reference a buffer",
+            ));
+        }
+        Ok(ViewRef(raw))
+    }
+
+    /// The view's bytes as they are now: `(data, length)`, length 0 when its
+    /// buffer was detached or shrunk out from under it.
+    fn bytes_now(&self, env: &Env) -> Option<(*mut u8, usize)> {
+        let mut value = std::ptr::null_mut();
+        // SAFETY: a live reference of this env, on its thread.
+        let status = unsafe { sys::napi_get_reference_value(env.raw(), self.0, &mut value) };
+        if status != sys::Status::napi_ok || value.is_null() {
+            return None;
+        }
+        let (mut data, mut len) = (std::ptr::null_mut(), 0usize);
+        // SAFETY: as above; napi checks that the value is a view.
+        let status = unsafe { sys::napi_get_buffer_info(env.raw(), value, &mut data, &mut len) };
+        (status == sys::Status::napi_ok).then_some((data.cast(), len))
+    }
+
+    fn delete(self, env: &Env) {
+        // SAFETY: deleted once, on the env's thread; the result does not matter.
+        unsafe { sys::napi_delete_reference(env.raw(), self.0) };
+    }
 }
 
 impl Task for PoolTask {
@@ -475,119 +542,295 @@ impl Task for PoolTask {
     type JsValue = i32;
 
     fn compute(&mut self) -> Result<i32> {
-        // SAFETY: the pins keep every span's buffer alive; the caller promised not
-        // to touch the buffers until the promise settles.
+        let work = &mut self.work;
+        // SAFETY: every span points into this task's own buffers, touched by
+        // nothing else while the pool thread has `&mut self`.
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-            match &self.work {
+            match work {
                 Work::Cipher(j) => j.run(),
-                Work::Digest(j) => j.run(),
+                Work::Digest(j, _) => j.run(),
             }
         }));
         r.map_err(|_| Error::from_reason("nonceforge: internal error (panic) in a pool task"))
     }
 
-    fn resolve(&mut self, _env: Env, output: i32) -> Result<i32> {
-        Ok(output)
+    /// Copies the output into its views — all of them, or none when any is
+    /// gone ([`E_DETACHED`]) — and passes the job's code on. JS thread.
+    fn resolve(&mut self, env: Env, code: i32) -> Result<i32> {
+        if code < 0 {
+            return Ok(code);
+        }
+        let output: &[u8] = match &self.work {
+            Work::Cipher(_) => &self.data,
+            Work::Digest(j, out) => &out[..j.alg.output_len()],
+        };
+        let mut places = Vec::with_capacity(self.deliver.len());
+        for (view, offset, n) in &self.deliver {
+            match view
+                .bytes_now(&env)
+                .and_then(|now| Span::new(now, *offset, *n as u32))
+            {
+                Some(place) => places.push(place),
+                None => return Ok(E_DETACHED),
+            }
+        }
+        let mut from = 0;
+        for place in places {
+            // SAFETY: `place` is in range of a view that is attached now, and JS is
+            // blocked in this callback; the output is the task's own memory.
+            unsafe {
+                std::ptr::copy(
+                    output[from..from + place.len].as_ptr(),
+                    place.ptr,
+                    place.len,
+                )
+            };
+            from += place.len;
+        }
+        Ok(code)
+    }
+
+    fn finally(mut self, env: Env) -> Result<()> {
+        for (view, _, _) in std::mem::take(&mut self.deliver) {
+            view.delete(&env);
+        }
+        Ok(())
     }
 }
 
-fn pinned(b: &mut Buffer) -> (*mut u8, usize) {
-    let s = b.as_mut();
-    (s.as_mut_ptr(), s.len())
+impl Drop for PoolTask {
+    fn drop(&mut self) {
+        spare::give(std::mem::take(&mut self.data));
+    }
 }
 
-/// The cipher on the libuv pool; resolves to the bytes written or a negative code.
+/// The message buffers of finished pool jobs, kept for the next ones.
+///
+/// The copy a job makes at its call runs on the JS thread, and into a fresh
+/// allocation it costs a page fault per 4 KiB touched (see bench/RESULTS.md,
+/// "Node: the pool path's copies", for the figures). A few buffers are kept,
+/// bounded in number and bytes; what they held is overwritten by the next
+/// copy before anything reads it.
+mod spare {
+    use std::sync::Mutex;
+
+    /// At most this many buffers are kept…
+    const KEEP: usize = 4;
+    /// …holding at most this many bytes in all (no single buffer larger).
+    const KEEP_BYTES: usize = 128 << 20;
+    /// Smaller ones are cheap to allocate and are not kept.
+    const KEEP_FROM: usize = 64 << 10;
+
+    static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+    /// An empty buffer with room for `n` bytes: the smallest spare that fits, or a new one.
+    pub(super) fn take(n: usize) -> Vec<u8> {
+        if n >= KEEP_FROM
+            && let Ok(mut spare) = SPARE.lock()
+            && let Some(i) = (0..spare.len())
+                .filter(|&i| spare[i].capacity() >= n)
+                .min_by_key(|&i| spare[i].capacity())
+        {
+            let mut buf = spare.swap_remove(i);
+            buf.clear();
+            return buf;
+        }
+        Vec::with_capacity(n)
+    }
+
+    /// Keeps `buf` for a later job within the bounds (dropping the smallest
+    /// spares first: the large ones save the most), else frees it.
+    pub(super) fn give(buf: Vec<u8>) {
+        let cap = buf.capacity();
+        if !(KEEP_FROM..=KEEP_BYTES).contains(&cap) {
+            return;
+        }
+        let Ok(mut spare) = SPARE.lock() else { return };
+        spare.push(buf);
+        while spare.len() > KEEP || spare.iter().map(Vec::capacity).sum::<usize>() > KEEP_BYTES {
+            let smallest = (0..spare.len())
+                .min_by_key(|&i| spare[i].capacity())
+                .unwrap_or(0);
+            spare.swap_remove(smallest);
+        }
+    }
+}
+
+/// `value[offset .. offset + size]` copied onto `into`; its range there.
+fn copy_in(
+    env: &Env,
+    value: &Unknown<'_>,
+    offset: u32,
+    size: u32,
+    what: &str,
+    into: &mut Vec<u8>,
+) -> Result<std::ops::Range<usize>> {
+    let s = span(buffer_info(env, value)?, offset, size, what)?;
+    let at = into.len();
+    // SAFETY: in range of a live buffer; JS is blocked in this call.
+    into.extend_from_slice(unsafe { s.slice() });
+    Ok(at..into.len())
+}
+
+/// A span over `buf[range]`; `buf` is not resized while the span is used.
+fn span_of(buf: &mut [u8], range: std::ops::Range<usize>) -> Span {
+    let part = &mut buf[range];
+    Span {
+        ptr: part.as_mut_ptr(),
+        len: part.len(),
+    }
+}
+
+/// Where the output goes, `(view, offset, bytes)` each: all checked in range
+/// now, then referenced for `resolve` — every reference or none (a reference
+/// never deleted would keep its view alive for good).
+fn output_views(
+    env: &Env,
+    outputs: &[(&Unknown<'_>, u32, u32, &str)],
+) -> Result<Vec<(ViewRef, u32, usize)>> {
+    for (value, offset, n, what) in outputs {
+        span(buffer_info(env, value)?, *offset, *n, what)?;
+    }
+    let mut views = Vec::with_capacity(outputs.len());
+    for (value, offset, n, _) in outputs {
+        match ViewRef::new(env, value) {
+            Ok(view) => views.push((view, *offset, *n as usize)),
+            Err(e) => {
+                views.into_iter().for_each(|(v, _, _)| v.delete(env));
+                return Err(e);
+            }
+        }
+    }
+    Ok(views)
+}
+
+/// The cipher on the libuv pool, over copies of its inputs (see [`PoolTask`]);
+/// resolves to the bytes written or a negative code.
 #[napi(catch_unwind)]
 #[allow(clippy::too_many_arguments)]
 pub fn cipher_pool(
+    env: Env,
     alg: u32,
     encrypt: u32,
-    mut key: Buffer,
+    key: Unknown<'_>,
     key_offset: u32,
     key_size: u32,
-    mut iv: Buffer,
+    iv: Unknown<'_>,
     iv_offset: u32,
     iv_size: u32,
-    mut source: Buffer,
+    source: Unknown<'_>,
     source_offset: u32,
     source_size: u32,
-    mut target: Buffer,
+    target: Unknown<'_>,
     target_offset: u32,
-    mut aad: Buffer,
+    aad: Unknown<'_>,
     aad_offset: u32,
     aad_size: u32,
-    mut tag: Buffer,
+    tag: Unknown<'_>,
     tag_offset: u32,
     tag_size: u32,
-    signal: Option<AbortSignal>,
 ) -> Result<AsyncTask<PoolTask>> {
-    let job = cipher_job(
-        alg,
-        encrypt,
-        pinned(&mut key),
-        key_offset,
-        key_size,
-        pinned(&mut iv),
-        iv_offset,
-        iv_size,
-        pinned(&mut source),
+    let alg = cipher_alg(alg)?;
+    let encrypt = encrypt == 1;
+    let mut secret = Zeroizing::new(Vec::with_capacity(key_size as usize));
+    let key = copy_in(&env, &key, key_offset, key_size, "key", &mut secret)?;
+    let mut public = Vec::new();
+    let iv = copy_in(&env, &iv, iv_offset, iv_size, "iv", &mut public)?;
+    let aad = copy_in(&env, &aad, aad_offset, aad_size, "aad", &mut public)?;
+    let sealed_tag = if encrypt { tag_size } else { 0 };
+    let mut data = spare::take(source_size as usize + sealed_tag as usize);
+    let message = copy_in(
+        &env,
+        &source,
         source_offset,
         source_size,
-        pinned(&mut target),
-        target_offset,
-        pinned(&mut aad),
-        aad_offset,
-        aad_size,
-        pinned(&mut tag),
-        tag_offset,
-        tag_size,
+        "source",
+        &mut data,
     )?;
-    let task = PoolTask {
-        work: Work::Cipher(job),
-        _pins: vec![key, iv, source, target, aad, tag],
+    // A seal's tag is made after the message and delivered after it; an
+    // open's is read from a copy.
+    let tag_range = if encrypt {
+        data.resize(data.len() + tag_size as usize, 0);
+        message.end..data.len()
+    } else {
+        copy_in(&env, &tag, tag_offset, tag_size, "tag", &mut public)?
     };
-    Ok(AsyncTask::with_optional_signal(task, signal))
+    let target = (&target, target_offset, source_size, "target");
+    let deliver = if encrypt {
+        output_views(&env, &[target, (&tag, tag_offset, tag_size, "tag")])?
+    } else {
+        output_views(&env, &[target])?
+    };
+    let job = CipherJob {
+        alg,
+        encrypt,
+        key: span_of(&mut secret, key),
+        iv: span_of(&mut public, iv),
+        source: span_of(&mut data, message.clone()),
+        target: span_of(&mut data, message),
+        aad: span_of(&mut public, aad),
+        tag: if encrypt {
+            span_of(&mut data, tag_range)
+        } else {
+            span_of(&mut public, tag_range)
+        },
+    };
+    Ok(AsyncTask::new(PoolTask {
+        work: Work::Cipher(job),
+        _secret: secret,
+        _public: public,
+        data,
+        deliver,
+    }))
 }
 
-/// A hash (no key) or HMAC on the libuv pool.
+/// A hash (no key) or HMAC on the libuv pool, over copies of its inputs;
+/// resolves to the digest's length or a negative code.
 #[napi(catch_unwind)]
 #[allow(clippy::too_many_arguments)]
 pub fn digest_pool(
+    env: Env,
     alg: u32,
-    key: Option<Buffer>,
+    key: Option<Unknown<'_>>,
     key_offset: u32,
     key_size: u32,
-    mut source: Buffer,
+    source: Unknown<'_>,
     source_offset: u32,
     source_size: u32,
-    mut target: Buffer,
+    target: Unknown<'_>,
     target_offset: u32,
-    signal: Option<AbortSignal>,
 ) -> Result<AsyncTask<PoolTask>> {
-    let mut pins = Vec::with_capacity(3);
-    let key = key.map(|mut k| {
-        let base = pinned(&mut k);
-        pins.push(k);
-        (base, key_offset, key_size)
-    });
-    let job = digest_job(
-        alg,
-        key,
-        pinned(&mut source),
+    let alg = digest_alg(alg)?;
+    let mut secret = Zeroizing::new(Vec::new());
+    let key = match key {
+        Some(k) => Some(copy_in(&env, &k, key_offset, key_size, "key", &mut secret)?),
+        None => None,
+    };
+    let mut data = spare::take(source_size as usize);
+    let message = copy_in(
+        &env,
+        &source,
         source_offset,
         source_size,
-        pinned(&mut target),
-        target_offset,
+        "source",
+        &mut data,
     )?;
-    pins.push(source);
-    pins.push(target);
-    Ok(AsyncTask::with_optional_signal(
-        PoolTask {
-            work: Work::Digest(job),
-            _pins: pins,
-        },
-        signal,
-    ))
+    let n = alg.output_len();
+    let deliver = output_views(&env, &[(&target, target_offset, n as u32, "target")])?;
+    let mut out = Box::new([0u8; 64]);
+    let job = DigestJob {
+        alg,
+        key: key.map(|k| span_of(&mut secret, k)),
+        source: span_of(&mut data, message),
+        target: span_of(&mut out[..], 0..n),
+    };
+    Ok(AsyncTask::new(PoolTask {
+        work: Work::Digest(job, out),
+        _secret: secret,
+        _public: Vec::new(),
+        data,
+        deliver,
+    }))
 }
 
 /// A streaming hash (`createHash`-like): update as data comes, digest once.
