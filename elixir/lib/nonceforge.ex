@@ -59,7 +59,7 @@ defmodule Nonceforge do
   takes the VM down: a panic inside it is an exception too.
   """
 
-  import Kernel, except: [inspect: 1, inspect: 2]
+  require Logger
 
   @on_load :load_nif
   @doc false
@@ -102,6 +102,26 @@ defmodule Nonceforge do
   """
   @spec init(keyword()) :: :ok
   def init(opts) when is_list(opts) do
+    {name, epoch, crypt} = checked(opts)
+
+    case Keyword.fetch!(opts, :machine_id) do
+      {:lease, url, lease_opts} ->
+        {:ok, _id} =
+          nif_init_leased(name, check_url(url), lease_options(lease_opts), epoch, crypt)
+
+        :ok
+
+      spec ->
+        nif_init(name, Nonceforge.MachineId.id!(spec), epoch, crypt)
+    end
+  end
+
+  def init(opts),
+    do:
+      raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
+
+  # init/1's checks: {name, epoch, crypt}.
+  defp checked(opts) do
     unless Keyword.keyword?(opts),
       do: raise(ArgumentError, "init/1 takes a keyword list of options")
 
@@ -109,9 +129,12 @@ defmodule Nonceforge do
       [] ->
         :ok
 
+      # Ignored, as NoNoncense ignores them (a shared config may carry options of
+      # either library during a switch), but said.
       unknown ->
-        raise ArgumentError,
-              "unknown option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@init_opts)}"
+        Logger.warning(
+          "Nonceforge.init/1: unknown option(s) #{Kernel.inspect(unknown)} ignored; known: #{Kernel.inspect(@init_opts)}"
+        )
     end
 
     name = Keyword.get(opts, :name, __MODULE__)
@@ -128,23 +151,31 @@ defmodule Nonceforge do
 
     crypt = crypt_opts(opts)
 
-    case Keyword.fetch(opts, :machine_id) do
-      :error ->
-        raise ArgumentError,
-              "machine_id is required: 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}"
+    unless Keyword.has_key?(opts, :machine_id),
+      do:
+        raise(
+          ArgumentError,
+          "machine_id is required: 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}"
+        )
 
-      {:ok, {:lease, url, lease_opts}} ->
-        {:ok, _id} = nif_init_leased(name, check_url(url), lease_opts(lease_opts), epoch, crypt)
-        :ok
-
-      {:ok, spec} ->
-        nif_init(name, Nonceforge.MachineId.id!(spec), epoch, crypt)
-    end
+    {name, epoch, crypt}
   end
 
-  def init(opts),
-    do:
-      raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
+  @doc false
+  # Nonceforge.MachineId with a lease strategy: an instance on a lease that
+  # several instances share (no :machine_id of its own).
+  def init_on_lease(opts, lease) do
+    if Keyword.has_key?(opts, :machine_id),
+      do:
+        raise(
+          ArgumentError,
+          "an instance of Nonceforge.MachineId takes its machine_id from the strategy: remove :machine_id from it"
+        )
+
+    # Every check of init/1, with a placeholder id that is never used.
+    {name, epoch, crypt} = checked(Keyword.put(opts, :machine_id, 0))
+    nif_init_on_lease(name, lease, epoch, crypt)
+  end
 
   defp crypt_opts(opts) do
     mode = Keyword.get(opts, :mode, :nononcense)
@@ -198,17 +229,19 @@ defmodule Nonceforge do
     Map.merge(%{mode: mode, base_key: base_key}, Map.merge(keys, ciphers))
   end
 
-  defp check_url(url) when is_binary(url) do
+  @doc false
+  def check_url(url) when is_binary(url) do
     if String.starts_with?(url, ["postgres://", "postgresql://", "redis://", "etcd://"]),
       do: url,
       else: raise(ArgumentError, "lease url must start with postgres://, redis:// or etcd://")
   end
 
-  defp check_url(url),
+  def check_url(url),
     do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
 
   @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder)a
-  defp lease_opts(opts) when is_list(opts) do
+  @doc false
+  def lease_options(opts) when is_list(opts) do
     case Keyword.keys(opts) -- @lease_opts do
       [] ->
         :ok
@@ -266,7 +299,7 @@ defmodule Nonceforge do
     }
   end
 
-  defp lease_opts(opts),
+  def lease_options(opts),
     do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
 
   @doc """
@@ -348,14 +381,15 @@ defmodule Nonceforge do
 
   @doc """
   The parts of a plain nonce: `%{unix_ms: …, machine_id: …, counter: …}`. For
-  an encrypted nonce, `decrypt/2` it first.
+  an encrypted nonce, `decrypt/2` it first. (Not `inspect/2`: a module that
+  does `import Nonceforge` keeps `Kernel.inspect/1,2`.)
   """
-  @spec inspect(name(), nonce()) :: %{
+  @spec decompose(name(), nonce()) :: %{
           unix_ms: non_neg_integer(),
           machine_id: 0..511,
           counter: non_neg_integer()
         }
-  def inspect(name \\ __MODULE__, nonce) do
+  def decompose(name \\ __MODULE__, nonce) do
     {unix_ms, machine_id, counter} = inspect_nonce(name, nonce)
     %{unix_ms: unix_ms, machine_id: machine_id, counter: counter}
   end
@@ -443,6 +477,15 @@ defmodule Nonceforge do
   @doc false
   def nif_init_leased(_name, _url, _lease_opts, _epoch, _crypt),
     do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc false
+  def nif_lease_acquire(_url, _lease_opts), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_init_on_lease(_name, _lease, _epoch, _crypt), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_lease_release(_lease), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_lease_status(_lease), do: :erlang.nif_error(:nif_not_loaded)
 
   @doc false
   def nif_nonces(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)

@@ -36,7 +36,7 @@ defmodule Nonceforge.LeaseTest do
         assert left > 0 and left <= 2000
 
         assert %{machine_id: ^mine} =
-                 Nonceforge.inspect(name, Nonceforge.sortable_nonce(name, 96))
+                 Nonceforge.decompose(name, Nonceforge.sortable_nonce(name, 96))
 
         # renewals keep it alive past the TTL
         Process.sleep(2500)

@@ -23,7 +23,7 @@ defmodule NonceforgeTest do
       for bits <- [64, 96, 128], f <- [&Nonceforge.nonce/2, &Nonceforge.sortable_nonce/2] do
         nonce = f.(n, bits)
         assert bit_size(nonce) == bits
-        %{machine_id: 5, unix_ms: ms} = Nonceforge.inspect(n, nonce)
+        %{machine_id: 5, unix_ms: ms} = Nonceforge.decompose(n, nonce)
         assert ms <= now + 5 and ms > now - 60_000
       end
 
@@ -83,12 +83,12 @@ defmodule NonceforgeTest do
       assert byte_size(big) == 16_000_000
       list = for <<x::binary-16 <- big>>, do: x
       assert length(Enum.uniq(list)) == 1_000_000
-      assert %{machine_id: 5} = Nonceforge.inspect(n, List.last(list))
+      assert %{machine_id: 5} = Nonceforge.decompose(n, List.last(list))
       enc = Nonceforge.nonces(n, :encrypted, 96, 5_000)
 
       for <<e::binary-12 <- enc>> do
         <<p::binary-8, 0::32>> = Nonceforge.decrypt(n, e)
-        assert %{machine_id: 5} = Nonceforge.inspect(n, p)
+        assert %{machine_id: 5} = Nonceforge.decompose(n, p)
       end
 
       assert length(Enum.uniq(for <<e::binary-12 <- enc>>, do: e)) == 5_000
@@ -129,7 +129,7 @@ defmodule NonceforgeTest do
       # an encrypted 96-bit nonce under Blowfish is a 64-bit nonce encrypted, then zeros
       <<e::binary-8, 0::32>> = Nonceforge.encrypted_nonce(n, 96)
       plain = :crypto.crypto_one_time(:blowfish_ecb, kdf("blowfish_96", 16), e, false)
-      assert %{machine_id: 5} = Nonceforge.inspect(n, plain)
+      assert %{machine_id: 5} = Nonceforge.decompose(n, plain)
     end
 
     test "3DES-EDE, one block, for 64 and 96 bits" do
@@ -175,7 +175,7 @@ defmodule NonceforgeTest do
           assert Nonceforge.encrypt(name, p) == e
 
           assert %{machine_id: 5} =
-                   Nonceforge.inspect(
+                   Nonceforge.decompose(
                      name,
                      if(bits == 96 and c96 != :speck, do: binary_part(p, 0, 8), else: p)
                    )
@@ -188,7 +188,7 @@ defmodule NonceforgeTest do
         e = Nonceforge.encrypted_nonce(:roundtrip_native, bits, base)
 
         assert %{machine_id: 5} =
-                 Nonceforge.inspect(:roundtrip_native, Nonceforge.decrypt(:roundtrip_native, e))
+                 Nonceforge.decompose(:roundtrip_native, Nonceforge.decrypt(:roundtrip_native, e))
       end
     end
   end
@@ -205,7 +205,7 @@ defmodule NonceforgeTest do
       for bits <- [64, 96, 128], f <- [&Nonceforge.nonce/2, &Nonceforge.sortable_nonce/2] do
         nonce = f.(n, bits)
         {out, 0} = System.cmd(cli, ["inspect", "--json", Base.encode16(nonce, case: :lower)])
-        %{unix_ms: ms, machine_id: id, counter: c} = Nonceforge.inspect(n, nonce)
+        %{unix_ms: ms, machine_id: id, counter: c} = Nonceforge.decompose(n, nonce)
         assert out =~ ~s("unix_ms":#{ms},), out
         assert out =~ ~s("machine_id":#{id},), out
         assert out =~ ~s("counter":#{c}}), out
@@ -228,9 +228,9 @@ defmodule NonceforgeTest do
         {[machine_id: 1, mode: :nonceforge, cipher64: :des3], ~r/NoNoncense option/},
         {[machine_id: 1, epoch: System.os_time(:millisecond) + 100_000], ~r/epoch must be/},
         {[machine_id: 1, name: "x"], ~r/name must be an atom/},
-        {[machine_id: 1, colour: :red], ~r/unknown option/},
         {[machine_id: {:env, "NONCEFORGE_TEST_UNSET_VAR"}], ~r/is not set/},
-        {[machine_id: {:node_list, ["192.0.2.77"]}], ~r/none of the node list/},
+        {[machine_id: {:node_list, ["192.0.2.77"]}], ~r/could not be determined/},
+        {[machine_id: {:node_list, ["192.0.2.77"], ordered: true}], ~r/could not be determined/},
         {[machine_id: {:lease, "mysql://x", []}], ~r/lease url must start/},
         {[machine_id: {:lease, "redis://127.0.0.1:1", ttl: 0}], ~r/lease option ttl/},
         {[machine_id: {:lease, "redis://127.0.0.1:1", ids: 500..600}], ~r/lease option ids/}
@@ -241,6 +241,16 @@ defmodule NonceforgeTest do
       end
 
       assert_raise ArgumentError, ~r/keyword list/, fn -> Nonceforge.init(:nope) end
+    end
+
+    test "unknown init options are ignored, as NoNoncense ignores them, and logged" do
+      log =
+        ExUnit.CaptureLog.capture_log(fn ->
+          assert :ok = Nonceforge.init(name: :unknown_opts, machine_id: 1, colour: :red)
+        end)
+
+      assert log =~ "unknown option(s) [:colour] ignored"
+      assert byte_size(Nonceforge.nonce(:unknown_opts, 64)) == 8
     end
 
     test "calls" do
@@ -281,7 +291,7 @@ defmodule NonceforgeTest do
       end
 
       assert_raise ArgumentError, ~r/nonce must be a binary of 8, 12 or 16 bytes/, fn ->
-        Nonceforge.inspect(n, <<1>>)
+        Nonceforge.decompose(n, <<1>>)
       end
 
       assert_raise ArgumentError, ~r/from_compact/, fn ->

@@ -9,7 +9,7 @@
 use crate::{CryptOpts, Instance, arg_error, build, register};
 use nonceforge_lease::{Lease, LeaseOptions, LeaseState};
 use rustler::types::atom::Atom;
-use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, Term};
+use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, ResourceArc, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -73,6 +73,21 @@ fn watch(lease: Arc<Mutex<Option<Lease>>>, stop: Arc<AtomicBool>, owner: LocalPi
     });
 }
 
+impl From<LeaseOpts> for LeaseOptions {
+    fn from(o: LeaseOpts) -> LeaseOptions {
+        LeaseOptions {
+            ttl: Duration::from_millis(o.ttl_ms),
+            renew_every: o.renew_every_ms.map(Duration::from_millis),
+            margin: o.margin_ms.map(Duration::from_millis),
+            connect_timeout: Duration::from_millis(o.connect_timeout_ms),
+            ids: o.ids_first..=o.ids_last,
+            namespace: o.namespace,
+            holder: o.holder,
+            ..LeaseOptions::default()
+        }
+    }
+}
+
 /// `Nonceforge.init/1` with `machine_id: {:lease, url, opts}`: acquires an id
 /// (a dirty I/O scheduler: it talks to the store), builds the generator above
 /// the previous holder's floor, attaches it.
@@ -85,17 +100,8 @@ fn nif_init_leased<'a>(
     epoch_unix_ms: u64,
     opts: CryptOpts<'a>,
 ) -> NifResult<(Atom, u16)> {
-    let options = LeaseOptions {
-        ttl: Duration::from_millis(lease_opts.ttl_ms),
-        renew_every: lease_opts.renew_every_ms.map(Duration::from_millis),
-        margin: lease_opts.margin_ms.map(Duration::from_millis),
-        connect_timeout: Duration::from_millis(lease_opts.connect_timeout_ms),
-        ids: lease_opts.ids_first..=lease_opts.ids_last,
-        namespace: lease_opts.namespace,
-        holder: lease_opts.holder,
-        ..LeaseOptions::default()
-    };
-    let lease = Lease::acquire(&url, &options).map_err(|e| arg_error(format!("lease: {e}")))?;
+    let lease =
+        Lease::acquire(&url, &lease_opts.into()).map_err(|e| arg_error(format!("lease: {e}")))?;
     let machine_id = lease.machine_id().get();
     let (generator, crypt) = build(lease.builder(), epoch_unix_ms, &opts)?;
     lease
@@ -110,6 +116,7 @@ fn nif_init_leased<'a>(
             generator,
             crypt,
             lease: Mutex::new(Some(Held { lease, stop })),
+            name: String::new(),
         },
     )?;
     release_replaced(old);
@@ -161,16 +168,111 @@ fn nif_release<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
 fn nif_lease_state<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
     let i = crate::instance(name)?;
     let guard = i.lease.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(held) = guard.as_ref() else {
-        return Ok(atoms::none().encode(env));
-    };
+    Ok(match guard.as_ref() {
+        None => atoms::none().encode(env),
+        Some(held) => state_term(env, held),
+    })
+}
+
+fn state_term<'a>(env: Env<'a>, held: &Held) -> Term<'a> {
     let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(match lease.as_ref().map(Lease::state) {
+    match lease.as_ref().map(Lease::state) {
         Some(LeaseState::Held { deadline_in }) => {
             (atoms::held(), deadline_in.as_millis() as u64).encode(env)
         }
         Some(LeaseState::Lapsed) => (atoms::lapsed(), 0u64).encode(env),
         Some(LeaseState::Lost) => (atoms::lost(), 0u64).encode(env),
         Some(LeaseState::Released) | None => (atoms::released(), 0u64).encode(env),
-    })
+    }
+}
+
+/// A lease that several instances share (`Nonceforge.MachineId` with a
+/// lease strategy): every instance inited on it is attached to it, so each
+/// stops the moment the lease may have lapsed. Released when
+/// `nif_lease_release` is called or, failing that, when the VM collects it.
+pub struct SharedLease(Mutex<Option<Held>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for SharedLease {}
+
+impl Drop for SharedLease {
+    fn drop(&mut self) {
+        if let Some(held) = self.0.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = release(held);
+        }
+    }
+}
+
+/// Acquires a lease for `Nonceforge.MachineId`: `{:ok, lease, machine_id,
+/// floor_unix_ms}`. The calling process is told `{:nonceforge, :lease_lost,
+/// :lapsed | :lost}` when it may no longer issue.
+#[rustler::nif(schedule = "DirtyIo")]
+fn nif_lease_acquire(
+    env: Env<'_>,
+    url: String,
+    lease_opts: LeaseOpts,
+) -> NifResult<(Atom, ResourceArc<SharedLease>, u16, u64)> {
+    let lease =
+        Lease::acquire(&url, &lease_opts.into()).map_err(|e| arg_error(format!("lease: {e}")))?;
+    let (id, floor) = (lease.machine_id().get(), lease.floor_unix_ms());
+    let lease = Arc::new(Mutex::new(Some(lease)));
+    let stop = Arc::new(AtomicBool::new(false));
+    watch(lease.clone(), stop.clone(), env.pid());
+    let shared = SharedLease(Mutex::new(Some(Held { lease, stop })));
+    Ok((atoms::ok(), ResourceArc::new(shared), id, floor))
+}
+
+/// `Nonceforge.init/1` on a shared lease: the generator is built from the
+/// lease (its id, above the floor) and attached to it.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn nif_init_on_lease<'a>(
+    name: Term<'a>,
+    shared: ResourceArc<SharedLease>,
+    epoch_unix_ms: u64,
+    opts: CryptOpts<'a>,
+) -> NifResult<Atom> {
+    let guard = shared.0.lock().unwrap_or_else(|p| p.into_inner());
+    let held = guard
+        .as_ref()
+        .ok_or_else(|| arg_error("lease: it was released"))?;
+    let lease_guard = held.lease.lock().unwrap_or_else(|p| p.into_inner());
+    let lease = lease_guard
+        .as_ref()
+        .ok_or_else(|| arg_error("lease: it was released"))?;
+    let (generator, crypt) = build(lease.builder(), epoch_unix_ms, &opts)?;
+    lease
+        .attach(&generator)
+        .map_err(|e| arg_error(format!("lease: {e}")))?;
+    let old = register(
+        name,
+        Instance {
+            generator,
+            crypt,
+            lease: Mutex::new(None),
+            name: String::new(),
+        },
+    )?;
+    release_replaced(old);
+    Ok(atoms::ok())
+}
+
+/// Releases a shared lease (its instances stop): `:ok`, `{:error, reason}`,
+/// or `:none` when it was released already.
+#[rustler::nif(schedule = "DirtyIo")]
+fn nif_lease_release(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_> {
+    let held = shared.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match held.map(release) {
+        None => atoms::none().encode(env),
+        Some(Ok(())) => atoms::ok().encode(env),
+        Some(Err(e)) => (atoms::error(), e).encode(env),
+    }
+}
+
+/// `{state, deadline_in_ms}` of a shared lease.
+#[rustler::nif]
+fn nif_lease_status(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_> {
+    match shared.0.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(held) => state_term(env, held),
+        None => (atoms::released(), 0u64).encode(env),
+    }
 }

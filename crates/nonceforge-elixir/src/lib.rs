@@ -71,6 +71,19 @@ pub(crate) fn arg_error(message: impl Into<String>) -> Error {
     }))
 }
 
+/// A core error of the instance `i`: a disabled one names it.
+fn instance_error(i: &Instance, e: nonceforge::Error) -> Error {
+    match e {
+        nonceforge::Error::Disabled => Error::RaiseTerm(Box::new(DisabledError {
+            message: format!(
+                "instance {} is disabled: its lease lapsed or was lost, or it was disabled (ConflictGuard)",
+                i.name
+            ),
+        })),
+        other => core_error(other),
+    }
+}
+
 /// A core error as the exception Elixir code expects.
 pub(crate) fn core_error(e: nonceforge::Error) -> Error {
     match e {
@@ -95,6 +108,8 @@ pub(crate) struct Instance {
     pub(crate) generator: NonceGenerator,
     crypt: Crypt,
     pub(crate) lease: Mutex<Option<lease::Held>>,
+    /// The name as Elixir writes it (`Nonceforge`, `:ids`), for messages; set by `register`.
+    pub(crate) name: String,
 }
 
 /// The default name's instance (`Nonceforge`).
@@ -175,8 +190,17 @@ pub(crate) fn instance(name: Term<'_>) -> NifResult<&'static Instance> {
 }
 
 /// Registers `instance` under `name`, replacing (and keeping) an earlier one.
-pub(crate) fn register(name: Term<'_>, instance: Instance) -> NifResult<Option<&'static Instance>> {
+pub(crate) fn register(
+    name: Term<'_>,
+    mut instance: Instance,
+) -> NifResult<Option<&'static Instance>> {
     let key = name_key(name)?;
+    instance.name = match name.atom_to_string() {
+        Ok(a) => a
+            .strip_prefix("Elixir.")
+            .map_or(format!(":{a}"), str::to_string),
+        Err(_) => format!("{name:?}"),
+    };
     let ptr = Box::into_raw(Box::new(instance));
     let _guard = NAMES_WRITE.lock().unwrap_or_else(|p| p.into_inner());
     if key == DEFAULT_NAME.load(Ordering::Relaxed) {
@@ -232,10 +256,14 @@ fn bits_of(bits: Term<'_>, function: &str) -> NifResult<Bits> {
 
 /// A nonce from the core as a binary, or its error as an exception.
 #[inline(always)]
-fn out<'a, const N: usize>(env: Env<'a>, r: nonceforge::Result<[u8; N]>) -> NifResult<Term<'a>> {
+fn out<'a, const N: usize>(
+    env: Env<'a>,
+    i: &Instance,
+    r: nonceforge::Result<[u8; N]>,
+) -> NifResult<Term<'a>> {
     match r {
         Ok(n) => Ok(binary(env, &n)),
-        Err(e) => Err(core_error(e)),
+        Err(e) => Err(instance_error(i, e)),
     }
 }
 
@@ -267,9 +295,9 @@ fn with_local<R>(i: &'static Instance, f: impl FnOnce(&mut LocalNonces) -> R) ->
 #[inline(always)]
 fn counter<'a>(env: Env<'a>, i: &'static Instance, bits: Term<'a>) -> NifResult<Term<'a>> {
     match size_of(bits) {
-        Some(Bits::B64) => out(env, with_local(i, |l| l.counter_64())),
-        Some(Bits::B96) => out(env, with_local(i, |l| l.counter_96())),
-        Some(Bits::B128) => out(env, with_local(i, |l| l.counter_128())),
+        Some(Bits::B64) => out(env, i, with_local(i, |l| l.counter_64())),
+        Some(Bits::B96) => out(env, i, with_local(i, |l| l.counter_96())),
+        Some(Bits::B128) => out(env, i, with_local(i, |l| l.counter_128())),
         None => Err(bad_bits(bits, "nonce")),
     }
 }
@@ -278,9 +306,9 @@ fn counter<'a>(env: Env<'a>, i: &'static Instance, bits: Term<'a>) -> NifResult<
 fn sortable<'a>(env: Env<'a>, i: &Instance, bits: Term<'a>) -> NifResult<Term<'a>> {
     let g = &i.generator;
     match size_of(bits) {
-        Some(Bits::B64) => out(env, g.sortable_64()),
-        Some(Bits::B96) => out(env, g.sortable_96()),
-        Some(Bits::B128) => out(env, g.sortable_128()),
+        Some(Bits::B64) => out(env, i, g.sortable_64()),
+        Some(Bits::B96) => out(env, i, g.sortable_96()),
+        Some(Bits::B128) => out(env, i, g.sortable_128()),
         None => Err(bad_bits(bits, "sortable_nonce")),
     }
 }
@@ -300,14 +328,17 @@ fn encrypted<'a>(
 ) -> NifResult<Term<'a>> {
     match &i.crypt {
         Crypt::Native if base == NonceKind::Counter => match bits {
-            Bits::B64 => out(env, with_local(i, |l| l.encrypted_64())),
-            Bits::B96 => out(env, with_local(i, |l| l.encrypted_96())),
-            Bits::B128 => out(env, with_local(i, |l| l.encrypted_128())),
+            Bits::B64 => out(env, i, with_local(i, |l| l.encrypted_64())),
+            Bits::B96 => out(env, i, with_local(i, |l| l.encrypted_96())),
+            Bits::B128 => out(env, i, with_local(i, |l| l.encrypted_128())),
         },
         Crypt::Native => {
             let mut n = [0u8; 16];
             let len = bits.bytes();
-            let p = i.generator.generate(base, bits).map_err(core_error)?;
+            let p = i
+                .generator
+                .generate(base, bits)
+                .map_err(|e| instance_error(i, e))?;
             p.write_to(&mut n[..len]).map_err(core_error)?;
             let e = i.generator.encrypt(&n[..len]).map_err(core_error)?;
             e.write_to(&mut n[..len]).map_err(core_error)?;
@@ -527,6 +558,7 @@ fn nif_init<'a>(
             generator,
             crypt,
             lease: Mutex::new(None),
+            name: String::new(),
         },
     )?;
     lease::release_replaced(old);
@@ -582,7 +614,10 @@ fn batch<'a>(
                 c.crypt(o, true).map_err(core_error)?;
             }
         }
-        _ => i.generator.fill(kind, bits, buf).map_err(core_error)?,
+        _ => i
+            .generator
+            .fill(kind, bits, buf)
+            .map_err(|e| instance_error(i, e))?,
     }
     Ok(Binary::from(out).to_term(env))
 }

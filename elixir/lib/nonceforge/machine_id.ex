@@ -1,27 +1,197 @@
 defmodule Nonceforge.MachineId do
   @moduledoc """
-  Machine ids for `Nonceforge.init/1`, by NoNoncense's strategies.
+  This node's machine id, held for the life of the node — NoNoncense 2.0's
+  `NoNoncense.MachineId`, under our name. Put it in your supervision tree; it
+  gets the id through a `Nonceforge.MachineId.Strategy`, initializes every
+  instance in `:instances` with it before start-up goes on, keeps it (renewing
+  leases), and when it is lost disables those instances
+  (`Nonceforge.Errors.DisabledError`) until it has an id again:
+
+      children = [
+        {Nonceforge.MachineId,
+         strategy: Nonceforge.MachineId.Strategy.RedisLease,
+         strategy_opts: [url: "redis://10.0.0.5:6379"],
+         on_lease_lost: fn reason -> Logger.critical("nonces stopped: \#{inspect(reason)}") end,
+         instances: [[base_key: System.fetch_env!("BASE_KEY")], [name: :ivs, epoch: 1_609_459_200_000]]}
+      ]
+
+  | option | default | |
+  |---|---|---|
+  | `:strategy` | required | `EnvironmentVariable`, `HostIdentifiers`, `RedisLease`, `SqlLease`, `Lease` (under `Nonceforge.MachineId.Strategy`), or your own |
+  | `:strategy_opts` | `[]` | passed to the strategy |
+  | `:instances` | `[[]]` | a keyword list of `Nonceforge.init/1` options per instance (no `:machine_id`); `:name` defaults to `Nonceforge` |
+  | `:name` | `Nonceforge.MachineId` | this tree's name; the guard is `<name>.ConflictGuard`, the manager `<name>.LeaseManager` |
+  | `:lease_duration` | 8 hours | asked of the strategy at each acquire and renew (ms) |
+  | `:renew_interval` | 30 minutes | renewals come at this or a third of the granted ttl, whichever is sooner (ms) |
+  | `:acquire_timeout` | 60000 | how long start-up retries before it fails (ms, or `:infinity`) |
+  | `:on_lease_lost` | none | called with the reason (`:expired`, `:lost`, `:conflict`, …) after the instances are disabled |
+  | `:enable_conflict_guard?` | `true` | start a `Nonceforge.ConflictGuard` told by the manager |
+
+  `machine_id/1` gives the id held now.
+
+  ## Without a supervisor
+
+  `id!/1` resolves a spec once, for `Nonceforge.init/1`'s `:machine_id`:
 
       iex> Nonceforge.MachineId.id!(7)
       7
       iex> System.put_env("POD_NAME", "worker-12")
       iex> Nonceforge.MachineId.id!({:env, "POD_NAME"})
       12
-      iex> Nonceforge.MachineId.id!({:node_list, ["10.9.9.9", "127.0.0.1"]})
-      1
 
   | spec | the id |
   |---|---|
   | an integer | itself (0..511) |
-  | `{:env, var}` | the number at the end of the environment variable's value (`worker-12` → 12), as the core's `MachineId::from_env` reads it |
-  | `{:node_list, list}` | this node's position in `list`, in the order given — appending never renumbers. Entries are OTP node names (atoms) or host names and IP addresses (strings); the first entry that names this node wins, and two entries naming it are an error |
+  | `{:env, var}` | the number at the end of the environment variable's value (`worker-12` → 12) |
+  | `{:node_list, list}` | this node's place in `list` read as a set, as NoNoncense reads it (see `Nonceforge.MachineId.Strategy.HostIdentifiers`) |
+  | `{:node_list, list, ordered: true}` | this node's place in `list` in the order given — appending never renumbers |
 
-  Leases (`{:lease, url, opts}`) are taken by `Nonceforge.init/1` itself.
   Every member of a cluster must get a different id: a fleet that mixes
   languages shares the 0..511 range (plan ranges, or lease).
   """
 
-  @type spec :: 0..511 | {:env, String.t()} | {:node_list, [atom() | String.t()]}
+  use Supervisor
+  alias Nonceforge.MachineId.LeaseManager
+  alias Nonceforge.MachineId.Strategy.HostIdentifiers
+
+  @options ~w(name strategy strategy_opts instances lease_duration renew_interval acquire_timeout on_lease_lost enable_conflict_guard?)a
+
+  @doc false
+  def child_spec(opts) do
+    %{
+      id: Keyword.get(opts, :name, __MODULE__),
+      start: {__MODULE__, :start_link, [opts]},
+      type: :supervisor
+    }
+  end
+
+  @doc "Starts the tree: returns once the id is held and the instances are initialized."
+  @spec start_link(keyword()) :: Supervisor.on_start()
+  def start_link(opts) do
+    opts = check!(opts)
+    name = Keyword.get(opts, :name, __MODULE__)
+    Supervisor.start_link(__MODULE__, {name, opts}, name: Module.concat(name, Supervisor))
+  end
+
+  @impl true
+  def init({name, opts}) do
+    manager = Module.concat(name, LeaseManager)
+
+    lease =
+      {LeaseManager,
+       opts |> Keyword.drop([:enable_conflict_guard?]) |> Keyword.put(:name, manager)}
+
+    guard =
+      {Nonceforge.ConflictGuard,
+       name: Module.concat(name, ConflictGuard),
+       machine_id: fn -> LeaseManager.machine_id(manager) end,
+       on_conflict: fn -> LeaseManager.lease_lost(manager, :conflict) end}
+
+    children =
+      if Keyword.get(opts, :enable_conflict_guard?, true), do: [lease, guard], else: [lease]
+
+    Supervisor.init(children, strategy: :rest_for_one)
+  end
+
+  @doc "The machine id the tree `name` holds now (`nil` while it holds none)."
+  @spec machine_id(atom()) :: 0..511 | nil
+  def machine_id(name \\ __MODULE__),
+    do: LeaseManager.machine_id(Module.concat(name, LeaseManager))
+
+  @doc "Tells the tree `name` that its id may no longer be used: its instances are disabled at once."
+  @spec lease_lost(atom(), term()) :: :ok
+  def lease_lost(name \\ __MODULE__, reason \\ :external),
+    do: LeaseManager.lease_lost(Module.concat(name, LeaseManager), reason)
+
+  defp check!(opts) do
+    unless Keyword.keyword?(opts),
+      do: raise(ArgumentError, "Nonceforge.MachineId takes a keyword list, got: #{inspect(opts)}")
+
+    case Keyword.keys(opts) -- @options do
+      [] ->
+        :ok
+
+      unknown ->
+        raise ArgumentError,
+              "Nonceforge.MachineId: unknown option(s) #{inspect(unknown)}; known: #{inspect(@options)}"
+    end
+
+    strategy = Keyword.get(opts, :strategy)
+
+    unless is_atom(strategy) and not is_nil(strategy) and Code.ensure_loaded?(strategy) and
+             function_exported?(strategy, :acquire, 2),
+           do:
+             raise(
+               ArgumentError,
+               "Nonceforge.MachineId: :strategy must be a module implementing Nonceforge.MachineId.Strategy, got: #{inspect(strategy)}"
+             )
+
+    instances = Keyword.get(opts, :instances, [[]])
+
+    unless is_list(instances) and instances != [] and Enum.all?(instances, &Keyword.keyword?/1),
+      do:
+        raise(
+          ArgumentError,
+          "Nonceforge.MachineId: :instances must be a non-empty list of keyword lists (Nonceforge.init/1 options)"
+        )
+
+    names = Enum.map(instances, &Keyword.get(&1, :name, Nonceforge))
+
+    if length(Enum.uniq(names)) != length(names),
+      do:
+        raise(
+          ArgumentError,
+          "Nonceforge.MachineId: two :instances have the same name (#{inspect(names)})"
+        )
+
+    if Enum.any?(instances, &Keyword.has_key?(&1, :machine_id)),
+      do:
+        raise(
+          ArgumentError,
+          "Nonceforge.MachineId: :instances take their machine_id from the strategy; remove :machine_id"
+        )
+
+    for key <- [:lease_duration, :renew_interval], v = Keyword.get(opts, key), not is_nil(v) do
+      unless is_integer(v) and v > 0,
+        do:
+          raise(
+            ArgumentError,
+            "Nonceforge.MachineId: :#{key} must be positive milliseconds, got: #{inspect(v)}"
+          )
+    end
+
+    case Keyword.get(opts, :acquire_timeout, 60_000) do
+      :infinity ->
+        :ok
+
+      v when is_integer(v) and v >= 0 ->
+        :ok
+
+      v ->
+        raise ArgumentError,
+              "Nonceforge.MachineId: :acquire_timeout must be milliseconds or :infinity, got: #{inspect(v)}"
+    end
+
+    case Keyword.get(opts, :on_lease_lost) do
+      nil ->
+        :ok
+
+      f when is_function(f, 1) ->
+        :ok
+
+      f ->
+        raise ArgumentError,
+              "Nonceforge.MachineId: :on_lease_lost must be a function of one argument, got: #{inspect(f)}"
+    end
+
+    opts
+  end
+
+  @type spec ::
+          0..511
+          | {:env, String.t()}
+          | {:node_list, [atom() | String.t()]}
+          | {:node_list, [atom() | String.t()], keyword()}
 
   @doc "The machine id that `spec` gives this node; raises `ArgumentError` if there is none."
   @spec id!(spec()) :: 0..511
@@ -41,53 +211,29 @@ defmodule Nonceforge.MachineId do
     end
   end
 
-  def id!({:node_list, list}) when is_list(list) and list != [] do
-    mine = MapSet.new(host_identifiers())
+  def id!({:node_list, list}) when is_list(list), do: node_list_id!(node_list: list)
 
-    hits =
-      list
-      |> Enum.with_index()
-      |> Enum.filter(fn {entry, _} -> MapSet.member?(mine, normalize(entry)) end)
-
-    case hits do
-      [] ->
-        raise ArgumentError,
-              "machine_id: none of the node list's entries names this node (#{inspect(host_identifiers())})"
-
-      [{_, index}] ->
-        id!(index)
-
-      [{a, i}, {b, j} | _] ->
-        raise ArgumentError,
-              "machine_id: node list entries #{i} (#{inspect(a)}) and #{j} (#{inspect(b)}) both name this node"
-    end
-  end
+  def id!({:node_list, list, opts}) when is_list(list) and is_list(opts),
+    do: node_list_id!(node_list: list, ordered: Keyword.get(opts, :ordered, false))
 
   def id!(spec),
     do:
       raise(
         ArgumentError,
-        "machine_id must be 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}, got: #{inspect(spec)}"
+        "machine_id must be 0..511, {:env, var}, {:node_list, list}, {:node_list, list, ordered: true} or {:lease, url, opts}, got: #{inspect(spec)}"
       )
 
-  defp normalize(entry) when is_atom(entry), do: entry
-  defp normalize(entry) when is_binary(entry), do: String.downcase(entry)
-  defp normalize(entry), do: entry
+  defp node_list_id!(opts) do
+    case HostIdentifiers.acquire(1, opts) do
+      {:ok, id, _, _} ->
+        id
 
-  @doc "This node's names: its OTP node name, host name, and IP addresses."
-  @spec host_identifiers() :: [atom() | String.t()]
-  def host_identifiers do
-    {:ok, host} = :inet.gethostname()
-
-    addrs =
-      case :inet.getifaddrs() do
-        {:ok, ifs} ->
-          for {_, props} <- ifs, {:addr, a} <- props, do: a |> :inet.ntoa() |> to_string()
-
-        _ ->
-          []
-      end
-
-    [Node.self(), String.downcase(to_string(host)) | addrs] |> Enum.uniq()
+      {:error, reason} ->
+        raise ArgumentError, "machine_id: #{reason} (this node: #{inspect(host_identifiers())})"
+    end
   end
+
+  @doc "This node's identifiers (see `Nonceforge.MachineId.Strategy.HostIdentifiers.host_identifiers/0`)."
+  @spec host_identifiers() :: [atom() | String.t()]
+  defdelegate host_identifiers, to: HostIdentifiers
 end

@@ -1,0 +1,269 @@
+defmodule Nonceforge.MachineId.LeaseManager do
+  @moduledoc """
+  Holds this node's machine id for `Nonceforge.MachineId`: acquires it through
+  the strategy (start-up blocks until then), initializes every configured
+  instance with it, renews it, and when it is lost — or not renewed in time —
+  disables every instance (`Nonceforge.Errors.DisabledError`), calls
+  `:on_lease_lost` with the reason, and acquires again; a new id
+  reinitializes the instances. On shutdown the lease is released. Options: see
+  `Nonceforge.MachineId`.
+  """
+  use GenServer
+  require Logger
+  alias Nonceforge.Telemetry
+
+  @defaults [
+    strategy_opts: [],
+    lease_duration: 8 * 60 * 60 * 1000,
+    renew_interval: 30 * 60 * 1000,
+    acquire_timeout: 60_000,
+    instances: [[]],
+    on_lease_lost: nil
+  ]
+
+  @doc false
+  def start_link(opts) do
+    opts = Keyword.merge(@defaults, opts)
+    # init/1 blocks while acquiring: no 5 s GenServer default.
+    GenServer.start_link(__MODULE__, opts, name: Keyword.fetch!(opts, :name), timeout: :infinity)
+  end
+
+  @doc "The machine id held now (`nil` while none is)."
+  def machine_id(server), do: GenServer.call(server, :machine_id)
+
+  @doc "Tells the manager that its id may no longer be used (a conflict, say)."
+  def lease_lost(server, reason \\ :external), do: GenServer.call(server, {:lease_lost, reason})
+
+  @impl true
+  def init(opts) do
+    Process.flag(:trap_exit, true)
+
+    state = %{
+      name: opts[:name],
+      strategy: opts[:strategy],
+      strategy_opts: opts[:strategy_opts],
+      lease_duration: opts[:lease_duration],
+      renew_interval: opts[:renew_interval],
+      acquire_timeout: opts[:acquire_timeout],
+      instances: opts[:instances],
+      on_lease_lost: opts[:on_lease_lost],
+      machine_id: nil,
+      lease: nil,
+      leased?: false,
+      expires_at: nil,
+      attempt: 1,
+      generation: 0
+    }
+
+    deadline =
+      if state.acquire_timeout == :infinity, do: :infinity, else: now() + state.acquire_timeout
+
+    case acquire_until(state, deadline, :initial) do
+      {:ok, state} -> {:ok, state}
+      {:error, reason} -> {:stop, {:lease_acquisition_failed, reason}}
+    end
+  end
+
+  defp acquire_until(state, deadline, source) do
+    case acquire(state, source) do
+      {:ok, state} ->
+        {:ok, state}
+
+      {:error, reason} ->
+        delay = backoff(state.attempt, state.renew_interval)
+        Telemetry.lease_retry(:acquire, state.attempt, delay, reason)
+
+        if deadline != :infinity and now() + delay > deadline do
+          Logger.error("Nonceforge.MachineId: no machine id: #{inspect(reason)}")
+          {:error, reason}
+        else
+          Logger.warning(
+            "Nonceforge.MachineId: acquiring failed (retry in #{delay} ms): #{inspect(reason)}"
+          )
+
+          Process.sleep(delay)
+          acquire_until(%{state | attempt: state.attempt + 1}, deadline, source)
+        end
+    end
+  end
+
+  defp acquire(state, source) do
+    fn -> state.strategy.acquire(state.lease_duration, state.strategy_opts) end
+    |> Telemetry.lease_operation(:acquire, %{strategy: state.strategy, source: source})
+    |> case do
+      {:ok, id, lease, ttl_ms} when id in 0..511 and is_integer(ttl_ms) and ttl_ms > 0 ->
+        case init_instances(state, id, lease) do
+          :ok ->
+            Logger.info("Nonceforge.MachineId: machine id #{id}, valid for #{ttl_ms} ms")
+
+            {:ok,
+             renewed(
+               %{state | machine_id: id, lease: lease, leased?: true, attempt: 1},
+               lease,
+               ttl_ms
+             )}
+
+          {:error, reason} ->
+            state.strategy.release(lease, state.strategy_opts)
+            {:error, reason}
+        end
+
+      {:ok, id, _lease, ttl_ms} ->
+        {:error,
+         "strategy #{inspect(state.strategy)} gave machine id #{inspect(id)} for #{inspect(ttl_ms)} ms: ids are 0..511, ttls positive"}
+
+      {:error, reason} ->
+        {:error, reason}
+
+      other ->
+        {:error, {:bad_strategy_result, other}}
+    end
+  end
+
+  defp init_instances(state, id, lease) do
+    Enum.each(state.instances, fn opts ->
+      opts = Keyword.put_new(opts, :name, Nonceforge)
+
+      case lease do
+        {:nonceforge_lease, shared} -> Nonceforge.init_on_lease(opts, shared)
+        _ -> Nonceforge.init(Keyword.put(opts, :machine_id, id))
+      end
+    end)
+  rescue
+    e -> {:error, Exception.message(e)}
+  end
+
+  defp instance_names(state), do: Enum.map(state.instances, &Keyword.get(&1, :name, Nonceforge))
+
+  # A renewal (or the first grant): the next renewal, and the local expiry.
+  defp renewed(state, lease, ttl_ms) do
+    generation = state.generation + 1
+    # Renew well before the end: at the interval, or a third of the ttl.
+    Process.send_after(
+      self(),
+      {:renew, generation},
+      min(state.renew_interval, max(div(ttl_ms, 3), 1))
+    )
+
+    # Expire a little before the strategy says (a tenth, at most 5 s):
+    # timers may fire late on a busy VM.
+    margin = min(div(ttl_ms, 10), 5000)
+    Process.send_after(self(), {:expired, generation}, max(ttl_ms - margin, 1))
+    %{state | lease: lease, leased?: true, expires_at: now() + ttl_ms, generation: generation}
+  end
+
+  defp lost(state, reason) do
+    remaining = if state.expires_at, do: max(state.expires_at - now(), 0), else: 0
+    Enum.each(instance_names(state), &Nonceforge.disable/1)
+
+    Logger.critical(
+      "Nonceforge.MachineId: lease of machine id #{state.machine_id} lost (#{inspect(reason)}); instances disabled"
+    )
+
+    Telemetry.lease_lost(reason, remaining)
+    if is_function(state.on_lease_lost, 1), do: safely(fn -> state.on_lease_lost.(reason) end)
+    # Whatever is left of it goes back (a no-op for static strategies).
+    safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end)
+    generation = state.generation + 1
+    state = %{state | leased?: false, generation: generation, attempt: 1}
+
+    if state.strategy.deterministic?() and reason == :conflict do
+      # The same strategy would give the same id again.
+      state
+    else
+      Process.send_after(self(), {:reacquire, generation}, backoff(1, state.renew_interval))
+      state
+    end
+  end
+
+  defp safely(fun) do
+    fun.()
+  rescue
+    e -> Logger.error("Nonceforge.MachineId: a callback raised: #{Exception.message(e)}")
+  end
+
+  @impl true
+  def handle_call(:machine_id, _from, state),
+    do: {:reply, if(state.leased?, do: state.machine_id), state}
+
+  def handle_call({:lease_lost, reason}, _from, state),
+    do: {:reply, :ok, if(state.leased?, do: lost(state, reason), else: state)}
+
+  def handle_call(msg, _from, state) do
+    Logger.warning("Nonceforge.MachineId: unknown call #{inspect(msg)}")
+    {:reply, {:error, :unknown_call}, state}
+  end
+
+  @impl true
+  def handle_info({msg, gen}, state)
+      when msg in [:renew, :expired, :reacquire] and gen != state.generation,
+      do: {:noreply, state}
+
+  def handle_info({:renew, _}, %{leased?: true} = state) do
+    fn -> state.strategy.renew(state.lease, state.lease_duration, state.strategy_opts) end
+    |> Telemetry.lease_operation(:renew, %{strategy: state.strategy, source: :scheduled})
+    |> case do
+      {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 ->
+        {:noreply, renewed(%{state | attempt: 1}, lease, ttl_ms)}
+
+      {:error, :lost, reason} ->
+        {:noreply, lost(state, reason)}
+
+      other ->
+        reason = with {:error, :retry, r} <- other, do: r
+        delay = backoff(state.attempt, state.renew_interval)
+
+        Logger.warning(
+          "Nonceforge.MachineId: renewal failed (retry in #{delay} ms): #{inspect(reason)}"
+        )
+
+        Telemetry.lease_retry(:renew, state.attempt, delay, reason)
+        Process.send_after(self(), {:renew, state.generation}, delay)
+        {:noreply, %{state | attempt: state.attempt + 1}}
+    end
+  end
+
+  def handle_info({:renew, _}, state), do: {:noreply, state}
+
+  def handle_info({:expired, _}, state), do: {:noreply, lost(state, :expired)}
+
+  def handle_info({:reacquire, _}, state) do
+    case acquire(state, :reacquire) do
+      {:ok, state} ->
+        {:noreply, state}
+
+      {:error, reason} ->
+        delay = backoff(state.attempt, state.renew_interval)
+        Telemetry.lease_retry(:acquire, state.attempt, delay, reason)
+        Process.send_after(self(), {:reacquire, state.generation}, delay)
+        {:noreply, %{state | attempt: state.attempt + 1}}
+    end
+  end
+
+  # From the lease crate's watcher (Lease strategies): the core has stopped
+  # the instances already; a lapse may come back, a loss will not.
+  def handle_info({:nonceforge, :lease_lost, :lost}, %{leased?: true} = state),
+    do: {:noreply, lost(state, :lost)}
+
+  def handle_info({:nonceforge, :lease_lost, _}, state), do: {:noreply, state}
+
+  def handle_info(msg, state) do
+    Logger.warning("Nonceforge.MachineId: unknown message #{inspect(msg)}")
+    {:noreply, state}
+  end
+
+  @impl true
+  def terminate(_reason, state) do
+    if state.leased? do
+      Enum.each(instance_names(state), &Nonceforge.disable/1)
+
+      fn -> state.strategy.release(state.lease, state.strategy_opts) end
+      |> Telemetry.lease_operation(:release, %{strategy: state.strategy, source: :shutdown})
+    end
+
+    :ok
+  end
+
+  defp backoff(attempt, cap), do: min(1000 * Integer.pow(2, min(attempt - 1, 16)), max(cap, 1000))
+  defp now, do: System.monotonic_time(:millisecond)
+end
