@@ -88,7 +88,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
   end
 
   defp acquire(state, source) do
-    fn -> state.strategy.acquire(state.lease_duration, state.strategy_opts) end
+    fn -> safely(fn -> state.strategy.acquire(state.lease_duration, state.strategy_opts) end) end
     |> Telemetry.lease_operation(:acquire, %{strategy: state.strategy, source: source})
     |> case do
       {:ok, id, lease, ttl_ms} when id in 0..511 and is_integer(ttl_ms) and ttl_ms > 0 ->
@@ -104,7 +104,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
              )}
 
           {:error, reason} ->
-            state.strategy.release(lease, state.strategy_opts)
+            safely(fn -> state.strategy.release(lease, state.strategy_opts) end)
             {:error, reason}
         end
 
@@ -167,7 +167,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
     generation = state.generation + 1
     state = %{state | leased?: false, generation: generation, attempt: 1}
 
-    if state.strategy.deterministic?() and reason == :conflict do
+    if reason == :conflict and safely(&state.strategy.deterministic?/0) == true do
       # The same strategy would give the same id again.
       state
     else
@@ -176,10 +176,19 @@ defmodule Nonceforge.MachineId.LeaseManager do
     end
   end
 
+  # A callback of the user's (a strategy, on_lease_lost): what it raises or
+  # exits with is logged and returned as {:error, reason}, never a crash of the
+  # manager (which would drop the lease's state).
   defp safely(fun) do
     fun.()
   rescue
-    e -> Logger.error("Nonceforge.MachineId: a callback raised: #{Exception.message(e)}")
+    e ->
+      Logger.error("Nonceforge.MachineId: a callback raised: #{Exception.message(e)}")
+      {:error, {:exception, e}}
+  catch
+    kind, reason ->
+      Logger.error("Nonceforge.MachineId: a callback failed: #{inspect({kind, reason})}")
+      {:error, {kind, reason}}
   end
 
   @impl true
@@ -200,7 +209,17 @@ defmodule Nonceforge.MachineId.LeaseManager do
       do: {:noreply, state}
 
   def handle_info({:renew, _}, %{leased?: true} = state) do
-    fn -> state.strategy.renew(state.lease, state.lease_duration, state.strategy_opts) end
+    fn ->
+      case safely(fn ->
+             state.strategy.renew(state.lease, state.lease_duration, state.strategy_opts)
+           end) do
+        {:error, {kind, _} = reason} when kind in [:exception, :exit, :throw, :error] ->
+          {:error, :retry, reason}
+
+        result ->
+          result
+      end
+    end
     |> Telemetry.lease_operation(:renew, %{strategy: state.strategy, source: :scheduled})
     |> case do
       {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 ->
@@ -257,7 +276,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
     if state.leased? do
       Enum.each(instance_names(state), &Nonceforge.disable/1)
 
-      fn -> state.strategy.release(state.lease, state.strategy_opts) end
+      fn -> safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end) end
       |> Telemetry.lease_operation(:release, %{strategy: state.strategy, source: :shutdown})
     end
 

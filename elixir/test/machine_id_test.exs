@@ -1,0 +1,353 @@
+defmodule Nonceforge.MachineIdTest do
+  # Nonceforge.MachineId as NoNoncense 2.0 users start it: a child in the
+  # supervision tree with a strategy and instances. Leases against a real Redis
+  # and a real PostgreSQL (through a stand-in Ecto repo), a strategy of the
+  # test's own to lose leases on demand, telemetry through a stand-in
+  # :telemetry. Not async: trees and stores are named globally.
+  use ExUnit.Case, async: false
+  alias Nonceforge.Errors.{DisabledError, UninitializedError}
+  alias Nonceforge.MachineId
+  alias Nonceforge.MachineId.Strategy.{EnvironmentVariable, HostIdentifiers, RedisLease, SqlLease}
+  alias Nonceforge.Test.Stores
+
+  @moduletag timeout: 120_000
+
+  defmodule Flaky do
+    # A strategy of the test's own: ids from a counter, renewals answered as
+    # the test says (an Agent), every call recorded.
+    use Nonceforge.MachineId.Strategy
+
+    def start,
+      do: Agent.start_link(fn -> %{next: 40, renew: :ok, calls: []} end, name: __MODULE__)
+
+    def set(key, value), do: Agent.update(__MODULE__, &Map.put(&1, key, value))
+    def calls, do: Agent.get(__MODULE__, &Enum.reverse(&1.calls))
+
+    defp record(call),
+      do: Agent.update(__MODULE__, &Map.update!(&1, :calls, fn c -> [call | c] end))
+
+    @impl true
+    def acquire(_duration, opts) do
+      id = Agent.get_and_update(__MODULE__, fn s -> {s.next, %{s | next: s.next + 1}} end)
+      record({:acquire, id})
+      {:ok, id, {:lease, id}, Keyword.get(opts, :ttl, 600)}
+    end
+
+    @impl true
+    def renew(lease, _duration, opts) do
+      record({:renew, lease})
+
+      case Agent.get(__MODULE__, & &1.renew) do
+        :ok -> {:ok, lease, Keyword.get(opts, :ttl, 600)}
+        :lost -> {:error, :lost, :taken}
+        :retry -> {:error, :retry, :timeout}
+      end
+    end
+
+    @impl true
+    def release(lease, _opts), do: record({:release, lease})
+
+    @impl true
+    def deterministic?, do: false
+  end
+
+  defmodule Repo do
+    # Stands in for an Ecto repo: SqlLease reads only config/0.
+    def config, do: :persistent_term.get({__MODULE__, :config})
+  end
+
+  defp start_tree(opts),
+    do: start_supervised({MachineId, opts}, id: Keyword.get(opts, :name, MachineId))
+
+  test "EnvironmentVariable: the id from the variable, every instance initialized before start returns" do
+    System.put_env("NONCEFORGE_TEST_POD", "nonce-worker-12")
+
+    {:ok, _} =
+      start_tree(
+        name: :env_tree,
+        strategy: EnvironmentVariable,
+        strategy_opts: [variable_name: "NONCEFORGE_TEST_POD"],
+        instances: [[name: :env_a], [name: :env_b, epoch: 1_609_459_200_000]],
+        enable_conflict_guard?: false
+      )
+
+    assert MachineId.machine_id(:env_tree) == 12
+    assert Nonceforge.machine_id(:env_a) == 12 and Nonceforge.machine_id(:env_b) == 12
+    assert %{machine_id: 12} = Nonceforge.decompose(:env_a, Nonceforge.nonce(:env_a, 96))
+  end
+
+  test "start-up fails with the strategy's reason when no id can be had in :acquire_timeout" do
+    System.delete_env("NONCEFORGE_TEST_UNSET")
+    Process.flag(:trap_exit, true)
+
+    assert {:error,
+            {{:shutdown, {:failed_to_start_child, _, {:lease_acquisition_failed, reason}}}, _}} =
+             start_tree(
+               name: :env_bad,
+               strategy: EnvironmentVariable,
+               strategy_opts: [variable_name: "NONCEFORGE_TEST_UNSET"],
+               acquire_timeout: 0
+             )
+
+    assert reason =~ "env var NONCEFORGE_TEST_UNSET not found"
+  end
+
+  test "bad options are refused up front, naming the option" do
+    for {opts, message} <- [
+          {[], ~r/:strategy must be a module/},
+          {[strategy: String], ~r/:strategy must be a module/},
+          {[strategy: Flaky, instances: []], ~r/:instances must be a non-empty list/},
+          {[strategy: Flaky, instances: [[machine_id: 3]]], ~r/remove :machine_id/},
+          {[strategy: Flaky, instances: [[], []]], ~r/same name/},
+          {[strategy: Flaky, renew_interval: 0], ~r/:renew_interval must be positive/},
+          {[strategy: Flaky, acquire_timeout: :soon], ~r/:acquire_timeout/},
+          {[strategy: Flaky, on_lease_lost: fn -> :ok end],
+           ~r/:on_lease_lost must be a function of one argument/},
+          {[strategy: Flaky, colour: :red], ~r/unknown option/}
+        ] do
+      assert_raise ArgumentError, message, fn -> MachineId.start_link(opts) end
+    end
+  end
+
+  test "HostIdentifiers reads the node list as a set, as NoNoncense does; ordered: true in the order given" do
+    list = ["192.0.2.77", :zz@nohost, "127.0.0.1"]
+    # Sorted in term order: atoms first, then strings: [:zz@nohost, "127.0.0.1", "192.0.2.77"].
+    assert HostIdentifiers.id!(node_list: list) == 1
+    assert HostIdentifiers.id!(node_list: Enum.reverse(list)) == 1
+    assert HostIdentifiers.id!(node_list: list, ordered: true) == 2
+    assert MachineId.id!({:node_list, list}) == 1
+    assert MachineId.id!({:node_list, list, ordered: true}) == 2
+
+    assert_raise RuntimeError, "machine ID could not be determined", fn ->
+      HostIdentifiers.id!(node_list: ["192.0.2.1"])
+    end
+
+    assert "127.0.0.1" in HostIdentifiers.host_identifiers()
+  end
+
+  test "a lost lease disables every instance, calls on_lease_lost, and a new id reinitializes them" do
+    {:ok, _} = Flaky.start()
+    Flaky.set(:renew, :ok)
+    test = self()
+    Process.register(test, :telemetry_listener)
+
+    {:ok, _} =
+      start_tree(
+        name: :flaky_tree,
+        strategy: Flaky,
+        strategy_opts: [ttl: 600],
+        renew_interval: 100,
+        on_lease_lost: fn reason -> send(test, {:lost, reason}) end,
+        instances: [[name: :flaky_a], [name: :flaky_b]],
+        enable_conflict_guard?: false
+      )
+
+    assert MachineId.machine_id(:flaky_tree) == 40
+
+    assert_receive {:telemetry, [:nonceforge, :machine_id, :lease, :acquire, :stop],
+                    %{ttl_ms: 600}, %{result: :ok, source: :initial}}
+
+    # Renewals keep it past its ttl.
+    Process.sleep(900)
+
+    assert Nonceforge.machine_id(:flaky_a) == 40 and
+             byte_size(Nonceforge.nonce(:flaky_b, 64)) == 8
+
+    assert {:renew, {:lease, 40}} in Flaky.calls()
+
+    Flaky.set(:renew, :lost)
+    assert_receive {:lost, :taken}, 2000
+
+    assert_receive {:telemetry, [:nonceforge, :machine_id, :lease, :lost], %{remaining_ttl_ms: _},
+                    %{reason: :taken}}
+
+    Flaky.set(:renew, :ok)
+    # Disabled until the next id comes (the manager acquires again after a second).
+    assert_raise DisabledError, ~r/instance :flaky_a is disabled/, fn ->
+      Nonceforge.nonce(:flaky_a, 64)
+    end
+
+    assert {:release, {:lease, 40}} in Flaky.calls()
+    Process.sleep(1500)
+    assert MachineId.machine_id(:flaky_tree) == 41
+    assert Nonceforge.machine_id(:flaky_a) == 41 and Nonceforge.machine_id(:flaky_b) == 41
+    assert byte_size(Nonceforge.nonce(:flaky_a, 128)) == 16
+  after
+    Process.whereis(:telemetry_listener) && Process.unregister(:telemetry_listener)
+  end
+
+  test "renewals that fail past the ttl expire the lease: instances disabled, reason :expired" do
+    {:ok, _} = Flaky.start()
+    Flaky.set(:renew, :retry)
+    test = self()
+
+    {:ok, _} =
+      start_tree(
+        name: :expiring_tree,
+        strategy: Flaky,
+        strategy_opts: [ttl: 300],
+        renew_interval: 50,
+        on_lease_lost: fn reason -> send(test, {:lost, reason}) end,
+        instances: [[name: :expiring]],
+        enable_conflict_guard?: false
+      )
+
+    assert byte_size(Nonceforge.nonce(:expiring, 64)) == 8
+    assert_receive {:lost, :expired}, 1000
+    assert_raise DisabledError, fn -> Nonceforge.nonce(:expiring, 64) end
+  end
+
+  test "RedisLease: two trees on one Redis get different ids through the lease crate; stopping releases" do
+    store = Stores.redis()
+
+    try do
+      opts = fn name, inst ->
+        [
+          name: name,
+          strategy: RedisLease,
+          strategy_opts: [url: store.url, ttl: 2000],
+          instances: [[name: inst]],
+          enable_conflict_guard?: false
+        ]
+      end
+
+      {:ok, _} = start_tree(opts.(:redis_a, :redis_inst_a))
+      {:ok, _} = start_tree(opts.(:redis_b, :redis_inst_b))
+      a = MachineId.machine_id(:redis_a)
+      b = MachineId.machine_id(:redis_b)
+      assert a != b
+      assert Nonceforge.machine_id(:redis_inst_a) == a
+      # The CLI sees both, in the same records every face uses.
+      Process.sleep(2500)
+      assert byte_size(Nonceforge.sortable_nonce(:redis_inst_b, 96)) == 12
+      :ok = stop_supervised(:redis_a)
+      assert_raise DisabledError, fn -> Nonceforge.nonce(:redis_inst_a, 64) end
+      # The id came free: a third tree takes it, above the last one's floor.
+      {:ok, _} =
+        start_tree(opts.(:redis_c, :redis_inst_c) |> put_in([:strategy_opts, :ids], a..a))
+
+      assert MachineId.machine_id(:redis_c) == a
+    after
+      Stores.stop(store)
+    end
+  end
+
+  test "RedisLease: the store losing the lease disables the instances at once and on_lease_lost is told" do
+    store = Stores.redis()
+    test = self()
+
+    try do
+      {:ok, _} =
+        start_tree(
+          name: :redis_lost,
+          strategy: RedisLease,
+          strategy_opts: [url: store.url, ttl: 1500],
+          on_lease_lost: fn reason -> send(test, {:lost, reason}) end,
+          instances: [[name: :redis_lost_inst]],
+          enable_conflict_guard?: false
+        )
+
+      assert byte_size(Nonceforge.nonce(:redis_lost_inst, 64)) == 8
+      {_, 0} = System.cmd("redis-cli", ["-p", "#{store.port}", "flushall"])
+      assert_receive {:lost, reason}, 5000
+      assert reason in [:lost, :expired]
+      assert_raise DisabledError, fn -> Nonceforge.nonce(:redis_lost_inst, 64) end
+    after
+      Stores.stop(store)
+    end
+  end
+
+  test "SqlLease: an id from PostgreSQL, connection settings from the repo's config/0" do
+    store = Stores.postgres()
+
+    try do
+      :persistent_term.put({Repo, :config},
+        hostname: "127.0.0.1",
+        port: store.port,
+        username: "postgres",
+        database: "postgres"
+      )
+
+      {:ok, _} =
+        start_tree(
+          name: :sql_tree,
+          strategy: SqlLease,
+          strategy_opts: [repo: Repo, ttl: 2000],
+          instances: [[name: :sql_inst]],
+          enable_conflict_guard?: false
+        )
+
+      id = MachineId.machine_id(:sql_tree)
+      assert Nonceforge.machine_id(:sql_inst) == id
+      assert byte_size(Nonceforge.nonce(:sql_inst, 128)) == 16
+      assert {:error, reason} = SqlLease.acquire(1000, repo: String)
+      assert reason =~ "module with config/0"
+    after
+      Stores.stop(store)
+    end
+  end
+
+  test "errors as NoNoncense raises them" do
+    assert_raise UninitializedError,
+                 "instance :never is not initialized: call Nonceforge.init/1 first",
+                 fn ->
+                   raise UninitializedError, :never
+                 end
+
+    assert_raise DisabledError, ~r/^instance :off is disabled/, fn ->
+      raise DisabledError, :off
+    end
+
+    :ok = Nonceforge.init(name: :to_disable, machine_id: 3)
+    Nonceforge.disable(:to_disable)
+
+    assert_raise DisabledError, ~r/^instance :to_disable is disabled/, fn ->
+      Nonceforge.nonce(:to_disable, 64)
+    end
+  end
+
+  test "ConflictGuard understands NoNoncense's message and ignores what it does not know" do
+    test = self()
+    Process.register(test, :telemetry_listener)
+
+    {:ok, guard} =
+      start_supervised(
+        {Nonceforge.ConflictGuard,
+         name: :guard_compat, machine_id: fn -> 9 end, on_conflict: fn -> send(test, :told) end}
+      )
+
+    # An older peer with our id, in NoNoncense's format: this node is the newer, it is told.
+    GenServer.cast(guard, {:id_from, :old@host, %{machine_id: 9, init_at: 0}})
+    assert_receive :told
+
+    assert_receive {:telemetry, [:nonceforge, :machine_id, :conflict_guard, :conflict], _,
+                    %{resolution: :local_node}}
+
+    # Unknown messages: logged, the guard lives on.
+    ExUnit.CaptureLog.capture_log(fn ->
+      GenServer.cast(guard, {:something, :else})
+      send(guard, :stray)
+      GenServer.cast(guard, {:id_from, :x@y, "nine", :soon})
+      Process.sleep(50)
+    end)
+
+    assert Process.alive?(guard)
+    GenServer.cast(guard, {:id_from, :new@host, 9, System.system_time(:microsecond) + 1_000_000})
+    refute_receive :told, 100
+  after
+    Process.whereis(:telemetry_listener) && Process.unregister(:telemetry_listener)
+  end
+
+  test "import Nonceforge compiles beside Kernel.inspect" do
+    [{mod, _}] =
+      Code.compile_string("""
+      defmodule Nonceforge.MachineIdTest.Importer do
+        import Nonceforge
+        def run, do: {inspect(:ok), byte_size(nonce(:imported, 64))}
+      end
+      """)
+
+    :ok = Nonceforge.init(name: :imported, machine_id: 4)
+    assert {":ok", 8} = mod.run()
+  end
+end
