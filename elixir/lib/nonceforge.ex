@@ -101,6 +101,8 @@ defmodule Nonceforge do
       :ok
   """
   @spec init(keyword()) :: :ok
+  def init(opts \\ [])
+
   def init(opts) when is_list(opts) do
     {name, epoch, crypt} = checked(opts)
 
@@ -119,6 +121,29 @@ defmodule Nonceforge do
   def init(opts),
     do:
       raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
+
+  @max_ts Bitwise.bsl(1, 42) - 1
+  @day_ms 24 * 60 * 60 * 1000
+
+  # NoNoncense's time rules: 42 bits of milliseconds since the epoch. An epoch
+  # whose 42 bits have run out by `now` is refused; one within a year of it,
+  # warned about. (From a non-negative epoch, the first happens in 2109.)
+  @doc false
+  def check_timestamp_room!(epoch, now) do
+    elapsed = now - epoch
+
+    cond do
+      elapsed > @max_ts ->
+        raise RuntimeError,
+              "timestamp overflow: 42 bits of milliseconds since the epoch (#{epoch}) ran out; choose a later :epoch"
+
+      div(@max_ts - elapsed, @day_ms) <= 365 ->
+        Logger.warning("timestamp overflow in #{div(@max_ts - elapsed, @day_ms)} days")
+
+      true ->
+        :ok
+    end
+  end
 
   # init/1's checks: {name, epoch, crypt}.
   defp checked(opts) do
@@ -144,19 +169,24 @@ defmodule Nonceforge do
 
     epoch = Keyword.get(opts, :epoch, @epoch)
 
+    if is_integer(epoch), do: check_timestamp_room!(epoch, System.os_time(:millisecond))
+
     unless is_integer(epoch) and epoch >= 0 and epoch <= System.os_time(:millisecond) do
       raise ArgumentError,
-            "epoch must be Unix milliseconds (an integer), not in the future, got: #{Kernel.inspect(epoch)}"
+            "epoch must be Unix milliseconds (an integer), not before 1970 nor in the future, got: #{Kernel.inspect(epoch)}"
     end
 
     crypt = crypt_opts(opts)
 
+    # As NoNoncense's Keyword.fetch!: a KeyError, with what the option takes.
     unless Keyword.has_key?(opts, :machine_id),
       do:
-        raise(
-          ArgumentError,
-          "machine_id is required: 0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}"
-        )
+        raise(%KeyError{
+          key: :machine_id,
+          term: opts,
+          message:
+            "key :machine_id not found: machine_id is required (0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}; or start Nonceforge.MachineId)"
+        })
 
     {name, epoch, crypt}
   end
@@ -190,7 +220,8 @@ defmodule Nonceforge do
     base_key = Keyword.get(opts, :base_key)
 
     unless is_nil(base_key) or (is_binary(base_key) and bit_size(base_key) >= 256) do
-      raise ArgumentError, "base_key must be a binary of at least 256 bits (32 bytes)"
+      raise ArgumentError,
+            "base_key size must be at least 256 bits (a binary of 32 bytes or more)"
     end
 
     keys = for k <- [:key64, :key96, :key128], into: %{}, do: {k, Keyword.get(opts, k)}
@@ -208,17 +239,16 @@ defmodule Nonceforge do
       cipher128: Keyword.get(opts, :cipher128, :aes)
     }
 
-    for k <- [:cipher64, :cipher96], ciphers[k] not in [:blowfish, :des3, :speck] do
+    # NoNoncense's words first, then which option and what it takes.
+    for {k, size, allowed} <- [
+          {:cipher64, 64, [:blowfish, :des3, :speck]},
+          {:cipher96, 96, [:blowfish, :des3, :speck]},
+          {:cipher128, 128, [:aes, :speck]}
+        ],
+        ciphers[k] not in allowed do
       raise ArgumentError,
-            "#{k} must be :blowfish, :des3 or :speck, got: #{Kernel.inspect(ciphers[k])}"
+            "alg #{ciphers[k]} is not supported for #{size}-bits nonces (#{k} must be one of #{Kernel.inspect(allowed)})"
     end
-
-    unless ciphers.cipher128 in [:aes, :speck],
-      do:
-        raise(
-          ArgumentError,
-          "cipher128 must be :aes or :speck, got: #{Kernel.inspect(ciphers.cipher128)}"
-        )
 
     if mode == :nonceforge and
          Enum.any?([:cipher64, :cipher96, :cipher128], &Keyword.has_key?(opts, &1)) do
@@ -343,13 +373,25 @@ defmodule Nonceforge do
   def decrypt(_name, _nonce), do: :erlang.nif_error(:nif_not_loaded)
 
   @doc """
-  The time in a (plain) nonce, as a `DateTime`, given the instance's epoch.
+  The time in a nonce's first 42 bits, as a `DateTime`, given the instance's
+  epoch — of any 64, 96 or 128-bit binary, as NoNoncense reads it (meaningful
+  for plain nonces; an encrypted one gives some time).
   """
   @spec get_datetime(name(), nonce()) :: DateTime.t()
-  def get_datetime(name \\ __MODULE__, nonce) do
-    {unix_ms, _machine_id, _counter} = inspect_nonce(name, nonce)
-    DateTime.from_unix!(unix_ms, :millisecond)
+  def get_datetime(name \\ __MODULE__, nonce)
+
+  def get_datetime(name, <<ms::42, _::bits>> = nonce) when bit_size(nonce) in [64, 96, 128] do
+    # The epoch: the time of a nonce whose 42 bits are zero.
+    {epoch, _machine_id, _counter} = nif_inspect(name, <<0::64>>)
+    DateTime.from_unix!(epoch + ms, :millisecond)
   end
+
+  def get_datetime(_name, nonce),
+    do:
+      raise(
+        ArgumentError,
+        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}"
+      )
 
   @doc """
   `count` nonces of `kind` (`:counter`, `:sortable`, `:encrypted`) and `bits`

@@ -216,13 +216,15 @@ defmodule NonceforgeTest do
   describe "bad input raises, the VM lives on" do
     test "init options" do
       bad = [
-        {[], ~r/machine_id is required/},
-        {[machine_id: 512], ~r/machine_id must be in 0..511/},
-        {[machine_id: -1], ~r/machine_id must be in 0..511/},
+        {[machine_id: 512], ~r/^machine ID out of range 0-511/},
+        {[machine_id: -1], ~r/^machine ID out of range 0-511/},
         {[machine_id: "3"], ~r/machine_id must be/},
-        {[machine_id: 1, base_key: "short"], ~r/base_key must be a binary of at least 256 bits/},
-        {[machine_id: 1, cipher64: :rot13], ~r/cipher64 must be :blowfish, :des3 or :speck/},
-        {[machine_id: 1, cipher128: :blowfish], ~r/cipher128 must be :aes or :speck/},
+        {[machine_id: 1, base_key: "short"], ~r/^base_key size must be at least 256 bits/},
+        {[machine_id: 1, cipher64: :rot13], ~r/^alg rot13 is not supported for 64-bits nonces/},
+        {[machine_id: 1, cipher64: :aes], ~r/^alg aes is not supported for 64-bits nonces/},
+        {[machine_id: 1, cipher96: :aes], ~r/^alg aes is not supported for 96-bits nonces/},
+        {[machine_id: 1, cipher128: :blowfish],
+         ~r/^alg blowfish is not supported for 128-bits nonces/},
         {[machine_id: 1, key64: <<1, 2>>], ~r/key64/},
         {[machine_id: 1, mode: :other], ~r/mode must be/},
         {[machine_id: 1, mode: :nonceforge, cipher64: :des3], ~r/NoNoncense option/},
@@ -241,6 +243,78 @@ defmodule NonceforgeTest do
       end
 
       assert_raise ArgumentError, ~r/keyword list/, fn -> Nonceforge.init(:nope) end
+    end
+
+    test "errors and time rules as NoNoncense's" do
+      # init/0 and a missing machine id: a KeyError, as from NoNoncense's Keyword.fetch!.
+      assert_raise KeyError, ~r/^key :machine_id not found/, fn -> Nonceforge.init() end
+
+      assert_raise KeyError, ~r/^key :machine_id not found/, fn ->
+        Nonceforge.init(name: :no_id)
+      end
+
+      # 42 bits of milliseconds since the epoch: run out, refused; within a year, a warning.
+      now = System.os_time(:millisecond)
+      max = Bitwise.bsl(1, 42)
+
+      assert_raise RuntimeError, ~r/^timestamp overflow/, fn ->
+        Nonceforge.init(name: :old_epoch, machine_id: 1, epoch: now - max - 1000)
+      end
+
+      # Within a year of running out: a warning. The rule itself, at times in
+      # 2109 when the default epoch gets there (init/1 takes no epoch before 1970).
+      log =
+        ExUnit.CaptureLog.capture_log(fn ->
+          epoch = 1_735_689_600_000
+          :ok = Nonceforge.check_timestamp_room!(epoch, epoch + max - 86_400_000 - 60_000)
+          :ok = Nonceforge.check_timestamp_room!(epoch, epoch + max - 400 * 86_400_000)
+        end)
+
+      assert log =~ "timestamp overflow in 1 days"
+      refute log =~ "in 400 days"
+
+      assert_raise RuntimeError, ~r/^timestamp overflow/, fn ->
+        Nonceforge.check_timestamp_room!(1_735_689_600_000, 1_735_689_600_000 + max + 1)
+      end
+
+      # Encrypted nonces without a key: NoNoncense's RuntimeError.
+      :ok = Nonceforge.init(name: :keyless, machine_id: 1)
+
+      for bits <- [64, 96, 128] do
+        assert_raise RuntimeError, ~r/^no key set at NoNoncense initialization/, fn ->
+          Nonceforge.encrypted_nonce(:keyless, bits)
+        end
+      end
+
+      # Key overrides of the wrong length for each cipher: ArgumentError.
+      for {size, alg, len} <- [
+            {64, :des3, 24},
+            {64, :blowfish, 16},
+            {64, :speck, 16},
+            {96, :des3, 24},
+            {96, :blowfish, 16},
+            {96, :speck, 18},
+            {128, :aes, 32},
+            {128, :speck, 32}
+          ] do
+        opts = [name: :keyed, machine_id: 1, base_key: @key] ++ [{:"cipher#{size}", alg}]
+        :ok = Nonceforge.init(opts ++ [{:"key#{size}", :binary.copy(<<1>>, len)}])
+        assert_raise ArgumentError, fn -> Nonceforge.init(opts ++ [{:"key#{size}", <<1>>}]) end
+      end
+
+      # get_datetime/2 reads the first 42 bits of any 64/96/128-bit binary.
+      :ok = Nonceforge.init(name: :dt, machine_id: 1, epoch: 1_609_459_200_000)
+
+      for bits <- [64, 96, 128] do
+        nonce = <<1000::42, -1::size(bits - 42)>>
+
+        assert Nonceforge.get_datetime(:dt, nonce) ==
+                 DateTime.from_unix!(1_609_459_201_000, :millisecond)
+      end
+
+      assert_raise ArgumentError, ~r/8, 12 or 16 bytes/, fn ->
+        Nonceforge.get_datetime(:dt, <<1, 2>>)
+      end
     end
 
     test "unknown init options are ignored, as NoNoncense ignores them, and logged" do
@@ -304,7 +378,10 @@ defmodule NonceforgeTest do
 
     test "no key, not initialized, disabled" do
       :ok = Nonceforge.init(name: :keyless, machine_id: 3)
-      assert_raise ArgumentError, ~r/key/, fn -> Nonceforge.encrypted_nonce(:keyless, 128) end
+
+      assert_raise RuntimeError, ~r/no key set/, fn ->
+        Nonceforge.encrypted_nonce(:keyless, 128)
+      end
 
       assert_raise UninitializedError, ~r/never_initialized is not initialized/, fn ->
         Nonceforge.nonce(:never_initialized, 64)

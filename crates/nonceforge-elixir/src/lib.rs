@@ -59,6 +59,12 @@ struct DisabledError {
 }
 
 #[derive(NifException)]
+#[module = "RuntimeError"]
+struct RuntimeError {
+    message: String,
+}
+
+#[derive(NifException)]
 #[module = "ArgumentError"]
 pub(crate) struct ArgumentError {
     message: String,
@@ -87,6 +93,10 @@ fn instance_error(i: &Instance, e: nonceforge::Error) -> Error {
 /// A core error as the exception Elixir code expects.
 pub(crate) fn core_error(e: nonceforge::Error) -> Error {
     match e {
+        // NoNoncense's module and words, ours after them.
+        nonceforge::Error::NoKey => Error::RaiseTerm(Box::new(RuntimeError {
+            message: "no key set at NoNoncense initialization: pass base_key (32 bytes or more) to Nonceforge.init/1".into(),
+        })),
         nonceforge::Error::Disabled => Error::RaiseTerm(Box::new(DisabledError {
             message: "this Nonceforge instance is disabled: its lease lapsed or was lost, or it was disabled (ConflictGuard)".into(),
         })),

@@ -198,7 +198,7 @@ defmodule Nonceforge.MachineId do
   def id!(id) when is_integer(id) and id in 0..511, do: id
 
   def id!(id) when is_integer(id),
-    do: raise(ArgumentError, "machine_id must be in 0..511, got: #{id}")
+    do: raise(ArgumentError, "machine ID out of range 0-511 (machine_id: #{id})")
 
   def id!({:env, var}) when is_binary(var) do
     value =
