@@ -317,6 +317,22 @@ defmodule NonceforgeTest do
       end
     end
 
+    test "no fixed cap on named instances: 1,500 of them, each found again" do
+      names = for i <- 1..1500, do: :"many_#{i}"
+
+      for {name, i} <- Enum.with_index(names),
+          do: :ok = Nonceforge.init(name: name, machine_id: rem(i, 512))
+
+      for {name, i} <- Enum.with_index(names) do
+        assert Nonceforge.machine_id(name) == rem(i, 512)
+        assert byte_size(Nonceforge.nonce(name, 64)) == 8
+      end
+
+      assert_raise UninitializedError, ~r/^instance :many_0 is not initialized/, fn ->
+        Nonceforge.nonce(:many_0, 64)
+      end
+    end
+
     test "unknown init options are ignored, as NoNoncense ignores them, and logged" do
       log =
         ExUnit.CaptureLog.capture_log(fn ->

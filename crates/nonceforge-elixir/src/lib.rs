@@ -139,6 +139,8 @@ static NAMES: [Named; TABLE] = [const {
     }
 }; TABLE];
 static NAMES_WRITE: Mutex<()> = Mutex::new(());
+/// Names beyond the table's `TABLE` slots: no fixed cap, a lock on their lookups.
+static MORE_NAMES: Mutex<Vec<(u64, usize)>> = Mutex::new(Vec::new());
 
 fn slot_of(key: u64) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize % TABLE
@@ -163,7 +165,7 @@ fn term_bits(term: Term<'_>) -> u64 {
 fn uninitialized(name: &str) -> Error {
     Error::RaiseTerm(Box::new(UninitializedError {
         message: format!(
-            "Nonceforge instance {name} is not initialized: call Nonceforge.init(name: {name}, machine_id: ...) first"
+            "instance {name} is not initialized: call Nonceforge.init(name: {name}, machine_id: ...) first"
         ),
     }))
 }
@@ -182,21 +184,30 @@ pub(crate) fn instance(name: Term<'_>) -> NifResult<&'static Instance> {
     } else {
         let mut i = slot_of(key);
         let mut found = std::ptr::null_mut();
+        let mut full = true;
         for _ in 0..TABLE {
             let k = NAMES[i].key.load(Ordering::Acquire);
             if k == key {
                 found = NAMES[i].instance.load(Ordering::Acquire);
+                full = false;
                 break;
             }
             if k == 0 {
+                full = false;
                 break;
             }
             i = (i + 1) % TABLE;
         }
+        if full {
+            let more = MORE_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(&(_, p)) = more.iter().find(|(k, _)| *k == key) {
+                found = p as *mut Instance;
+            }
+        }
         found
     };
     // SAFETY: pointers in the registry come from Box::into_raw and are never freed.
-    unsafe { ptr.as_ref() }.ok_or_else(|| uninitialized(&format!("{name:?}")))
+    unsafe { ptr.as_ref() }.ok_or_else(|| uninitialized(&display_name(name)))
 }
 
 /// Registers `instance` under `name`, replacing (and keeping) an earlier one.
@@ -205,12 +216,7 @@ pub(crate) fn register(
     mut instance: Instance,
 ) -> NifResult<Option<&'static Instance>> {
     let key = name_key(name)?;
-    instance.name = match name.atom_to_string() {
-        Ok(a) => a
-            .strip_prefix("Elixir.")
-            .map_or(format!(":{a}"), str::to_string),
-        Err(_) => format!("{name:?}"),
-    };
+    instance.name = display_name(name);
     let ptr = Box::into_raw(Box::new(instance));
     let _guard = NAMES_WRITE.lock().unwrap_or_else(|p| p.into_inner());
     if key == DEFAULT_NAME.load(Ordering::Relaxed) {
@@ -228,11 +234,27 @@ pub(crate) fn register(
         }
         i = (i + 1) % TABLE;
     }
-    // SAFETY: never published; freed here.
-    drop(unsafe { Box::from_raw(ptr) });
-    Err(arg_error(format!(
-        "name: at most {TABLE} named instances (besides the default) in one VM"
-    )))
+    // The table is full: the overflow list.
+    let mut more = MORE_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    let old = match more.iter_mut().find(|(k, _)| *k == key) {
+        Some(entry) => std::mem::replace(&mut entry.1, ptr as usize),
+        None => {
+            more.push((key, ptr as usize));
+            0
+        }
+    };
+    // SAFETY: as in instance().
+    Ok(unsafe { (old as *const Instance).as_ref() })
+}
+
+/// An instance's name as Elixir writes it: `Nonceforge`, `:ids`.
+fn display_name(name: Term<'_>) -> String {
+    match name.atom_to_string() {
+        Ok(a) => a
+            .strip_prefix("Elixir.")
+            .map_or(format!(":{a}"), str::to_string),
+        Err(_) => format!("{name:?}"),
+    }
 }
 
 /// The terms of the integers 64, 96 and 128 (immediates: the same bits in
