@@ -8,7 +8,7 @@
 // Each cell is the median of --runs runs of --seconds each.
 const path = require('node:path');
 const crypto = require('node:crypto');
-const { ZERO_COPY } = require('./calls.js');
+const { ZERO_COPY, maxStall } = require('./calls.js');
 const nodeDir = path.join(__dirname, '..', '..', 'node');
 const ours = require(path.join(nodeDir, 'crypto-async.js'));
 const nf = require(nodeDir);
@@ -125,25 +125,6 @@ async function measure(f) {
   const xs = [];
   for (let r = 0; r < RUNS; r++) xs.push(await f());
   return median(xs);
-}
-
-async function maxStall(work) {
-  // The largest gap between 1 ms interval ticks while `work` runs.
-  let last = now();
-  let worst = 0;
-  const timer = setInterval(() => {
-    const t = now();
-    worst = Math.max(worst, t - last);
-    last = t;
-  }, 1);
-  await new Promise((r) => setTimeout(r, 50));
-  worst = 0;
-  last = now();
-  await work();
-  // One more tick, so that a stall at the very end is seen too.
-  await new Promise((r) => setTimeout(r, 5));
-  clearInterval(timer);
-  return worst * 1000;
 }
 
 async function main() {

@@ -15,4 +15,27 @@ const ZERO_COPY = {
     : m.hmac('sha256', key, 0, 32, s, 0, s.length, d, 0),
 };
 
-module.exports = { ZERO_COPY };
+const now = () => Number(process.hrtime.bigint()) / 1e9;
+
+// The largest gap, in ms, between 1 ms interval ticks while `work()` (a
+// promise) runs: how long the event loop was blocked. Shared by bench.js and
+// pool-copy.js.
+async function maxStall(work) {
+  let last = now();
+  let worst = 0;
+  const timer = setInterval(() => {
+    const t = now();
+    worst = Math.max(worst, t - last);
+    last = t;
+  }, 1);
+  await new Promise((r) => setTimeout(r, 50));
+  worst = 0;
+  last = now();
+  await work();
+  // One more tick, so that a stall at the very end is seen too.
+  await new Promise((r) => setTimeout(r, 5));
+  clearInterval(timer);
+  return worst * 1000;
+}
+
+module.exports = { ZERO_COPY, maxStall };

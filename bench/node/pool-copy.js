@@ -10,7 +10,7 @@
 // Each cell is the median of --runs runs; the columns of a row alternate run by run.
 const path = require('node:path');
 const crypto = require('node:crypto');
-const { ZERO_COPY } = require('./calls.js');
+const { ZERO_COPY, maxStall } = require('./calls.js');
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
@@ -51,23 +51,6 @@ function asyncRate(fn, size, inFlight) {
 
 function setInline(value) {
   for (const m of Object.values(modules)) if ('INLINE_MAX' in m) m.INLINE_MAX = value;
-}
-
-async function maxStall(work) {
-  let last = now();
-  let worst = 0;
-  const timer = setInterval(() => {
-    const t = now();
-    worst = Math.max(worst, t - last);
-    last = t;
-  }, 1);
-  await new Promise((r) => setTimeout(r, 50));
-  worst = 0;
-  last = now();
-  await work();
-  await new Promise((r) => setTimeout(r, 5));
-  clearInterval(timer);
-  return worst * 1000;
 }
 
 async function main() {

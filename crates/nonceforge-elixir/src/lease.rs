@@ -6,7 +6,7 @@
 //! `:lapsed` — renewals go on, and generation resumes if the store still has
 //! the id for us — or `:lost`, for good).
 
-use crate::{CryptOpts, Instance, arg_error, build, register};
+use crate::{CryptOpts, Instance, arg_error, build, install};
 use nonceforge_lease::{Lease, LeaseOptions, LeaseState};
 use rustler::types::atom::Atom;
 use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, ResourceArc, Term};
@@ -110,16 +110,7 @@ fn nif_init_leased<'a>(
     let lease = Arc::new(Mutex::new(Some(lease)));
     let stop = Arc::new(AtomicBool::new(false));
     watch(lease.clone(), stop.clone(), env.pid());
-    let old = register(
-        name,
-        Instance {
-            generator,
-            crypt,
-            lease: Mutex::new(Some(Held { lease, stop })),
-            name: String::new(),
-        },
-    )?;
-    release_replaced(old);
+    install(name, generator, crypt, Some(Held { lease, stop }))?;
     Ok((atoms::ok(), machine_id))
 }
 
@@ -243,16 +234,7 @@ fn nif_init_on_lease<'a>(
     lease
         .attach(&generator)
         .map_err(|e| arg_error(format!("lease: {e}")))?;
-    let old = register(
-        name,
-        Instance {
-            generator,
-            crypt,
-            lease: Mutex::new(None),
-            name: String::new(),
-        },
-    )?;
-    release_replaced(old);
+    install(name, generator, crypt, None)?;
     Ok(atoms::ok())
 }
 

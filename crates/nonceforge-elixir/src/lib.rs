@@ -118,7 +118,7 @@ pub(crate) struct Instance {
     pub(crate) generator: NonceGenerator,
     crypt: Crypt,
     pub(crate) lease: Mutex<Option<lease::Held>>,
-    /// The name as Elixir writes it (`Nonceforge`, `:ids`), for messages; set by `register`.
+    /// The name as Elixir writes it (`Nonceforge`, `:ids`), for messages.
     pub(crate) name: String,
 }
 
@@ -211,12 +211,8 @@ pub(crate) fn instance(name: Term<'_>) -> NifResult<&'static Instance> {
 }
 
 /// Registers `instance` under `name`, replacing (and keeping) an earlier one.
-pub(crate) fn register(
-    name: Term<'_>,
-    mut instance: Instance,
-) -> NifResult<Option<&'static Instance>> {
+fn register(name: Term<'_>, instance: Instance) -> NifResult<Option<&'static Instance>> {
     let key = name_key(name)?;
-    instance.name = display_name(name);
     let ptr = Box::into_raw(Box::new(instance));
     let _guard = NAMES_WRITE.lock().unwrap_or_else(|p| p.into_inner());
     if key == DEFAULT_NAME.load(Ordering::Relaxed) {
@@ -584,17 +580,26 @@ fn nif_init<'a>(
 ) -> NifResult<Atom> {
     let machine = MachineId::new(machine_id).map_err(core_error)?;
     let (generator, crypt) = build(NonceGenerator::builder(machine), epoch_unix_ms, &opts)?;
-    let old = register(
-        name,
-        Instance {
-            generator,
-            crypt,
-            lease: Mutex::new(None),
-            name: String::new(),
-        },
-    )?;
-    lease::release_replaced(old);
+    install(name, generator, crypt, None)?;
     Ok(atoms::ok())
+}
+
+/// Registers a new instance under `name` and releases the lease of the one it
+/// replaces, if that one held its own.
+pub(crate) fn install(
+    name: Term<'_>,
+    generator: NonceGenerator,
+    crypt: Crypt,
+    held: Option<lease::Held>,
+) -> NifResult<()> {
+    let instance = Instance {
+        generator,
+        crypt,
+        lease: Mutex::new(held),
+        name: display_name(name),
+    };
+    lease::release_replaced(register(name, instance)?);
+    Ok(())
 }
 
 fn kind_of(kind: Term<'_>) -> NifResult<NonceKind> {
