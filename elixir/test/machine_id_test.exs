@@ -155,6 +155,9 @@ defmodule Nonceforge.MachineIdTest do
 
     assert {:renew, {:lease, 40}} in Flaky.calls()
 
+    assert_receive {:telemetry, [:nonceforge, :machine_id, :lease, :renew, :stop],
+                    %{ttl_ms: 600, duration: _}, %{result: :ok, source: :scheduled}}
+
     Flaky.set(:renew, :lost)
     assert_receive {:lost, :taken}, 2000
 
@@ -192,9 +195,17 @@ defmodule Nonceforge.MachineIdTest do
         enable_conflict_guard?: false
       )
 
+    Process.register(self(), :telemetry_listener)
     assert byte_size(Nonceforge.nonce(:expiring, 64)) == 8
+
+    assert_receive {:telemetry, [:nonceforge, :machine_id, :lease, :retry],
+                    %{attempt: 1, delay_ms: _}, %{operation: :renew, reason: :timeout}},
+                   1000
+
     assert_receive {:lost, :expired}, 1000
     assert_raise DisabledError, fn -> Nonceforge.nonce(:expiring, 64) end
+  after
+    Process.whereis(:telemetry_listener) && Process.unregister(:telemetry_listener)
   end
 
   test "RedisLease: two trees on one Redis get different ids through the lease crate; stopping releases" do
