@@ -555,7 +555,7 @@ impl Task for PoolTask {
     }
 
     /// Copies the output into its views — all of them, or none when any is
-    /// gone ([`E_DETACHED`]) — and passes the job's code on. JS thread.
+    /// gone (`E_DETACHED`) — and passes the job's code on. JS thread.
     fn resolve(&mut self, env: Env, code: i32) -> Result<i32> {
         if code < 0 {
             return Ok(code);
