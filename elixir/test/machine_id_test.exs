@@ -228,7 +228,35 @@ defmodule Nonceforge.MachineIdTest do
       b = MachineId.machine_id(:redis_b)
       assert a != b
       assert Nonceforge.machine_id(:redis_inst_a) == a
-      # The CLI sees both, in the same records every face uses.
+      # A fleet of mixed languages on one store: the CLI sees both leases, in the
+      # records every face uses, and a CLI member that leases beside them gets a third id.
+      cli =
+        System.get_env("NONCEFORGE_CLI", Path.expand("../../target/release/nonceforge", __DIR__))
+
+      assert File.exists?(cli), "the nonceforge CLI is not built at #{cli}"
+      {out, 0} = System.cmd(cli, ["lease", "status", "--json", "--backend", store.url])
+
+      # One JSON object a line (no JSON library on OTP 25 / Elixir 1.14: the two fields by pattern).
+      records = fn out ->
+        for line <- String.split(out, "\n", trim: true) do
+          [_, id] = Regex.run(~r/"machine_id":(\d+)/, line)
+          [_, left] = Regex.run(~r/"expires_in_ms":(null|\d+)/, line)
+          {String.to_integer(id), left != "null"}
+        end
+      end
+
+      held = for {id, true} <- records.(out), do: id
+
+      assert Enum.sort(held) == Enum.sort([a, b])
+
+      {_, 0} =
+        System.cmd(cli, ["gen", "counter", "--bits", "64", "-n", "1", "--lease", store.url],
+          stderr_to_stdout: true
+        )
+
+      {out, 0} = System.cmd(cli, ["lease", "status", "--json", "--backend", store.url])
+      # The CLI member released its id when it was done; three ids were handed out.
+      assert length(records.(out)) == 3
       Process.sleep(2500)
       assert byte_size(Nonceforge.sortable_nonce(:redis_inst_b, 96)) == 12
       :ok = stop_supervised(:redis_a)
