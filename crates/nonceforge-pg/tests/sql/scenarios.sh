@@ -21,12 +21,17 @@ root="$(cd "$here/../../../.." && pwd)"
 port="${NONCEFORGE_TEST_PGPORT:-54329}"
 source "$here/cluster.sh"
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
-values="$cluster_dir/values.txt"
-: > "$values"
+# Every emitter writes a file of its own: emitters run concurrently, and
+# appends of several psql processes to one file tear lines at buffer
+# boundaries (a torn line once passed for a repeated value).
+values_dir="$cluster_dir/values"
+mkdir -p "$values_dir"
+values_file() { mktemp -p "$values_dir"; }
+all_values() { cat "$values_dir"/*; }
 preload=(-c shared_preload_libraries=nonceforge -c nonceforge.machine_id=7)
 
 q() { local p="$1" db="$2"; shift 2; psql -h 127.0.0.1 -p "$p" -U postgres -d "$db" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-emit() { # emit PORT DB: 3000 of every kind into $values
+emit() { # emit PORT DB: 3000 of every kind into a values file of its own
     q "$1" "$2" -c "SELECT k || ' ' || encode(v, 'hex') FROM (
         SELECT 'c64' k, nonce(64) v FROM generate_series(1, 3000) UNION ALL
         SELECT 'c96', nonce(96) FROM generate_series(1, 3000) UNION ALL
@@ -35,7 +40,7 @@ emit() { # emit PORT DB: 3000 of every kind into $values
         SELECT 'e128', encrypted_nonce(128) FROM generate_series(1, 3000) UNION ALL
         SELECT 's64', sortable_nonce(64) FROM generate_series(1, 3000) UNION ALL
         SELECT 's96', sortable_nonce(96) FROM generate_series(1, 3000) UNION ALL
-        SELECT 's128', sortable_nonce(128) FROM generate_series(1, 3000)) s" >> "$values"
+        SELECT 's128', sortable_nonce(128) FROM generate_series(1, 3000)) s" > "$(values_file)"
 }
 start_at() { # start_at DATADIR PORT [options]
     local d="$1" p="$2"; shift 2
@@ -44,7 +49,9 @@ start_at() { # start_at DATADIR PORT [options]
 stop_at() { as_pg "$pgbin/pg_ctl" -D "$1" -m "${2:-fast}" -w stop >/dev/null; }
 passed=0
 check() { # check NAME: the values so far are distinct
-    local dups; dups=$(sort "$values" | uniq -d | head -3)
+    local bad; bad=$(all_values | awk '!(NF == 2 && $1 ~ /^[a-z0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && (length($2) == 16 || length($2) == 24 || length($2) == 32))' | head -1)
+    [ -z "$bad" ] || { echo "--- failed: $1: a malformed value line: $bad"; echo "scenarios: $passed passed, 1 failed"; exit 1; }
+    local dups; dups=$(all_values | sort | uniq -d | head -3)
     if [ -n "$dups" ]; then
         echo "--- failed: $1: repeated values: $dups"; echo "scenarios: $passed passed, 1 failed"; exit 1
     fi
@@ -239,11 +246,11 @@ passed=$((passed + 1))
 cli="$root/target/release/nonceforge"
 (cd "$root" && cargo build --release --locked -q -p nonceforge-cli)
 store="redis://127.0.0.1:$redis_port"
-cli_gen() { # cli_gen KIND BITS LABEL [lease options]: 3000 values into $values; the id it leased on stdout
+cli_gen() { # cli_gen KIND BITS LABEL [lease options]: 3000 values into a values file of its own; the id it leased on stdout
     local kind="$1" bits="$2" label="$3" err; shift 3
     err=$(mktemp -p "$cluster_dir")
     "$cli" gen "$kind" --bits "$bits" -n 3000 --lease "$store" --namespace scenarios --ttl 2s "$@" 2>"$err" |
-        sed "s/^/$label /" >> "$values"
+        sed "s/^/$label /" > "$(values_file)"
     sed -n 's/^nonceforge: lease: machine id \([0-9]*\) .*/\1/p' "$err"
 }
 start_at "$backup" "$port" "${leased[@]}"
@@ -298,5 +305,5 @@ emit "$port" postgres
 check "bad lease settings refused; the URL from a file (mode 0600)"
 stop_at "$backup"
 
-echo "$(wc -l < "$values") values, none repeated within its kind"
+echo "$(all_values | wc -l) values, none repeated within its kind"
 echo "scenarios: $passed passed, 0 failed"
