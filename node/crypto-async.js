@@ -1,7 +1,7 @@
 'use strict';
 // A drop-in for @ronomon/crypto-async 5.0.1: the same functions, arguments,
 // checks (in the same order), error messages and results; the work is done by
-// nonceforge's Rust core (crates/nonceforge/src/bulk) instead of OpenSSL.
+// nonceforge's Rust core (crates/nonceforge-bulk) instead of OpenSSL.
 //
 // Differences, all deliberate:
 // - Empty buffers work (the original aborts the process on Node 20).

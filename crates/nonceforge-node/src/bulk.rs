@@ -9,7 +9,7 @@
 use napi::bindgen_prelude::*;
 use napi::{Env, Unknown, sys};
 use napi_derive::napi;
-use nonceforge::bulk::{self, BulkError, CipherAlg, Data, DigestAlg, Tag};
+use nonceforge_bulk::{self as bulk, BulkError, CipherAlg, Data, DigestAlg, Tag};
 use zeroize::Zeroizing;
 
 /// Result codes below zero (the wrapper's `ERRORS` table maps them to messages).

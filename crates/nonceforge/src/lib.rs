@@ -66,8 +66,6 @@
 #![warn(missing_docs)]
 
 pub mod aead;
-#[cfg(feature = "bulk")]
-pub mod bulk;
 pub mod cipher;
 pub mod clock;
 pub mod error;

@@ -1,4 +1,6 @@
 use super::*;
+use cipher::consts::U16;
+use cipher::{BlockCipherEncrypt, BlockSizeUser, KeyInit, KeyIvInit, StreamCipher};
 
 fn hexd(s: &str) -> Vec<u8> {
     hex::decode(s.replace(' ', "")).unwrap()
@@ -184,7 +186,7 @@ fn chacha20_uses_openssls_iv_layout_and_wraps_at_2_pow_64() {
     )
     .unwrap();
     // Below 2^32 blocks it is the IETF cipher with counter iv[0..4], nonce iv[4..16].
-    let mut ietf = chacha20::ChaCha20::new((&key).into(), (&iv[4..]).try_into().unwrap());
+    let mut ietf = ::chacha20::ChaCha20::new((&key).into(), (&iv[4..]).try_into().unwrap());
     ietf.seek(5u64 * 64);
     let mut theirs = [0u8; 200];
     ietf.apply_keystream(&mut theirs);

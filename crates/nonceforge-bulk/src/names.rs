@@ -2,10 +2,10 @@
 //! that works with `crypto.createCipheriv`/`createHash` or @ronomon/crypto-async
 //! works here. Verified against Node 20's OpenSSL by node/test/probe.test.js.
 
-use super::{CipherAlg, DigestAlg};
+use crate::{CipherAlg, DigestAlg};
 
 /// (alias, cipher). Lower case.
-pub(super) const CIPHERS: &[(&str, CipherAlg)] = &[
+pub(crate) const CIPHERS: &[(&str, CipherAlg)] = &[
     ("aes-128-ctr", CipherAlg::Aes128Ctr),
     ("aes-192-ctr", CipherAlg::Aes192Ctr),
     ("aes-256-ctr", CipherAlg::Aes256Ctr),
@@ -33,7 +33,7 @@ pub(super) const CIPHERS: &[(&str, CipherAlg)] = &[
 ];
 
 /// (alias, digest). Lower case.
-pub(super) const DIGESTS: &[(&str, DigestAlg)] = &[
+pub(crate) const DIGESTS: &[(&str, DigestAlg)] = &[
     ("md5", DigestAlg::Md5),
     ("ssl3-md5", DigestAlg::Md5),
     ("rsa-md5", DigestAlg::Md5),
