@@ -162,7 +162,10 @@ export interface CipherOptions {
   signal?: AbortSignal;
 }
 
-export declare function cipher(algorithm: string, encrypt: boolean, key: Buffer, iv: Buffer, source: Buffer, options?: CipherOptions): Promise<Buffer>;
+/** Encrypt `source` on the thread pool; an AEAD writes `options.tag`. */
+export declare function encrypt(algorithm: string, key: Buffer, iv: Buffer, source: Buffer, options?: CipherOptions): Promise<Buffer>;
+/** Decrypt `source` on the thread pool; an AEAD checks `options.tag` before anything is written. */
+export declare function decrypt(algorithm: string, key: Buffer, iv: Buffer, source: Buffer, options?: CipherOptions): Promise<Buffer>;
 export declare function hash(algorithm: string, source: Buffer, options?: { signal?: AbortSignal }): Promise<Buffer>;
 export declare function hmac(algorithm: string, key: Buffer, source: Buffer, options?: { signal?: AbortSignal }): Promise<Buffer>;
 

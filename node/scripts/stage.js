@@ -36,8 +36,9 @@ for (const platform of platforms) {
   pkg.version = manifest.version;
   fs.writeFileSync(path.join(dst, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   fs.copyFileSync(path.join(src, 'README.md'), path.join(dst, 'README.md'));
+  for (const file of ['LICENSE-MIT', 'LICENSE-APACHE']) fs.copyFileSync(path.join(root, '..', file), path.join(dst, file));
   const addon = path.join(src, pkg.main);
-  const here = require('../binding.js').platform() === platform;
+  const here = require('../lib/binding.js').platform() === platform;
   if (fs.existsSync(addon)) fs.copyFileSync(addon, path.join(dst, pkg.main));
   else if (here && built) fs.copyFileSync(built, path.join(dst, pkg.main));
   else throw new Error(`no addon for ${platform}: build it on that platform and put it at ${addon}`);
@@ -46,7 +47,10 @@ for (const platform of platforms) {
 
 const main = path.join(out, 'nonceforge');
 fs.mkdirSync(main);
-for (const file of manifest.files) fs.copyFileSync(path.join(root, file), path.join(main, file));
+// The license files live at the repository's root, beside every package's.
+const LICENSES = ['LICENSE-MIT', 'LICENSE-APACHE'];
+const sourceOf = (file) => (LICENSES.includes(file) ? path.join(root, '..', file) : path.join(root, file));
+for (const file of manifest.files) fs.cpSync(sourceOf(file), path.join(main, file), { recursive: true });
 const published = { ...manifest };
 delete published.devDependencies;
 delete published.napi;

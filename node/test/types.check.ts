@@ -27,7 +27,7 @@ new nf.SanitizedAead('aes-256-cbc', Buffer.alloc(32));
 async function promises(signal: AbortSignal): Promise<string> {
   const digest: Buffer = await nf.hash('sha256', Buffer.from('x'), { signal });
   const mac: Buffer = await nf.hmac('sha256', Buffer.alloc(32), digest);
-  const ct: Buffer = await nf.cipher('aes-256-gcm', true, Buffer.alloc(32), Buffer.alloc(12), mac, { tag: Buffer.alloc(16) });
+  const ct: Buffer = await nf.encrypt('aes-256-gcm', Buffer.alloc(32), Buffer.alloc(12), mac, { tag: Buffer.alloc(16) });
   return nf.createHash('blake3').update(ct).update('more', 'utf8').digest('hex');
 }
 

@@ -23,14 +23,17 @@ function platform() {
   return `${os}-${arch}`;
 }
 
+// This package's directory (lib/ is one level down).
+const PACKAGE_DIR = path.join(__dirname, '..');
+
 function load() {
   const name = platform();
   const tried = [];
   const candidates = [
-    path.join(__dirname, `nonceforge.${name}.node`),
-    path.join(__dirname, 'nonceforge.node'),
+    path.join(PACKAGE_DIR, `nonceforge.${name}.node`),
+    path.join(PACKAGE_DIR, 'nonceforge.node'),
     `nonceforge-${name}`,
-    path.join(__dirname, '..', 'target', 'release', 'libnonceforge_node.so'),
+    path.join(PACKAGE_DIR, '..', 'target', 'release', 'libnonceforge_node.so'),
   ];
   for (const file of candidates) {
     try {
@@ -47,7 +50,7 @@ function load() {
       `were not omitted (--omit=optional, --no-optional). To build from source: install Rust ` +
       `1.89 or newer (https://rustup.rs), run \`npm run build\` in node/ of a checkout of the ` +
       `nonceforge repository, and copy node/nonceforge.node into this package's directory ` +
-      `(${__dirname}). Tried: ${tried.join(', ')}`
+      `(${PACKAGE_DIR}). Tried: ${tried.join(', ')}`
   );
   error.code = 'ERR_NONCEFORGE_NO_ADDON';
   throw error;

@@ -1,0 +1,98 @@
+'use strict';
+// The lease options of NonceGenerator.lease, and the leases this process holds.
+
+const { argType, argValue, outOfRange } = require('./errors.js');
+const { checkString, checkInteger } = require('./check.js');
+
+// A duration as the CLI takes it: milliseconds as a number, or '10s',
+// '250ms', '2m', '1h', '1.5' (seconds).
+function duration(value, name) {
+  let ms;
+  if (typeof value === 'number') {
+    ms = value;
+  } else if (typeof value === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
+    if (m === null) throw argValue(name, "must be a duration: milliseconds, or a string like '10s', '250ms', '2m', '1h'", value);
+    ms = Number(m[1]) * { ms: 1, s: 1000, m: 60000, h: 3600000 }[m[2] || 's'];
+  } else {
+    throw argType(name, 'of type number or string', value);
+  }
+  if (!Number.isFinite(ms) || ms < 0 || ms > 2 ** 32 - 1) throw outOfRange(name, '>= 0 ms and < 2^32 ms', value);
+  return Math.round(ms);
+}
+
+// The lease options of NonceGenerator.lease, with the CLI's names and
+// defaults; the lease crate checks the rules between them (TTL 1 s..1 h,
+// renewal and margin against the TTL) and names the option that breaks one.
+function leaseOptions(options) {
+  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'key', 'epochUnixMs']);
+  for (const k of Object.keys(options)) {
+    if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
+  }
+  let first = 0;
+  let last = 511;
+  const { ids } = options;
+  if (typeof ids === 'number') {
+    checkInteger(ids, 'options.ids', 0, 511);
+    first = last = ids;
+  } else if (typeof ids === 'string') {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(ids);
+    if (m === null) throw argValue('options.ids', "must be 'FIRST-LAST' or one id", ids);
+    first = Number(m[1]);
+    last = m[2] === undefined ? first : Number(m[2]);
+  } else if (Array.isArray(ids) && ids.length === 2) {
+    [first, last] = ids;
+    checkInteger(first, 'options.ids[0]', 0, 511);
+    checkInteger(last, 'options.ids[1]', 0, 511);
+  } else if (ids !== undefined) {
+    throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
+  }
+  if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
+  const { namespace = 'nonceforge', holder } = options;
+  checkString(namespace, 'options.namespace');
+  if (holder !== undefined) checkString(holder, 'options.holder');
+  return {
+    ttlMs: options.ttl === undefined ? 10000 : duration(options.ttl, 'options.ttl'),
+    renewEveryMs: options.renewEvery === undefined ? undefined : duration(options.renewEvery, 'options.renewEvery'),
+    marginMs: options.margin === undefined ? undefined : duration(options.margin, 'options.margin'),
+    connectTimeoutMs: options.connectTimeout === undefined ? 5000 : duration(options.connectTimeout, 'options.connectTimeout'),
+    idsFirst: first,
+    idsLast: last,
+    namespace,
+    holder,
+  };
+}
+
+// Leases held by this process, released when it exits normally.
+const HELD = new Set();
+// The constructor's second argument from NonceGenerator.lease (module-private).
+const LEASED = Symbol('leased');
+let exitHook = false;
+function releaseAtExit() {
+  for (const handle of HELD) {
+    try {
+      handle.releaseSync();
+    } catch {
+      // The process is going away; the store frees the id after the TTL.
+    }
+  }
+  HELD.clear();
+}
+
+
+// Remembers a lease handle until it is released or the process exits normally.
+function hold(handle) {
+  HELD.add(handle);
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', releaseAtExit);
+  }
+}
+
+function forget(handle) {
+  HELD.delete(handle);
+}
+
+const LEASE_STATES = ['held', 'lapsed', 'lost', 'released'];
+
+module.exports = { duration, leaseOptions, hold, forget, LEASED, LEASE_STATES };

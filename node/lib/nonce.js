@@ -1,0 +1,327 @@
+'use strict';
+// NonceGenerator: counter, sortable and encrypted nonces, leased or not.
+
+const { EventEmitter } = require('node:events');
+const { performance } = require('node:perf_hooks');
+const binding = require('./binding.js');
+const { argType, argValue, fromNative, native } = require('./errors.js');
+const { checkBuffer, checkString, checkOptions, checkInteger, checkKey } = require('./check.js');
+const { leaseOptions, hold, forget, LEASED, LEASE_STATES } = require('./lease.js');
+
+const KINDS = ['counter', 'sortable', 'encrypted'];
+const SIZES = [64, 96, 128];
+
+// The number the addon takes for a kind and size: kind * 3 + size (see
+// kind_bits in crates/nonceforge-node/src/lib.rs).
+function nonceCode(kind, bits) {
+  const k = KINDS.indexOf(kind);
+  if (k === -1) {
+    if (typeof kind !== 'string') throw argType('kind', 'of type string', kind);
+    throw argValue('kind', "must be one of 'counter', 'sortable', 'encrypted'", kind);
+  }
+  const size = SIZES.indexOf(bits);
+  if (size === -1) {
+    if (typeof bits !== 'number') throw argType('bits', 'of type number', bits);
+    throw argValue('bits', 'must be one of 64, 96, 128', bits);
+  }
+  return k * 3 + size;
+}
+
+
+// Nonces are taken from the core a batch at a time (one atomic reservation per
+// batch) and handed out one by one: a napi call per nonce would cost more
+// than the nonce. A batch is at most BATCH nonces.
+//
+// Sortable nonces carry the millisecond they were made in, so a batch of them
+// is handed out only while Date.now() still reads the millisecond of its first
+// nonce; a new batch starts when it does not. Batches start at one nonce and
+// double while a batch runs out within its millisecond, so a caller taking one
+// a millisecond pays for one, and one taking thousands pays for a napi call per
+// BATCH. Where the wall clock and the generator's (monotonic) clock disagree,
+// every call makes a fresh batch of one: slower, never staler.
+const BATCH = 256;
+const DEFAULT_EPOCH_UNIX_MS = 1735689600000; // 2025-01-01T00:00:00Z, the core's default
+
+// The next nonce of a pool into `out`. A loop, not Buffer#copy: for 8–16 bytes
+// the copy's call into C++ costs more than the bytes (36 ns against a 42 ns
+// allocation and loop together, measured on Node 20 here).
+function take(pool, out, size) {
+  const b = pool.buffer;
+  const at = pool.at;
+  for (let i = 0; i < size; i++) out[i] = b[at + i];
+  pool.at = at + size;
+}
+
+function checkGeneratorOptions(options, name) {
+  const { key, epochUnixMs } = options;
+  if (key !== undefined) checkKey(key, `${name}.key`);
+  if (epochUnixMs !== undefined) checkInteger(epochUnixMs, `${name}.epochUnixMs`, 0, Number.MAX_SAFE_INTEGER);
+}
+
+
+class NonceGenerator extends EventEmitter {
+  /**
+   * @param {{machineId: number, key?: Buffer, epochUnixMs?: number}} options
+   */
+  constructor(options, leased) {
+    super();
+    if (leased === LEASED) {
+      // From NonceGenerator.lease: the same constructor, so that leased and
+      // unleased generators share one object shape (and call sites stay
+      // monomorphic: a leased generator built with Object.create ran 15-25%
+      // slower on encrypted nonces).
+      this._init(options.nativeGenerator, options.epochUnixMs, options.handle);
+      this._gate = options.gate;
+      return;
+    }
+    checkOptions(options, 'options');
+    checkInteger(options.machineId, 'options.machineId', 0, 511);
+    checkGeneratorOptions(options, 'options');
+    this._init(native('options', () => new binding.Generator(options.machineId, options.key, options.epochUnixMs)), options.epochUnixMs, null);
+  }
+
+  _init(nativeGenerator, epochUnixMs, lease) {
+    this._native = nativeGenerator;
+    this._handle = nativeGenerator.handle();
+    this._epoch = epochUnixMs === undefined ? DEFAULT_EPOCH_UNIX_MS : epochUnixMs;
+    this._pools = new Map();
+    // Leased: pooled nonces are handed out only while the lease's gate is
+    // down (an Int32Array the lease's watcher thread raises 50 ms before the
+    // local deadline; then each nonce comes from the core, which reads its
+    // clock). Where the runtime has no shared external buffers (the gate is
+    // null), a pool is used until the deadline as it stood when it was filled
+    // (performance.now() ms).
+    this._lease = lease;
+    this._gate = null;
+  }
+
+  /**
+   * A generator whose machine id is leased from `url` (postgres://…,
+   * redis://…, etcd://host:port[,host:port…]) through the Rust lease crate:
+   * the same records and rules as the CLI's --lease. Resolves once an id is
+   * held. Past the lease's local deadline every call throws
+   * ERR_NONCEFORGE_DISABLED; the generator emits 'lapsed' (renewals go on, and
+   * 'resumed' if the store still has the id for us) and 'lost' (for good).
+   */
+  static async lease(url, options = {}) {
+    checkString(url, 'url');
+    checkOptions(options, 'options');
+    const opts = leaseOptions(options);
+    checkGeneratorOptions(options, 'options');
+    let handle;
+    try {
+      handle = await binding.leaseAcquire(url, opts);
+    } catch (error) {
+      throw fromNative(error, 'url');
+    }
+    let nativeGenerator;
+    try {
+      nativeGenerator = binding.Generator.leased(handle, options.key, options.epochUnixMs);
+    } catch (error) {
+      await handle.release().catch(() => {});
+      throw fromNative(error, 'options');
+    }
+    // The watcher reports to the generator made just below (its first
+    // report comes from another thread, after this function has returned).
+    let generator;
+    let last = 0;
+    const gate = handle.watch((state) => {
+      if (state !== 0) generator._pools.clear();
+      if (state === 1) generator.emit('lapsed');
+      else if (state === 2) generator.emit('lost');
+      else if (state === 0 && last === 1) generator.emit('resumed');
+      last = state;
+    });
+    generator = new NonceGenerator(
+      { nativeGenerator, epochUnixMs: options.epochUnixMs, handle, gate: gate === null ? null : new Int32Array(gate) },
+      LEASED,
+    );
+    hold(handle);
+    return generator;
+  }
+
+  /** The lease of a leased generator (null otherwise): id, token, floor, holder, store, state. */
+  get lease() {
+    const h = this._lease;
+    if (h === null) return null;
+    const [state, deadlineInMs] = h.state();
+    const [renewals, failedRenewals, lastError] = h.renewals();
+    return {
+      renewals,
+      failedRenewals,
+      lastError,
+      machineId: h.machineId,
+      token: h.token,
+      floorUnixMs: h.floorUnixMs,
+      holder: h.holder,
+      backend: h.backend,
+      state: LEASE_STATES[state],
+      deadlineInMs,
+    };
+  }
+
+  /** Stops issuing, records the last timestamp as the id's floor and frees the id. */
+  async release() {
+    const h = this._lease;
+    if (h === null) throw argValue('this', 'must be a leased generator (NonceGenerator.lease)');
+    forget(h);
+    this._pools.clear();
+    try {
+      await h.release();
+    } catch (error) {
+      throw fromNative(error, 'this');
+    }
+  }
+
+  // `count` nonces of `code` from the core, its errors made Node's.
+  _fill(code, count) {
+    try {
+      return this._native.fill(code, count);
+    } catch (error) {
+      throw fromNative(error, 'kind');
+    }
+  }
+
+  // Without a gate: whether a leased generator may hand out `pool`'s nonces
+  // (or fill one): the deadline as of its refill has not passed. (With a gate,
+  // the callers read it inline.)
+  _clockOpen(pool) {
+    return pool === undefined || performance.now() < pool.until;
+  }
+
+  // The deadline a new pool may be used until (0: unleased, never checked).
+  _until() {
+    if (this._lease === null || this._gate !== null) return 0;
+    const [state, deadlineInMs] = this._lease.state();
+    return state === 0 ? performance.now() + deadlineInMs : 0;
+  }
+
+  get machineId() {
+    return this._native.machineId;
+  }
+
+  /** One nonce of `kind` ('counter' | 'sortable' | 'encrypted') and `bits` (64 | 96 | 128), as a Buffer. */
+  next(kind = 'counter', bits = 96) {
+    const code = nonceCode(kind, bits);
+    const size = bits / 8;
+    if (kind === 'sortable') return this._sortable(code, size);
+    let pool = this._pools.get(code);
+    // The gate is read with a plain load, not Atomics.load (5 ns a call on a
+    // non-shared buffer here, 8% of a counter(96) call): every call stores
+    // into a new Buffer (take), which the compiler must assume may alias any
+    // typed array, so the load is redone each call, never hoisted out of a
+    // caller's loop (lease.test.js checks it in a synchronous loop).
+    if (this._lease !== null && (this._gate !== null ? this._gate[0] !== 0 : !this._clockOpen(pool))) {
+      // Near or past the deadline: one nonce at a time from the core.
+      this._pools.delete(code);
+      return this._fill(code, 1);
+    }
+    if (pool === undefined || pool.at === pool.buffer.length) {
+      pool = { buffer: this._fill(code, BATCH), at: 0, until: this._until() };
+      this._pools.set(code, pool);
+    }
+    const out = Buffer.allocUnsafe(size);
+    take(pool, out, size);
+    return out;
+  }
+
+  _sortable(code, size) {
+    const now = Date.now();
+    let pool = this._pools.get(code);
+    if (this._lease !== null && pool !== undefined && (this._gate !== null ? this._gate[0] !== 0 : !this._clockOpen(pool))) {
+      this._pools.delete(code);
+      pool = undefined;
+    }
+    const out = Buffer.allocUnsafe(size);
+    if (pool !== undefined && pool.at < pool.buffer.length && pool.ms === now) {
+      take(pool, out, size);
+      return out;
+    }
+    let n = 1;
+    if (pool !== undefined) {
+      const used = pool.at / size;
+      // Ran out within its millisecond: double; outlived it: what was used.
+      n = pool.at === pool.buffer.length && pool.ms === now ? Math.min(2 * used, BATCH) : Math.max(1, used);
+    }
+    const until = this._until();
+    if (n === 1) {
+      try {
+        binding.nextNonceInto(this._handle, code, out);
+      } catch (error) {
+        throw fromNative(error, 'kind');
+      }
+      this._pools.set(code, { buffer: out, at: size, ms: now, until });
+      return out;
+    }
+    const buffer = this._fill(code, n);
+    // The millisecond of its first nonce: the top 42 bits.
+    const ms = Math.floor(buffer.readUIntBE(0, 6) / 64) + this._epoch;
+    buffer.copy(out, 0, 0, size);
+    this._pools.set(code, { buffer, at: size, ms, until });
+    return out;
+  }
+
+  counter(bits = 96) {
+    return this.next('counter', bits);
+  }
+
+  sortable(bits = 128) {
+    return this.next('sortable', bits);
+  }
+
+  encrypted(bits = 128) {
+    return this.next('encrypted', bits);
+  }
+
+  /** One nonce as an unsigned big-endian BigInt. */
+  bigint(kind = 'counter', bits = 64) {
+    const b = this.next(kind, bits);
+    return bits === 64 ? b.readBigUInt64BE(0) : BigInt('0x' + b.toString('hex'));
+  }
+
+  /** `count` nonces back to back in one new Buffer (one reservation). */
+  many(kind, bits, count) {
+    const code = nonceCode(kind, bits);
+    this._pools.delete(code); // sortable: what follows must sort after what came before
+    checkInteger(count, 'count', 0, 2 ** 28);
+    return this._fill(code, count);
+  }
+
+  /** Fill `out` (a whole number of nonces) in place; returns it. */
+  fillInto(kind, bits, out) {
+    const code = nonceCode(kind, bits);
+    this._pools.delete(code); // sortable: what follows must sort after what came before
+    checkBuffer(out, 'out');
+    native('out', () => this._native.fillInto(code, out));
+    return out;
+  }
+
+  /** The counter form of an encrypted nonce. */
+  decrypt(nonce) {
+    checkBuffer(nonce, 'nonce');
+    return native('nonce', () => this._native.decrypt(nonce));
+  }
+
+  /** `{ unixMs, machineId, counter }` of a counter or sortable nonce. */
+  inspect(nonce) {
+    checkBuffer(nonce, 'nonce');
+    const [unixMs, machineId, counter] = native('nonce', () => this._native.inspect(nonce));
+    return { unixMs, machineId, counter };
+  }
+
+  /** Stop issuing (every call throws) until enable(); drops nonces already reserved. */
+  disable() {
+    this._native.disable();
+    this._pools.clear();
+  }
+
+  enable() {
+    this._native.enable();
+  }
+
+  get enabled() {
+    return this._native.enabled;
+  }
+}
+
+module.exports = { NonceGenerator, KINDS, SIZES };
