@@ -86,6 +86,10 @@ demo: build
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
 	$(BIN) bench --threads 1,2 --seconds 0.5
 
+# The crates meant for crates.io (the others are parts of the npm, Elixir and
+# PostgreSQL packages and say publish = false).
+PUBLISHED_CRATES := nonceforge nonceforge-bulk nonceforge-lease nonceforge-cli
+
 test: setup lint
 	$(CARGO) test --workspace --release --locked
 	@echo "== again without AES-NI, VAES or AVX-512: the portable fallbacks against the same vectors"
@@ -163,6 +167,8 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
+	@echo "== the crates users install, packed and built from their .crate files as crates.io would (cargo package)"
+	$(CARGO) package --locked --allow-dirty -q $(PUBLISHED_CRATES:%=-p %)
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	cd go && $(GO) vet ./...
