@@ -54,8 +54,13 @@ func (e *Error) Error() string {
 
 func bad(op, arg, rule string) error { return &Error{Op: op, Arg: arg, Position: -1, Rule: rule} }
 
-// ErrWrongType: a prefixed id names another type (compare with errors.Is).
-var ErrWrongType = errors.New("extid: the id is of another type")
+var (
+	// ErrWrongType: a prefixed id names another type (compare with errors.Is).
+	ErrWrongType = errors.New("extid: the id is of another type")
+	// ErrNotIssued: a decoded sequence number above the highest handed out
+	// (Decoded.CheckIssued): a made-up id.
+	ErrNotIssued = errors.New("extid: the id was never issued")
+)
 
 // Keyring holds versioned master keys; one is current (used to encode).
 type Keyring struct {
@@ -158,6 +163,16 @@ type Decoded struct {
 	KeyVersion uint8
 }
 
+// CheckIssued refuses an id whose sequence number is above maxIssued, the
+// highest one handed out: a made-up id passes with probability
+// (maxIssued+1)/2^56. The error is ErrNotIssued under errors.Is.
+func (d Decoded) CheckIssued(maxIssued uint64) error {
+	if d.Seq > maxIssued {
+		return fmt.Errorf("extid: CheckIssued: sequence number %d is above the highest issued, %d: %w", d.Seq, maxIssued, ErrNotIssued)
+	}
+	return nil
+}
+
 // RandMatches compares rand with a stored value in constant time.
 func (d Decoded) RandMatches(stored uint64) bool {
 	var a, b [8]byte
@@ -188,6 +203,10 @@ type Codec struct {
 func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 	if err := CheckTypeName(typeName); err != nil {
 		return nil, err
+	}
+	// Checked before it is narrowed to the byte it is stored in (264 is not 8).
+	if o.UUIDVersion != 0 && o.UUIDVersion != 4 && o.UUIDVersion != 8 {
+		return nil, bad("New", "UUIDVersion", fmt.Sprintf("feistel-uuid ids are UUID version 8 or 4, got %d", o.UUIDVersion))
 	}
 	c := &Codec{typeName: typeName, mode: o.Mode, rounds: o.Rounds, uuidVersion: uint8(o.UUIDVersion)}
 	if c.mode == "" {

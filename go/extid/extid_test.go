@@ -3,6 +3,7 @@ package extid
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -326,5 +327,64 @@ func TestBatchBadInput(t *testing.T) {
 	}
 	if err := c.DecodeBatch(out, dec[:1]); !errors.As(err, &e) || e.Arg != "out" {
 		t.Fatalf("short output: %v", err)
+	}
+}
+
+func TestUUIDVersionCheckedBeforeNarrowing(t *testing.T) {
+	ring, _ := NewKeyring(0, []byte(strings.Repeat("k", 32)))
+	for _, v := range []int{264, 260, -4, 7, 256} {
+		if _, err := New(ring, "user", Options{UUIDVersion: v}); err == nil || !strings.Contains(err.Error(), "UUIDVersion") {
+			t.Errorf("UUIDVersion %d: %v", v, err)
+		}
+	}
+}
+
+func TestParseAnyFormCheckIssuedAndEncodings(t *testing.T) {
+	ring, _ := NewKeyring(0, []byte(strings.Repeat("k", 32)))
+	c, _ := New(ring, "user", Options{})
+	id, _ := c.Encode(42, 7)
+	for _, text := range []string{id.String(), strings.ToUpper(id.String()), id.Base64URL(), id.Base32("", false), id.Base32("user", false), id.Base32("", true), id.Base32("user", true)} {
+		got, err := c.Parse(text)
+		if err != nil || got != id {
+			t.Errorf("Parse(%q) = %v, %v", text, got, err)
+		}
+	}
+	other, _ := New(ring, "order", Options{})
+	if _, err := other.Parse(id.Base32("user", false)); !errors.Is(err, ErrWrongType) {
+		t.Errorf("another type's prefix: %v", err)
+	}
+	for _, bad := range []string{"", "x", strings.Repeat("z", 22), id.String()[:35] + "g"} {
+		if _, err := c.Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+	d, _ := c.Decode(id)
+	if err := d.CheckIssued(42); err != nil {
+		t.Error(err)
+	}
+	if err := d.CheckIssued(41); !errors.Is(err, ErrNotIssued) || !strings.HasPrefix(err.Error(), "extid: ") {
+		t.Errorf("CheckIssued(41): %v", err)
+	}
+	j, err := json.Marshal(map[string]ID{"id": id})
+	if err != nil || string(j) != `{"id":"`+id.String()+`"}` {
+		t.Fatalf("json: %s %v", j, err)
+	}
+	var back map[string]ID
+	if err := json.Unmarshal(j, &back); err != nil || back["id"] != id {
+		t.Fatalf("json back: %v", err)
+	}
+	var s1, s2 ID
+	v, _ := id.Value()
+	if err := s1.Scan(v); err != nil || s1 != id {
+		t.Fatalf("Scan(text): %v", err)
+	}
+	if err := s2.Scan(id[:]); err != nil || s2 != id {
+		t.Fatalf("Scan(bytes): %v", err)
+	}
+	if err := s2.Scan(3.5); err == nil {
+		t.Error("Scan(3.5) accepted")
+	}
+	if err := s2.UnmarshalBinary(id[:15]); err == nil {
+		t.Error("15 bytes accepted")
 	}
 }

@@ -1,7 +1,9 @@
 package extid
 
 import (
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"math/bits"
 	"strings"
 
@@ -161,3 +163,63 @@ func (e *wrongType) Error() string {
 func (e *wrongType) Is(target error) bool { return target == ErrWrongType }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// Parse reads an id of this codec's type in any text form: the canonical UUID
+// (36 characters), base64url (22), or base32 (26, or 27 with the check
+// character) with or without this type's prefix — as the Rust codec's parse.
+func (c *Codec) Parse(text string) (ID, error) {
+	switch {
+	case len(text) == 22:
+		return ParseBase64URL(text)
+	case len(text) == 36 || strings.Contains(text, "-"):
+		return ParseUUID(text)
+	}
+	prefix := ""
+	body := text
+	if i := strings.LastIndexByte(text, '_'); i >= 0 {
+		prefix, body = c.typeName, text[i+1:]
+	}
+	return ParseBase32(text, prefix, len(body) == 27)
+}
+
+// MarshalText gives the canonical UUID form, for encoding/json and friends.
+func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText reads the canonical UUID form.
+func (id *ID) UnmarshalText(text []byte) error {
+	v, err := ParseUUID(string(text))
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// MarshalBinary gives the id's 16 bytes.
+func (id ID) MarshalBinary() ([]byte, error) { return append([]byte(nil), id[:]...), nil }
+
+// UnmarshalBinary reads 16 bytes.
+func (id *ID) UnmarshalBinary(b []byte) error {
+	if len(b) != 16 {
+		return bad("UnmarshalBinary", "b", fmt.Sprintf("an id is 16 bytes, got %d", len(b)))
+	}
+	copy(id[:], b)
+	return nil
+}
+
+// Value stores the id as UUID text (a PostgreSQL uuid column takes it).
+func (id ID) Value() (driver.Value, error) { return id.String(), nil }
+
+// Scan reads an id stored as a uuid (text) or as 16 bytes.
+func (id *ID) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		return id.UnmarshalText([]byte(v))
+	case []byte:
+		if len(v) == 16 {
+			return id.UnmarshalBinary(v)
+		}
+		return id.UnmarshalText(v)
+	}
+	return bad("Scan", "src", fmt.Sprintf("an id is scanned from a uuid (text) or 16 bytes, got %T", src))
+}

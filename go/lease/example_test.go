@@ -17,7 +17,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer l.Release(context.Background())
-	g, err := l.Generator(nonce.Options{}) // the leased id, above the floor, held to the deadline
+	g, err := l.Generator(context.Background(), nonce.Options{}) // the leased id, above the floor, held to the deadline
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestHelperHolder(t *testing.T) {
 		fmt.Println("fail", err)
 		os.Exit(2)
 	}
-	g, err := l.Generator(nonce.Options{})
+	g, err := l.Generator(context.Background(), nonce.Options{})
 	if err != nil {
 		fmt.Println("fail", err)
 		os.Exit(2)
@@ -256,11 +256,11 @@ func machineOf(t *testing.T, hexNonce string) (id int, ms int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nonce.Decompose(b, 0)
+	p, err := nonce.Decompose(b, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.MachineID, p.UnixMs
+	return p.MachineID, p.UnixMilli
 }
 
 func lastMs(t *testing.T, nonces []string) int64 {
@@ -474,7 +474,7 @@ func TestMixedFleet(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			gen, err := l.Generator(nonce.Options{})
+			gen, err := l.Generator(context.Background(), nonce.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -486,8 +486,8 @@ func TestMixedFleet(t *testing.T) {
 				}
 				mine = append(mine, n.String())
 			}
-			if id, ms := machineOf(t, mine[0]); id != 41 || ms <= rustLast || l.FloorUnixMs() < rustLast {
-				t.Fatalf("the Go successor: id %d, first nonce at %d, floor %d; the Rust holder's last at %d", id, ms, l.FloorUnixMs(), rustLast)
+			if id, ms := machineOf(t, mine[0]); id != 41 || ms <= rustLast || l.FloorUnixMilli() < rustLast {
+				t.Fatalf("the Go successor: id %d, first nonce at %d, floor %d; the Rust holder's last at %d", id, ms, l.FloorUnixMilli(), rustLast)
 			}
 			distinct(t, r.nonces(), mine)
 			if err := l.Release(context.Background()); err != nil {

@@ -4,7 +4,7 @@
 // lease crate, so Go, Rust, Node and Elixir holders share one store.
 //
 //	l, err := lease.Acquire(ctx, "postgres://app@db/app", lease.Options{TTL: 10 * time.Second})
-//	g, err := l.Generator(nonce.Options{Key: key}) // its machine id, above the floor, held to the deadline
+//	g, err := l.Generator(ctx, nonce.Options{Key: key}) // its machine id, above the floor, held to the deadline
 //	defer l.Release(context.Background())
 //
 // A goroutine renews the lease; the generators stop (ErrDisabled) the moment
@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,8 +52,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ErrAllTaken, ErrLost: compare with errors.Is.
 var (
-	ErrAllTaken = errors.New("every machine id of the range is leased")
-	ErrLost     = errors.New("the machine id was taken by another holder")
+	ErrAllTaken = errors.New("lease: every machine id of the range is leased")
+	ErrLost     = errors.New("lease: the machine id was taken by another holder")
 )
 
 type settled struct {
@@ -63,6 +64,27 @@ type settled struct {
 
 func badOption(name string, v any, rule string) error {
 	return &Error{Code: "bad-option", Msg: fmt.Sprintf("%s = %v: %s", name, v, rule)}
+}
+
+// parseIDs reads "FIRST-LAST" or one id as the CLI does: decimal digits only
+// (no sign, prefix or separator), spaces around each number allowed,
+// FIRST <= LAST <= 511.
+func parseIDs(s string) (first, last int, ok bool) {
+	a, b, found := strings.Cut(s, "-")
+	if !found {
+		b = a
+	}
+	num := func(t string) (int, bool) {
+		t = strings.TrimSpace(t)
+		if t == "" || strings.ContainsFunc(t, func(r rune) bool { return r < '0' || r > '9' }) {
+			return 0, false
+		}
+		n, err := strconv.Atoi(t)
+		return n, err == nil
+	}
+	first, okA := num(a)
+	last, okB := num(b)
+	return first, last, okA && okB && first <= last && last <= 511
 }
 
 func settle(o Options) (settled, error) {
@@ -103,6 +125,9 @@ func settle(o Options) (settled, error) {
 		return s, badOption("ConnectTimeout", s.connect, "must be more than 0")
 	}
 	s.maxWait = o.MaxClockWait
+	if s.maxWait < 0 {
+		return s, badOption("MaxClockWait", s.maxWait, "must not be negative (0: the TTL)")
+	}
 	if s.maxWait == 0 {
 		s.maxWait = s.ttl
 	}
@@ -110,16 +135,11 @@ func settle(o Options) (settled, error) {
 	if ids == "" {
 		ids = "0-511"
 	}
-	a, b, ok := strings.Cut(ids, "-")
+	first, last, ok := parseIDs(ids)
 	if !ok {
-		b = a
-	}
-	if _, err := fmt.Sscan(strings.TrimSpace(a), &s.first); err != nil {
 		return s, badOption("IDs", ids, "use FIRST-LAST (e.g. 0-511) or one id, within 0..=511")
 	}
-	if _, err := fmt.Sscan(strings.TrimSpace(b), &s.last); err != nil || s.first < 0 || s.first > s.last || s.last > 511 {
-		return s, badOption("IDs", ids, "use FIRST-LAST (e.g. 0-511) or one id, within 0..=511")
-	}
+	s.first, s.last = first, last
 	if s.ns == "" {
 		s.ns = "nonceforge"
 	}
@@ -257,21 +277,23 @@ func (l *Lease) Token() uint64 {
 	return l.g.token
 }
 
-// FloorUnixMs is the highest timestamp an earlier holder of the id may have issued.
-func (l *Lease) FloorUnixMs() int64 { return l.floor }
+// FloorUnixMilli is the highest timestamp an earlier holder of the id may have issued.
+func (l *Lease) FloorUnixMilli() int64 { return l.floor }
 
 // Holder is this holder's name in the store.
 func (l *Lease) Holder() string { return l.s.holder }
 
 // Generator builds a generator on the leased id (o.MachineID and
-// o.NotBeforeUnixMs are set here) and attaches it.
-func (l *Lease) Generator(o nonce.Options) (*nonce.Generator, error) {
+// o.NotBeforeUnixMilli are set here) and attaches it. It may wait for the
+// clock to pass the previous holders' floor (at most MaxClockWait), or until
+// ctx ends.
+func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generator, error) {
 	o.MachineID = l.g.id
-	o.NotBeforeUnixMs = l.floor
+	o.NotBeforeUnixMilli = l.floor
 	if o.MaxWait == 0 {
 		o.MaxWait = l.s.maxWait
 	}
-	g, err := nonce.New(o)
+	g, err := nonce.NewContext(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +305,7 @@ func (l *Lease) Attach(g *nonce.Generator) error {
 	if g.MachineID() != l.g.id {
 		return &Error{Code: "bad-option", Msg: "generator: its machine id is not the leased one: build it with Lease.Generator"}
 	}
-	if g.StartedUnixMs() <= l.floor {
+	if g.StartedUnixMilli() <= l.floor {
 		return &Error{Code: "bad-option", Msg: "generator: it started at or below the previous holder's last timestamp: build it with Lease.Generator"}
 	}
 	l.mu.Lock()
@@ -299,7 +321,7 @@ func (l *Lease) gate(g *nonce.Generator, now time.Time) {
 		g.SetValidUntil(0)
 		return
 	}
-	g.SetValidUntil(min(g.ClockUnixMs()+l.dead.Sub(now).Milliseconds(), l.cap))
+	g.SetValidUntil(min(g.ClockUnixMilli()+l.dead.Sub(now).Milliseconds(), l.cap))
 }
 
 // State is where the lease stands, and the time left until the deadline when held.
@@ -371,7 +393,7 @@ func (l *Lease) keep() {
 		}
 		top := wallMs()
 		for _, g := range l.gens {
-			top = max(top, g.ClockUnixMs())
+			top = max(top, g.ClockUnixMilli())
 		}
 		hold := l.s.ttl - l.s.margin
 		capMs := top + hold.Milliseconds()
@@ -420,7 +442,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.stopAll()
 	floor := wallMs()
 	for _, g := range l.gens {
-		floor = max(floor, g.ClockUnixMs())
+		floor = max(floor, g.ClockUnixMilli())
 	}
 	floor = max(min(floor, l.cap), l.floor)
 	lost := l.lost

@@ -15,6 +15,14 @@ import (
 	"github.com/nonceforge/nonceforge/go/nonce"
 )
 
+func TestIDRanges(t *testing.T) {
+	for in, want := range map[string][2]int{"0-511": {0, 511}, "7": {7, 7}, " 3 - 9 ": {3, 9}, "511": {511, 511}} {
+		if a, b, ok := parseIDs(in); !ok || a != want[0] || b != want[1] {
+			t.Errorf("parseIDs(%q) = %d, %d, %v", in, a, b, ok)
+		}
+	}
+}
+
 func TestBadOptionsAndURLs(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -28,6 +36,16 @@ func TestBadOptionsAndURLs(t *testing.T) {
 		{"redis://127.0.0.1:1", Options{RenewEvery: 9 * time.Second}, "bad-option", "RenewEvery"},
 		{"redis://127.0.0.1:1", Options{IDs: "9-2"}, "bad-option", "IDs"},
 		{"redis://127.0.0.1:1", Options{IDs: "0-512"}, "bad-option", "IDs"},
+		// What the CLI refuses (nonceforge --ids), refused here too.
+		{"redis://127.0.0.1:1", Options{IDs: "0x10-0x1f"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "1_0"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "0-5 junk"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "1-2-3"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "+5"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "-3"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: " "}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{IDs: "99999999999999999999"}, "bad-option", "IDs"},
+		{"redis://127.0.0.1:1", Options{MaxClockWait: -time.Second}, "bad-option", "MaxClockWait"},
 		{"redis://127.0.0.1:1", Options{Namespace: "Bad-NS"}, "bad-option", "Namespace"},
 		{"redis://127.0.0.1:1", Options{Holder: "a\nb"}, "bad-option", "Holder"},
 		{"mysql://x", Options{}, "bad-url", "unknown scheme"},
@@ -61,7 +79,7 @@ func TestOutageLapses(t *testing.T) {
 	if s, left := l.State(); s != Held || left <= 0 || left > time.Second {
 		t.Fatalf("state %v, %v", s, left)
 	}
-	if _, err := l.Generator(nonce.Options{}); err != nil {
+	if _, err := l.Generator(context.Background(), nonce.Options{}); err != nil {
 		t.Fatalf("a second generator: %v", err)
 	}
 	other, _ := nonce.New(nonce.Options{MachineID: (l.MachineID() + 1) % 512})
@@ -192,7 +210,7 @@ func leasedGenerator(t *testing.T, url string) (*Lease, *nonce.Generator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := l.Generator(nonce.Options{})
+	g, err := l.Generator(context.Background(), nonce.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func BenchmarkLocalEncrypted(b *testing.B) {
 func BenchmarkWithDeadline(b *testing.B) {
 	gen := func(b *testing.B) *Generator {
 		g := benchGen(b)
-		g.SetValidUntil(g.ClockUnixMs() + int64(time.Hour/time.Millisecond))
+		g.SetValidUntil(g.ClockUnixMilli() + int64(time.Hour/time.Millisecond))
 		return g
 	}
 	b.Run("counter/128", func(b *testing.B) {

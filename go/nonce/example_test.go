@@ -2,6 +2,7 @@ package nonce_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/nonceforge/nonceforge/go/nonce"
@@ -41,8 +42,8 @@ func ExampleMachineIDFromHostList() {
 }
 
 func ExampleDecompose() {
-	p, _ := nonce.Decompose([]byte{0x01, 0xd5, 0xec, 0x4b, 0x00, 0x44, 0xa0, 0x01}, 0)
-	fmt.Println(p.UnixMs, p.MachineID, p.Counter)
+	p, _ := nonce.Decompose([]byte{0x01, 0xd5, 0xec, 0x4b, 0x00, 0x44, 0xa0, 0x01}, nonce.DefaultEpoch)
+	fmt.Println(p.UnixMilli, p.MachineID, p.Counter)
 	// Output: 1767225600001 37 1
 }
 
@@ -67,4 +68,11 @@ func ExampleGenerator_Local() {
 	}
 	fmt.Println(total)
 	// Output: 4000
+}
+
+func ExampleNonce_MarshalText() {
+	n, _ := nonce.FromBytes([]byte{0x01, 0xd5, 0xec, 0x4b, 0x00, 0x44, 0xa0, 0x01})
+	j, _ := json.Marshal(struct{ Nonce nonce.Nonce }{n})
+	fmt.Println(string(j))
+	// Output: {"Nonce":"01d5ec4b0044a001"}
 }

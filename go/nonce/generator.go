@@ -1,9 +1,8 @@
 package nonce
 
 import (
+	"context"
 	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -11,14 +10,34 @@ import (
 	"github.com/nonceforge/nonceforge/go/internal/tsc"
 )
 
+// The generator's state word: stateLive once New has built it, and a stop
+// bit for each reason it may not issue. A zero Generator (not made by New) is
+// not live, so it issues nothing.
 const (
-	stoppedByUser       = 1
-	stoppedPastDeadline = 2
+	stateLive           = 1
+	stoppedByUser       = 2
+	stoppedPastDeadline = 4
 )
 
-// DefaultEpochUnixMs is the default epoch, 2025-01-01T00:00:00Z: every
-// generator of a cluster must use the same epoch.
-const DefaultEpochUnixMs = 1_735_689_600_000
+// DefaultEpochUnixMilli is the default epoch, 2025-01-01T00:00:00Z, in Unix
+// milliseconds: every generator of a cluster must use the same epoch.
+const DefaultEpochUnixMilli = 1_735_689_600_000
+
+// DefaultEpoch is the default epoch as a time.
+var DefaultEpoch = time.UnixMilli(DefaultEpochUnixMilli).UTC()
+
+// epochMilli is an epoch option in Unix ms: the zero time.Time is the
+// default; otherwise a whole millisecond at or after 1970.
+func epochMilli(op string, epoch time.Time) (int64, error) {
+	if epoch.IsZero() {
+		return DefaultEpochUnixMilli, nil
+	}
+	ms := epoch.UnixMilli()
+	if ms < 0 || epoch.Nanosecond()%1e6 != 0 {
+		return 0, &Error{Op: op, Arg: "Epoch", Rule: fmt.Sprintf("must be a whole millisecond at or after 1970-01-01T00:00:00Z, got %s", epoch.Format(time.RFC3339Nano))}
+	}
+	return ms, nil
+}
 
 const (
 	timestampEnd = 1 << 42 // ms after the epoch: 139 years
@@ -47,41 +66,6 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Error is every error of this package: the operation, the argument and the
-// rule it broke.
-type Error struct {
-	Op   string
-	Arg  string
-	Rule string
-}
-
-func (e *Error) Error() string {
-	if e.Arg == "" {
-		return "nonce: " + e.Op + ": " + e.Rule
-	}
-	return "nonce: " + e.Op + ": " + e.Arg + ": " + e.Rule
-}
-
-// ErrDisabled: the generator issues nothing (Disable, or past its deadline).
-var ErrDisabled = errors.New("nonce: the generator is disabled: no nonce was issued")
-
-// Clock is what a generator reads time from: the wall clock once, at New, and
-// the monotonic clock after that. Tests use a manual one.
-type Clock interface {
-	// WallUnixMilli is the wall-clock time in Unix milliseconds.
-	WallUnixMilli() int64
-	// Monotonic is a reading of a clock that never goes back.
-	Monotonic() time.Duration
-	// Sleep waits for d (a manual clock advances by it).
-	Sleep(d time.Duration)
-}
-
-type systemClock struct{ base time.Time }
-
-func (systemClock) WallUnixMilli() int64       { return time.Now().UnixMilli() }
-func (c systemClock) Monotonic() time.Duration { return time.Since(c.base) }
-func (systemClock) Sleep(d time.Duration)      { time.Sleep(d) }
-
 // Options configure a Generator.
 type Options struct {
 	// MachineID, 0..511, unique among the live generators of the cluster.
@@ -92,12 +76,14 @@ type Options struct {
 	// Cipher64 and Cipher128 pick the ciphers ("" = Speck64/128, AES-256).
 	Cipher64  Cipher64
 	Cipher128 Cipher128
-	// EpochUnixMs moves the epoch (0: DefaultEpochUnixMs).
-	EpochUnixMs int64
-	// NotBeforeUnixMs: start after this millisecond (a lease's floor).
-	NotBeforeUnixMs int64
-	// MaxWait is the longest New waits for the clock to pass NotBeforeUnixMs
-	// (default 1 s); a clock further behind is an error.
+	// Epoch moves the epoch: a whole millisecond, at or after the Unix epoch
+	// (which is allowed: time.UnixMilli(0), the CLI's --epoch 0). The zero
+	// time.Time means DefaultEpoch.
+	Epoch time.Time
+	// NotBeforeUnixMilli: start after this millisecond (a lease's floor; 0: none).
+	NotBeforeUnixMilli int64
+	// MaxWait is the longest New waits for the clock to pass NotBeforeUnixMilli
+	// (0: 1 s; negative is an error); a clock further behind is an error.
 	MaxWait time.Duration
 	// Clock (nil: the system clock).
 	Clock Clock
@@ -114,7 +100,7 @@ type Generator struct {
 	sortables  [3]padded
 	verifiedTs padded
 	validUntil atomic.Uint64 // Unix ms; MaxUint64: none
-	stopped    atomic.Uint32 // stoppedByUser | stoppedPastDeadline
+	state      atomic.Uint32 // stateLive | stoppedByUser | stoppedPastDeadline
 	machine    uint64
 	epoch      uint64
 	initTs     uint64
@@ -149,20 +135,27 @@ func counterBits(bits int) uint {
 }
 
 // New builds a generator: it checks the options, waits for the millisecond
-// after the current one (and after NotBeforeUnixMs), and starts there.
+// after the current one (and after NotBeforeUnixMilli, at most MaxWait), and
+// starts there.
 func New(o Options) (*Generator, error) {
+	return NewContext(context.Background(), o)
+}
+
+// NewContext is New with a context that can cut its wait short (the wait for
+// the clock to pass NotBeforeUnixMilli); it returns ctx.Err() then.
+func NewContext(ctx context.Context, o Options) (*Generator, error) {
 	if o.MachineID < 0 || o.MachineID > maxMachineID {
 		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("must be in 0..511, got %d", o.MachineID)}
 	}
-	epoch := o.EpochUnixMs
-	if epoch == 0 {
-		epoch = DefaultEpochUnixMs
+	epoch, err := epochMilli("New", o.Epoch)
+	if err != nil {
+		return nil, err
 	}
-	if epoch < 0 {
-		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("must not be negative, got %d", epoch)}
+	if o.NotBeforeUnixMilli < 0 {
+		return nil, &Error{Op: "New", Arg: "NotBeforeUnixMilli", Rule: fmt.Sprintf("must not be negative, got %d", o.NotBeforeUnixMilli)}
 	}
-	if o.NotBeforeUnixMs < 0 {
-		return nil, &Error{Op: "New", Arg: "NotBeforeUnixMs", Rule: fmt.Sprintf("must not be negative, got %d", o.NotBeforeUnixMs)}
+	if o.MaxWait < 0 {
+		return nil, &Error{Op: "New", Arg: "MaxWait", Rule: fmt.Sprintf("must not be negative (0: the default, 1 s), got %v", o.MaxWait)}
 	}
 	g := &Generator{machine: uint64(o.MachineID), epoch: uint64(epoch), clock: o.Clock}
 	if g.clock == nil {
@@ -186,17 +179,19 @@ func New(o Options) (*Generator, error) {
 	if maxWait == 0 {
 		maxWait = time.Second
 	}
-	floor := max(g.wall0, uint64(o.NotBeforeUnixMs))
+	floor := max(g.wall0, uint64(o.NotBeforeUnixMilli))
 	if floor-g.wall0 > uint64(maxWait.Milliseconds()) {
-		return nil, &Error{Op: "New", Arg: "NotBeforeUnixMs", Rule: fmt.Sprintf("the clock (%d) is %d ms behind the floor %d, more than MaxWait %v", g.wall0, floor-g.wall0, floor, maxWait)}
+		return nil, &Error{Op: "New", Arg: "NotBeforeUnixMilli", Rule: fmt.Sprintf("the clock (%d) is %d ms behind the floor %d, more than MaxWait %v", g.wall0, floor-g.wall0, floor, maxWait)}
 	}
-	g.waitFor(floor + 1)
+	if err := g.waitForContext(ctx, floor+1); err != nil {
+		return nil, err
+	}
 	now := g.nowMs()
 	if now < g.epoch {
-		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("the clock (%d) is before the epoch %d", now, g.epoch)}
+		return nil, &Error{Op: "New", Arg: "Epoch", Rule: fmt.Sprintf("the clock (%d) is before the epoch %d", now, g.epoch)}
 	}
 	if now-g.epoch >= timestampEnd {
-		return nil, &Error{Op: "New", Arg: "EpochUnixMs", Rule: fmt.Sprintf("the 42-bit timestamp range of epoch %d has ended", g.epoch)}
+		return nil, &Error{Op: "New", Arg: "Epoch", Rule: fmt.Sprintf("the 42-bit timestamp range of epoch %d has ended", g.epoch), Err: ErrExhausted}
 	}
 	g.initTs = now - g.epoch
 	g.hi128 = g.initTs<<22 | g.machine<<13
@@ -205,6 +200,7 @@ func New(o Options) (*Generator, error) {
 		g.sortables[i].Store(g.initTs << k)
 	}
 	g.validUntil.Store(^uint64(0))
+	g.state.Store(stateLive)
 	return g, nil
 }
 
@@ -230,6 +226,21 @@ func (g *Generator) untilMs(ms uint64) time.Duration {
 	return time.Duration(ms-g.wall0)*time.Millisecond - el
 }
 
+// waitForContext is waitFor in steps of at most 10 ms, stopping early with
+// ctx.Err() when ctx ends.
+func (g *Generator) waitForContext(ctx context.Context, ms uint64) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		left := g.untilMs(ms)
+		if left <= 0 {
+			return nil
+		}
+		g.clock.Sleep(min(left, 10*time.Millisecond))
+	}
+}
+
 // waitFor sleeps until Unix millisecond ms has begun.
 func (g *Generator) waitFor(ms uint64) {
 	for {
@@ -245,12 +256,12 @@ func (g *Generator) waitFor(ms uint64) {
 func (g *Generator) nowTs() (uint64, error) {
 	now := g.nowMs()
 	if now > g.validUntil.Load() {
-		g.stopped.Or(stoppedPastDeadline)
+		g.state.Or(stoppedPastDeadline)
 		return 0, ErrDisabled
 	}
 	ts := now - g.epoch
 	if ts >= timestampEnd {
-		return 0, &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended"}
+		return 0, &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted}
 	}
 	return ts, nil
 }
@@ -258,21 +269,21 @@ func (g *Generator) nowTs() (uint64, error) {
 // MachineID is the generator's machine id.
 func (g *Generator) MachineID() int { return int(g.machine) }
 
-// EpochUnixMs is the generator's epoch.
-func (g *Generator) EpochUnixMs() int64 { return int64(g.epoch) }
+// Epoch is the generator's epoch.
+func (g *Generator) Epoch() time.Time { return time.UnixMilli(int64(g.epoch)).UTC() }
 
-// StartedUnixMs is the millisecond the generator started in.
-func (g *Generator) StartedUnixMs() int64 { return int64(g.epoch + g.initTs) }
+// StartedUnixMilli is the millisecond the generator started in.
+func (g *Generator) StartedUnixMilli() int64 { return int64(g.epoch + g.initTs) }
 
 // Disable stops issuing: every call returns ErrDisabled until Enable.
-func (g *Generator) Disable() { g.stopped.Or(stoppedByUser) }
+func (g *Generator) Disable() { g.state.Or(stoppedByUser) }
 
 // Enable resumes issuing after Disable. A generator stopped by its deadline
 // (SetValidUntil) stays stopped.
-func (g *Generator) Enable() { g.stopped.And(^uint32(stoppedByUser)) }
+func (g *Generator) Enable() { g.state.And(^uint32(stoppedByUser)) }
 
 // Enabled reports whether the generator issues (neither disabled nor past its deadline).
-func (g *Generator) Enabled() bool { return g.stopped.Load() == 0 }
+func (g *Generator) Enabled() bool { return g.state.Load() == stateLive }
 
 // SetValidUntil sets a deadline: the generator issues no nonce whose timestamp
 // is later than unixMs (on its own clock), and stops — every call returns
@@ -295,88 +306,34 @@ func (g *Generator) SetValidUntil(unixMs int64) {
 	}
 	g.validUntil.Store(until)
 	if g.nowMs() <= until {
-		g.stopped.And(^uint32(stoppedPastDeadline))
+		g.state.And(^uint32(stoppedPastDeadline))
 	} else {
-		g.stopped.Or(stoppedPastDeadline)
+		g.state.Or(stoppedPastDeadline)
 	}
 }
 
-// ClockUnixMs is the generator's clock (Unix ms): no nonce it has issued
+// ClockUnixMilli is the generator's clock (Unix ms): no nonce it has issued
 // carries a later timestamp than this reading, except counter nonces of a
 // burst drawn from banked idle time, which never pass the clock either.
-func (g *Generator) ClockUnixMs() int64 { return int64(g.nowMs()) }
+func (g *Generator) ClockUnixMilli() int64 { return int64(g.nowMs()) }
 
 func (g *Generator) check() error {
-	if g.stopped.Load() != 0 {
-		return ErrDisabled
+	if g.state.Load() != stateLive {
+		return g.stopErr()
 	}
 	return nil
 }
 
+// stopErr is why a generator that is not live issues nothing.
+func (g *Generator) stopErr() error {
+	if g.state.Load()&stateLive == 0 {
+		return ErrNotBuilt
+	}
+	return ErrDisabled
+}
+
 func badBits(op string, bits int) error {
 	return &Error{Op: op, Arg: "bits", Rule: fmt.Sprintf("must be 64, 96 or 128, got %d", bits)}
-}
-
-// Nonce is one nonce of 64, 96 or 128 bits, held by value (no allocation).
-// Its bytes are held as two words (hi: bytes 0-7, lo: 8-15, big-endian; the
-// bytes past its size are zero), so that a Nonce is returned in registers: as
-// a byte array it went through memory, most of a 9 ns counter nonce.
-type Nonce struct {
-	hi, lo uint64
-	bits   uint8
-}
-
-// array is the nonce's bytes, left-aligned in 16.
-func (n Nonce) array() [16]byte {
-	var a [16]byte
-	binary.BigEndian.PutUint64(a[:8], n.hi)
-	binary.BigEndian.PutUint64(a[8:], n.lo)
-	return a
-}
-
-// nonceOf reads a nonce of bits from the first bits/8 bytes of a.
-func nonceOf(a *[16]byte, bits int) Nonce {
-	var z [16]byte
-	copy(z[:bits/8], a[:bits/8])
-	return Nonce{hi: binary.BigEndian.Uint64(z[:8]), lo: binary.BigEndian.Uint64(z[8:]), bits: uint8(bits)}
-}
-
-// Bits is the nonce's size: 64, 96 or 128.
-func (n Nonce) Bits() int { return int(n.bits) }
-
-// Len is the nonce's size in bytes.
-func (n Nonce) Len() int { return int(n.bits) / 8 }
-
-// AppendTo appends the nonce's bytes to dst.
-func (n Nonce) AppendTo(dst []byte) []byte {
-	a := n.array()
-	return append(dst, a[:n.bits/8]...)
-}
-
-// Bytes returns the nonce's bytes in a new slice.
-func (n Nonce) Bytes() []byte { return n.AppendTo(make([]byte, 0, n.bits/8)) }
-
-// Array returns the nonce's bytes, left-aligned in 16 bytes.
-func (n Nonce) Array() [16]byte { return n.array() }
-
-// Uint64 is a 64-bit nonce as a number.
-func (n Nonce) Uint64() uint64 { return n.hi }
-
-func (n Nonce) String() string {
-	a := n.array()
-	return hex.EncodeToString(a[:n.bits/8])
-}
-
-// FromBytes reads a nonce of 8, 12 or 16 bytes.
-func FromBytes(b []byte) (Nonce, error) {
-	var n Nonce
-	switch len(b) {
-	case 8, 12, 16:
-		var a [16]byte
-		copy(a[:], b)
-		return nonceOf(&a, len(b)*8), nil
-	}
-	return n, &Error{Op: "FromBytes", Arg: "b", Rule: fmt.Sprintf("a nonce is 8, 12 or 16 bytes (64, 96 or 128 bits), got %d bytes", len(b))}
 }
 
 // compose writes timestamp | machine | counter into n.
@@ -398,7 +355,7 @@ func (g *Generator) compose(n *Nonce, bits int, ts, counter uint64) {
 func (g *Generator) admit(bits int, t uint64) error {
 	if bits == 128 {
 		if t > last128Tick {
-			return &Error{Op: "Next", Rule: "the 128-bit counter is exhausted"}
+			return &Error{Op: "Next", Rule: "the 128-bit counter is exhausted", Err: ErrExhausted}
 		}
 		return nil
 	}
@@ -411,7 +368,7 @@ func (g *Generator) admit(bits int, t uint64) error {
 
 func (g *Generator) catchUp(ts uint64) error {
 	if ts >= timestampEnd {
-		return &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended"}
+		return &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted}
 	}
 	now, err := g.nowTs()
 	if err != nil {
@@ -436,7 +393,7 @@ func (g *Generator) catchUp(ts uint64) error {
 // waitTs sleeps until millisecond ts (since the epoch); past the deadline: stopped.
 func (g *Generator) waitTs(ts uint64) error {
 	if ts+g.epoch > g.validUntil.Load() {
-		g.stopped.Or(stoppedPastDeadline)
+		g.state.Or(stoppedPastDeadline)
 		return ErrDisabled
 	}
 	g.waitFor(ts + g.epoch)
@@ -466,12 +423,12 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 	var n Nonce
 	if bits == 128 {
 		// The common case, kept short: one atomic add, no clock.
-		if g.stopped.Load() != 0 {
-			return n, ErrDisabled
+		if g.state.Load() != stateLive {
+			return n, g.stopErr()
 		}
 		t := g.counters[2].Add(1) - 1
 		if t > last128Tick {
-			return n, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted"}
+			return n, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted", Err: ErrExhausted}
 		}
 		return Nonce{hi: g.hi128, lo: t, bits: 128}, nil
 	}
@@ -503,7 +460,7 @@ func (g *Generator) CheckDeadline() error {
 // Encrypted returns an encrypted nonce (the generator needs a Key).
 func (g *Generator) Encrypted(bits int) (Nonce, error) {
 	if g.ciphers == nil {
-		return Nonce{}, &Error{Op: "Encrypted", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"}
+		return Nonce{}, &Error{Op: "Encrypted", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)", Err: ErrNoKey}
 	}
 	n, err := g.Counter(bits)
 	if err != nil {
@@ -549,7 +506,7 @@ func (g *Generator) Sortable(bits int) (Nonce, error) {
 		}
 		if t > now {
 			if t >= timestampEnd {
-				return n, &Error{Op: "Sortable", Rule: "the 42-bit timestamp range of this epoch has ended"}
+				return n, &Error{Op: "Sortable", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted}
 			}
 			if err := g.waitTs(t); err != nil {
 				return n, err
@@ -606,7 +563,7 @@ func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
 		return &Error{Op: "Fill", Arg: "kind", Rule: fmt.Sprintf("must be Counter, Sortable or Encrypted, got %d", int(kind))}
 	}
 	if kind == Encrypted && g.ciphers == nil {
-		return &Error{Op: "Fill", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"}
+		return &Error{Op: "Fill", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)", Err: ErrNoKey}
 	}
 	if err := g.check(); err != nil {
 		return err
@@ -661,10 +618,25 @@ func (g *Generator) writeTicks(bits int, first uint64, dst []byte) {
 	}
 }
 
+// Encrypt turns a counter nonce (8, 12 or 16 bytes) into its encrypted nonce:
+// what Encrypted would have returned for it. Decrypt undoes it.
+func (g *Generator) Encrypt(plain []byte) (Nonce, error) {
+	if g.ciphers == nil {
+		return Nonce{}, &Error{Op: "Encrypt", Arg: "Key", Rule: "encrypting needs the base key: set Options.Key", Err: ErrNoKey}
+	}
+	n, err := FromBytes(plain)
+	if err != nil {
+		err.(*Error).Op = "Encrypt"
+		return n, err
+	}
+	g.ciphers.encrypt(&n)
+	return n, nil
+}
+
 // Decrypt turns an encrypted nonce back into its counter nonce.
 func (g *Generator) Decrypt(encrypted []byte) (Nonce, error) {
 	if g.ciphers == nil {
-		return Nonce{}, &Error{Op: "Decrypt", Arg: "Key", Rule: "decrypting needs the base key: set Options.Key"}
+		return Nonce{}, &Error{Op: "Decrypt", Arg: "Key", Rule: "decrypting needs the base key: set Options.Key", Err: ErrNoKey}
 	}
 	n, err := FromBytes(encrypted)
 	if err != nil {
@@ -675,45 +647,7 @@ func (g *Generator) Decrypt(encrypted []byte) (Nonce, error) {
 	return n, nil
 }
 
-// Parts are the fields of a counter or sortable nonce.
-type Parts struct {
-	UnixMs    int64
-	MachineID int
-	// Counter: the counter field (at 128 bits the low 64 bits; the 13 bits above are zero).
-	Counter uint64
-}
-
-// Decompose reads the fields of a counter or sortable nonce (8, 12 or 16
-// bytes) made with epoch epochUnixMs (0: the default). Decrypt an encrypted
-// nonce first.
-func Decompose(nonce []byte, epochUnixMs int64) (Parts, error) {
-	if epochUnixMs == 0 {
-		epochUnixMs = DefaultEpochUnixMs
-	}
-	var p Parts
-	var ts uint64
-	switch len(nonce) {
-	case 8:
-		v := binary.BigEndian.Uint64(nonce)
-		ts, p.MachineID, p.Counter = v>>22, int(v>>13&0x1ff), v&0x1fff
-	case 12:
-		hi := uint64(binary.BigEndian.Uint32(nonce[:4]))
-		lo := binary.BigEndian.Uint64(nonce[4:])
-		ts, p.MachineID, p.Counter = hi<<10|lo>>54, int(lo>>45&0x1ff), lo&(1<<45-1)
-	case 16:
-		hi := binary.BigEndian.Uint64(nonce[:8])
-		if hi&0x1fff != 0 {
-			return p, &Error{Op: "Decompose", Arg: "nonce", Rule: "bits 51..63 of a 128-bit counter nonce are zero: is it encrypted?"}
-		}
-		ts, p.MachineID, p.Counter = hi>>22, int(hi>>13&0x1ff), binary.BigEndian.Uint64(nonce[8:])
-	default:
-		return p, &Error{Op: "Decompose", Arg: "nonce", Rule: fmt.Sprintf("a nonce is 8, 12 or 16 bytes (64, 96 or 128 bits), got %d bytes", len(nonce))}
-	}
-	p.UnixMs = int64(ts) + epochUnixMs
-	return p, nil
-}
-
 // Decompose reads the fields of one of this generator's counter or sortable nonces.
 func (g *Generator) Decompose(nonce []byte) (Parts, error) {
-	return Decompose(nonce, int64(g.epoch))
+	return Decompose(nonce, g.Epoch())
 }

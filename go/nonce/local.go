@@ -67,8 +67,8 @@ func (l *Local) Counter(bits int) (Nonce, error) {
 	var n Nonce
 	if bits == 128 && l.next[2] != l.end[2] {
 		// The common case, kept short: no shared write.
-		if l.g.stopped.Load() != 0 {
-			return n, ErrDisabled
+		if l.g.state.Load() != stateLive {
+			return n, l.g.stopErr()
 		}
 		t := l.next[2]
 		l.next[2]++

@@ -69,7 +69,7 @@ func TestLocalsAreDistinct(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, err := g.Decompose(plain.AppendTo(nil)); err != nil || p.MachineID != 5 || p.UnixMs < g.StartedUnixMs() {
+		if p, err := g.Decompose(plain.AppendTo(nil)); err != nil || p.MachineID != 5 || p.UnixMilli < g.StartedUnixMilli() {
 			t.Fatalf("decrypted local nonce of %d bits: %+v %v", bits, p, err)
 		}
 	}
@@ -86,7 +86,7 @@ func TestLocalRateAndDeadline(t *testing.T) {
 	l := g.Local()
 	checkRate64(t, c, l.Counter)
 
-	g.SetValidUntil(g.ClockUnixMs() + 5)
+	g.SetValidUntil(g.ClockUnixMilli() + 5)
 	if _, err := l.Encrypted(128); err != nil {
 		t.Fatal(err)
 	}

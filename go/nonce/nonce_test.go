@@ -2,9 +2,11 @@ package nonce
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/des"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
@@ -105,7 +107,7 @@ type nonceVectors struct {
 func TestLayoutVectors(t *testing.T) {
 	var v nonceVectors
 	testvectors.Read(t, "nonces.json", &v)
-	if v.Epoch != DefaultEpochUnixMs {
+	if v.Epoch != DefaultEpochUnixMilli {
 		t.Fatalf("epoch %d", v.Epoch)
 	}
 	for _, c := range v.Layout {
@@ -115,11 +117,11 @@ func TestLayoutVectors(t *testing.T) {
 		if n.String() != c.Hex {
 			t.Errorf("%d bits %d/%d/%d: got %s, want %s", c.Bits, c.Timestamp, c.Machine, c.Counter, n, c.Hex)
 		}
-		p, err := Decompose(unhex(t, c.Hex), 0)
+		p, err := Decompose(unhex(t, c.Hex), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.UnixMs != int64(c.Timestamp)+DefaultEpochUnixMs || p.MachineID != int(c.Machine) || p.Counter != c.Counter {
+		if p.UnixMilli != int64(c.Timestamp)+DefaultEpochUnixMilli || p.MachineID != int(c.Machine) || p.Counter != c.Counter {
 			t.Errorf("Decompose(%s) = %+v", c.Hex, p)
 		}
 	}
@@ -140,8 +142,8 @@ func TestGeneratorVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g.StartedUnixMs() != gv.Clock+1 {
-			t.Fatalf("started at %d, want the next millisecond %d", g.StartedUnixMs(), gv.Clock+1)
+		if g.StartedUnixMilli() != gv.Clock+1 {
+			t.Fatalf("started at %d, want the next millisecond %d", g.StartedUnixMilli(), gv.Clock+1)
 		}
 		return g
 	}
@@ -360,8 +362,8 @@ func TestClockStepsAndRestarts(t *testing.T) {
 	take(g)
 	c.setWall(1_767_225_600_000 - 3*365*24*3600*1000)
 	take(g)
-	if last.UnixMs < 1_767_225_600_000 {
-		t.Fatalf("the stepped wall clock leaked into a nonce: %d", last.UnixMs)
+	if last.UnixMilli < 1_767_225_600_000 {
+		t.Fatalf("the stepped wall clock leaked into a nonce: %d", last.UnixMilli)
 	}
 	// A restart with the wall clock right again: a new generator on the same id.
 	c.setWall(1_767_225_600_000 + int64(c.Monotonic()/time.Millisecond))
@@ -369,8 +371,8 @@ func TestClockStepsAndRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.StartedUnixMs() <= last.UnixMs {
-		t.Fatalf("restart at %d, last nonce at %d", h.StartedUnixMs(), last.UnixMs)
+	if h.StartedUnixMilli() <= last.UnixMilli {
+		t.Fatalf("restart at %d, last nonce at %d", h.StartedUnixMilli(), last.UnixMilli)
 	}
 	take(h)
 }
@@ -416,8 +418,8 @@ func TestCounter64RateAndBank(t *testing.T) {
 		t.Fatalf("a burst within the bank slept %v", c.sleptFor()-s)
 	}
 	p, _ := g.Decompose(buf[len(buf)-8:])
-	if now := c.WallUnixMilli(); p.UnixMs > now {
-		t.Fatalf("a nonce at %d is ahead of the clock %d", p.UnixMs, now)
+	if now := c.WallUnixMilli(); p.UnixMilli > now {
+		t.Fatalf("a nonce at %d is ahead of the clock %d", p.UnixMilli, now)
 	}
 }
 
@@ -427,7 +429,7 @@ func TestDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.SetValidUntil(g.StartedUnixMs() + 5)
+	g.SetValidUntil(g.StartedUnixMilli() + 5)
 	if _, err := g.Counter(128); err != nil {
 		t.Fatal(err)
 	}
@@ -436,8 +438,8 @@ func TestDeadlines(t *testing.T) {
 	// below the deadline (the core's rule: the deadline costs nothing per nonce).
 	if n, err := g.Counter(128); err != nil {
 		t.Fatalf("counter before any clock read: %v", err)
-	} else if p, _ := g.Decompose(n.AppendTo(nil)); p.UnixMs > g.StartedUnixMs()+5 {
-		t.Fatalf("a nonce past the deadline: %d", p.UnixMs)
+	} else if p, _ := g.Decompose(n.AppendTo(nil)); p.UnixMilli > g.StartedUnixMilli()+5 {
+		t.Fatalf("a nonce past the deadline: %d", p.UnixMilli)
 	}
 	if err := g.CheckDeadline(); !errors.Is(err, ErrDisabled) {
 		t.Fatalf("CheckDeadline past the deadline: %v", err)
@@ -454,7 +456,7 @@ func TestDeadlines(t *testing.T) {
 		t.Fatalf("Enable does not lift a deadline: %v", err)
 	}
 	// A later deadline (a renewal after a lapse) resumes it.
-	g.SetValidUntil(g.ClockUnixMs() + 100)
+	g.SetValidUntil(g.ClockUnixMilli() + 100)
 	if _, err := g.Counter(64); err != nil {
 		t.Fatalf("resumed: %v", err)
 	}
@@ -467,14 +469,14 @@ func TestDeadlines(t *testing.T) {
 
 func TestNotBeforeFloor(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 2, Clock: c, NotBeforeUnixMs: 1_767_225_600_300})
+	g, err := New(Options{MachineID: 2, Clock: c, NotBeforeUnixMilli: 1_767_225_600_300})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.StartedUnixMs() != 1_767_225_600_301 {
-		t.Fatalf("started at %d", g.StartedUnixMs())
+	if g.StartedUnixMilli() != 1_767_225_600_301 {
+		t.Fatalf("started at %d", g.StartedUnixMilli())
 	}
-	_, err = New(Options{MachineID: 2, Clock: c, NotBeforeUnixMs: 1_767_225_700_000})
+	_, err = New(Options{MachineID: 2, Clock: c, NotBeforeUnixMilli: 1_767_225_700_000})
 	if err == nil || !strings.Contains(err.Error(), "behind the floor") {
 		t.Fatalf("a floor 100 s ahead: %v", err)
 	}
@@ -484,7 +486,8 @@ func TestBadInput(t *testing.T) {
 	key := bytes.Repeat([]byte{1}, 32)
 	for _, o := range []Options{
 		{MachineID: 512}, {MachineID: -1}, {Key: key[:31]}, {Key: key, Cipher64: "des"},
-		{Key: key, Cipher128: "aes128"}, {EpochUnixMs: -5}, {EpochUnixMs: 4_000_000_000_000},
+		{Key: key, Cipher128: "aes128"}, {Epoch: time.UnixMilli(-5)}, {Epoch: time.UnixMilli(4_000_000_000_000)},
+		{Epoch: time.UnixMilli(5).Add(time.Microsecond)}, {MaxWait: -time.Second},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
@@ -509,7 +512,7 @@ func TestBadInput(t *testing.T) {
 	if err := g.Fill(Kind(7), 64, make([]byte, 8)); err == nil {
 		t.Error("Fill of Kind(7)")
 	}
-	if _, err := Decompose(make([]byte, 9), 0); err == nil {
+	if _, err := Decompose(make([]byte, 9), time.Time{}); err == nil {
 		t.Error("Decompose of 9 bytes")
 	}
 	if _, err := g.Decrypt(make([]byte, 8)); err == nil {
@@ -558,5 +561,148 @@ func TestFillSortable(t *testing.T) {
 	p, _ := g.Decompose(buf[:16])
 	if p.MachineID != 5 {
 		t.Fatalf("%+v", p)
+	}
+}
+
+func TestUnixEpoch(t *testing.T) {
+	// The CLI accepts --epoch 0: Go makes and reads the same nonces.
+	g, err := New(Options{MachineID: 3, Epoch: time.UnixMilli(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Epoch().Equal(time.UnixMilli(0)) {
+		t.Fatalf("epoch %v", g.Epoch())
+	}
+	n, _ := g.Counter(64)
+	p, err := Decompose(n.Bytes(), time.UnixMilli(0))
+	if err != nil || p.MachineID != 3 || p.UnixMilli < g.StartedUnixMilli() || p.UnixMilli > time.Now().UnixMilli() {
+		t.Fatalf("%+v %v", p, err)
+	}
+	// The timestamp field holds the Unix time itself.
+	if ts := int64(n.Uint64() >> 22); ts != p.UnixMilli {
+		t.Fatalf("timestamp field %d, Unix ms %d", ts, p.UnixMilli)
+	}
+	d, _ := New(Options{MachineID: 3})
+	if !d.Epoch().Equal(DefaultEpoch) || d.Epoch().UnixMilli() != DefaultEpochUnixMilli {
+		t.Fatalf("default epoch %v", d.Epoch())
+	}
+}
+
+func TestZeroGeneratorIssuesNothing(t *testing.T) {
+	var g Generator
+	if _, err := g.Counter(128); !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("Counter(128) of a zero Generator: %v", err)
+	}
+	for _, bits := range []int{64, 96} {
+		if _, err := g.Counter(bits); !errors.Is(err, ErrNotBuilt) {
+			t.Fatalf("Counter(%d): %v", bits, err)
+		}
+		if _, err := g.Sortable(bits); !errors.Is(err, ErrNotBuilt) {
+			t.Fatalf("Sortable(%d): %v", bits, err)
+		}
+	}
+	if err := g.Fill(Counter, 96, make([]byte, 24)); !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("Fill: %v", err)
+	}
+	if _, err := g.Local().Counter(128); !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("Local().Counter: %v", err)
+	}
+	if g.Enabled() {
+		t.Fatal("a zero Generator says it is enabled")
+	}
+	g.Enable()
+	if _, err := g.Counter(96); !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("after Enable: %v", err)
+	}
+}
+
+func TestSentinels(t *testing.T) {
+	g, _ := New(Options{MachineID: 1})
+	if _, err := g.Encrypted(96); !errors.Is(err, ErrNoKey) {
+		t.Fatalf("Encrypted without a key: %v", err)
+	}
+	if _, err := g.Decrypt(make([]byte, 12)); !errors.Is(err, ErrNoKey) {
+		t.Fatalf("Decrypt without a key: %v", err)
+	}
+	g.Disable()
+	if _, err := g.Counter(64); !errors.Is(err, ErrDisabled) || !strings.HasPrefix(err.Error(), "nonce: ") {
+		t.Fatalf("disabled: %v", err)
+	}
+	// An epoch whose 42-bit range has ended.
+	_, err := New(Options{MachineID: 1, Clock: newManual(DefaultEpochUnixMilli + 1<<42 + 10)})
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("an ended epoch: %v", err)
+	}
+}
+
+func TestNewContextStopsWaiting(t *testing.T) {
+	c := newManual(1_767_225_600_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := NewContext(ctx, Options{MachineID: 2, Clock: c, NotBeforeUnixMilli: 1_767_225_600_500})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled context: %v", err)
+	}
+}
+
+func TestNonceEncodings(t *testing.T) {
+	g, _ := New(Options{MachineID: 9})
+	for _, bits := range []int{64, 96, 128} {
+		n, _ := g.Sortable(bits)
+		j, err := json.Marshal(map[string]Nonce{"n": n})
+		if err != nil || string(j) != `{"n":"`+n.String()+`"}` {
+			t.Fatalf("json of %d bits: %s %v", bits, j, err)
+		}
+		var back map[string]Nonce
+		if err := json.Unmarshal(j, &back); err != nil || back["n"] != n {
+			t.Fatalf("json back: %v %v", back, err)
+		}
+		b, _ := n.MarshalBinary()
+		var nb Nonce
+		if err := nb.UnmarshalBinary(b); err != nil || nb != n {
+			t.Fatalf("binary: %v", err)
+		}
+		v, _ := n.Value()
+		var ns, nt Nonce
+		if err := ns.Scan(v); err != nil || ns != n {
+			t.Fatalf("Scan(bytes): %v", err)
+		}
+		if err := nt.Scan(strings.ToUpper(n.String())); err != nil || nt != n {
+			t.Fatalf("Scan(hex): %v", err)
+		}
+	}
+	var n Nonce
+	for _, bad := range []string{"", "0011", strings.Repeat("g", 16), strings.Repeat("0", 20)} {
+		if err := n.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("UnmarshalText(%q) accepted", bad)
+		}
+	}
+	if err := n.Scan(42); err == nil {
+		t.Error("Scan(42) accepted")
+	}
+	if _, err := (Nonce{}).MarshalText(); err == nil {
+		t.Error("the zero Nonce marshalled")
+	}
+}
+
+func TestEncryptIsDecryptsInverse(t *testing.T) {
+	g, _ := New(Options{MachineID: 4, Key: bytes.Repeat([]byte{7}, 32)})
+	for _, bits := range []int{64, 96, 128} {
+		e, _ := g.Encrypted(bits)
+		p, err := g.Decrypt(e.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := g.Encrypt(p.Bytes())
+		if err != nil || again != e {
+			t.Fatalf("%d bits: Encrypt(Decrypt(e)) = %v, want %v (%v)", bits, again, e, err)
+		}
+	}
+	if _, err := g.Encrypt(make([]byte, 5)); err == nil || !strings.Contains(err.Error(), "Encrypt") {
+		t.Errorf("5 bytes: %v", err)
+	}
+	plain, _ := New(Options{MachineID: 4})
+	if _, err := plain.Encrypt(make([]byte, 8)); !errors.Is(err, ErrNoKey) {
+		t.Errorf("no key: %v", err)
 	}
 }

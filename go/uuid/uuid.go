@@ -1,6 +1,7 @@
 package uuid
 
 import (
+	"database/sql/driver"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -18,9 +19,11 @@ type UUID [16]byte
 // Errors from parsing and extraction.
 var (
 	// ErrCompact: the text is not a compact (base64url, no padding) id.
-	ErrCompact = errors.New("nonceforge/uuid: not an id in compact form")
+	ErrCompact = errors.New("uuid: not an id in compact form")
 	// ErrText: the text is not a UUID in 8-4-4-4-12 hex form.
-	ErrText = errors.New("nonceforge/uuid: not a UUID in 8-4-4-4-12 hex form")
+	ErrText = errors.New("uuid: not a UUID in 8-4-4-4-12 hex form")
+	// ErrBinary: the bytes are not 16.
+	ErrBinary = errors.New("uuid: not 16 bytes")
 )
 
 // TextError is a parse error of the text or compact form: where the text
@@ -286,4 +289,46 @@ func fromCompact(s string, out []byte) error {
 		return &TextError{Kind: ErrCompact, Position: len(s) - 1, Rule: "the last character's spare bits must be zero (for 16 bytes: A, Q, g or w)"}
 	}
 	return nil
+}
+
+// MarshalText gives the canonical form, for encoding/json and friends.
+func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText reads the canonical form (Parse's rules).
+func (u *UUID) UnmarshalText(text []byte) error {
+	v, err := Parse(string(text))
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
+
+// MarshalBinary gives the 16 bytes.
+func (u UUID) MarshalBinary() ([]byte, error) { return append([]byte(nil), u[:]...), nil }
+
+// UnmarshalBinary reads 16 bytes.
+func (u *UUID) UnmarshalBinary(b []byte) error {
+	if len(b) != 16 {
+		return badLength(ErrBinary, len(b), 16, fmt.Sprintf("a UUID is 16 bytes, got %d", len(b)))
+	}
+	copy(u[:], b)
+	return nil
+}
+
+// Value stores the UUID as text (a PostgreSQL uuid column takes it).
+func (u UUID) Value() (driver.Value, error) { return u.String(), nil }
+
+// Scan reads a UUID stored as text or as 16 bytes.
+func (u *UUID) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		return u.UnmarshalText([]byte(v))
+	case []byte:
+		if len(v) == 16 {
+			return u.UnmarshalBinary(v)
+		}
+		return u.UnmarshalText(v)
+	}
+	return fmt.Errorf("uuid: Scan: a UUID is scanned from text or 16 bytes, got %T", src)
 }

@@ -2,8 +2,10 @@ package uuid
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,5 +248,38 @@ func TestNewV7FollowsTheWallClock(t *testing.T) {
 			}
 			seen[u] = true
 		}
+	}
+}
+
+func TestEncodings(t *testing.T) {
+	u := NewV7()
+	j, err := json.Marshal(struct{ ID UUID }{u})
+	if err != nil || string(j) != `{"ID":"`+u.String()+`"}` {
+		t.Fatalf("json: %s %v", j, err)
+	}
+	var back struct{ ID UUID }
+	if err := json.Unmarshal(j, &back); err != nil || back.ID != u {
+		t.Fatalf("json back: %v", err)
+	}
+	b, _ := u.MarshalBinary()
+	var fromBin, fromText, fromBytes UUID
+	if err := fromBin.UnmarshalBinary(b); err != nil || fromBin != u {
+		t.Fatal(err)
+	}
+	v, _ := u.Value()
+	if err := fromText.Scan(v); err != nil || fromText != u {
+		t.Fatal(err)
+	}
+	if err := fromBytes.Scan(u[:]); err != nil || fromBytes != u {
+		t.Fatal(err)
+	}
+	if err := fromBytes.UnmarshalBinary(b[:3]); !errors.Is(err, ErrBinary) {
+		t.Errorf("3 bytes: %v", err)
+	}
+	if err := fromBytes.Scan(7); err == nil || !strings.HasPrefix(err.Error(), "uuid: ") {
+		t.Errorf("Scan(7): %v", err)
+	}
+	if err := fromText.UnmarshalText([]byte("not-a-uuid")); !errors.Is(err, ErrText) {
+		t.Errorf("bad text: %v", err)
 	}
 }

@@ -79,8 +79,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 fn parse_ids(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
     let bad = || format!("{s:?}: use FIRST-LAST (e.g. 0-511) or one id, within 0..=511");
     let (a, b) = s.split_once('-').unwrap_or((s, s));
-    let a: u16 = a.trim().parse().map_err(|_| bad())?;
-    let b: u16 = b.trim().parse().map_err(|_| bad())?;
+    // Decimal digits only: `parse` would also take a sign ("+5").
+    let num = |t: &str| {
+        let t = t.trim();
+        if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        t.parse::<u16>().map_err(|_| bad())
+    };
+    let (a, b) = (num(a)?, num(b)?);
     if a > b || b > 511 {
         return Err(bad());
     }
@@ -328,7 +335,21 @@ mod tests {
     fn id_ranges() {
         assert_eq!(parse_ids("0-511").unwrap(), 0..=511);
         assert_eq!(parse_ids("7").unwrap(), 7..=7);
-        for bad in ["", "5-4", "0-512", "a-b", "-3"] {
+        assert_eq!(parse_ids(" 3 - 9 ").unwrap(), 3..=9);
+        // What the Go and Node faces refuse too.
+        for bad in [
+            "",
+            "5-4",
+            "0-512",
+            "a-b",
+            "-3",
+            "+5",
+            "0x10-0x1f",
+            "1_0",
+            "0-5 junk",
+            "1-2-3",
+            "99999999999",
+        ] {
             assert!(parse_ids(bad).is_err(), "{bad}");
         }
     }

@@ -12,6 +12,8 @@
 // random keys and values (aesni_test.go) and by the shared extid vectors.
 package aesni
 
+//go:generate python3 gen.py
+
 import (
 	"crypto/aes"
 	"crypto/cipher"

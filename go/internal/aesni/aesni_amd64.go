@@ -1,3 +1,5 @@
+//go:build gc && !purego
+
 package aesni
 
 import "golang.org/x/sys/cpu"
