@@ -1,6 +1,6 @@
 //! `nonceforge gen`: nonces, one a line, fast enough to pipe millions.
 
-use crate::{CliError, key, lease_cmd};
+use crate::{CliError, key, lease};
 use base64::Engine;
 use clap::{Args, ValueEnum};
 use nonceforge::{Bits, Cipher64, Cipher128, MachineId, NonceGenerator, NonceKind};
@@ -87,7 +87,7 @@ pub struct GenArgs {
     #[arg(long, value_name = "URL", conflicts_with_all = ["machine_id", "machine_id_env", "hosts"])]
     lease: Option<String>,
     #[command(flatten)]
-    lease_args: crate::lease_cmd::LeaseArgs,
+    lease_args: crate::lease::LeaseArgs,
 }
 
 fn parse_bits(s: &str) -> Result<u32, String> {
@@ -149,7 +149,7 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         )));
     }
     let lease = match &args.lease {
-        Some(url) => Some(lease_cmd::acquire_for_gen(url, &args.lease_args)?),
+        Some(url) => Some(lease::acquire_for_gen(url, &args.lease_args)?),
         None => None,
     };
     let builder = match &lease {
@@ -188,7 +188,7 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         Some(l) => {
             let result = match result {
                 Err(CliError::Nonce(nonceforge::Error::Disabled)) => {
-                    Err(CliError::Stopped(lease_cmd::why_disabled(&l)))
+                    Err(CliError::Stopped(lease::why_disabled(&l)))
                 }
                 other => other,
             };
@@ -207,7 +207,7 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
 }
 
 /// Writes `count` nonces, `rate` a second at most; stops early on a signal
-/// (with a lease: see `lease_cmd::catch_signals`).
+/// (with a lease: see `lease::catch_signals`).
 fn write_nonces(
     generator: &NonceGenerator,
     kind: NonceKind,
@@ -227,7 +227,7 @@ fn write_nonces(
     let mut left = count;
     let start = Instant::now();
     let mut made = 0u64;
-    while left > 0 && !lease_cmd::stopping() {
+    while left > 0 && !lease::stopping() {
         let n = left.min(batch as u64) as usize;
         let raw = &mut raw[..n * width];
         generator.fill(kind, bits, raw)?;

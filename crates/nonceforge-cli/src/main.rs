@@ -1,14 +1,11 @@
 //! `nonceforge`: make nonces from the command line, and measure them.
 
 mod bench;
-mod bench_extid;
-mod bench_seal;
 mod extid_cmd;
 mod gen_cmd;
 mod inspect_cmd;
 mod key;
-mod lease_bench;
-mod lease_cmd;
+mod lease;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -52,7 +49,7 @@ enum Command {
     ///   nonceforge lease release --backend postgres://app@db/app --id 12
     ///   nonceforge gen sortable --bits 64 -n 1000 --lease postgres://app@db/app
     #[command(subcommand, verbatim_doc_comment)]
-    Lease(lease_cmd::LeaseCommand),
+    Lease(lease::LeaseCommand),
     /// Take plain nonces apart: time, machine id, counter (one a line, as hex;
     /// or read from standard input). Any face's nonces: same layout everywhere.
     ///
@@ -69,7 +66,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen_cmd::run(args),
         Command::Extid(cmd) => extid_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
-        Command::Lease(cmd) => lease_cmd::run(cmd),
+        Command::Lease(cmd) => lease::run(cmd),
         Command::Inspect(args) => inspect_cmd::run(args),
     };
     match result {

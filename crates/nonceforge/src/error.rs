@@ -172,7 +172,9 @@ pub enum Error {
         bits: u32,
     },
     /// A key version outside 0..=15.
-    #[error("key version {version} is out of range: it must be in 0..={max} (4 bits)", max = crate::extid::MAX_KEY_VERSION)]
+    // 15 is extid::MAX_KEY_VERSION (asserted there): named here as a number so
+    // that this module imports no feature module.
+    #[error("key version {version} is out of range: it must be in 0..=15 (4 bits)")]
     KeyVersionOutOfRange {
         /// The version given.
         version: u8,
@@ -263,7 +265,7 @@ pub enum Error {
     },
     /// A seal or open refused by the nonce sanitizer.
     #[error("{0}")]
-    NonceReuse(Box<crate::aead::Violation>),
+    NonceReuse(Box<crate::violation::Violation>),
     /// A key of the wrong length for its algorithm.
     #[error("{argument}: a {algorithm} key is exactly {expected} bytes, got {len}")]
     KeyLength {

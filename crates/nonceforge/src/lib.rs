@@ -73,6 +73,7 @@ pub mod extid;
 pub mod machine;
 pub mod nonce;
 pub mod uuid;
+mod violation;
 
 pub use cipher::{Cipher64, Cipher128};
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -21,6 +21,8 @@ use zeroize::Zeroizing;
 
 /// The highest key version (versions travel in 4 bits).
 pub const MAX_KEY_VERSION: u8 = 15;
+// Error::KeyVersionOutOfRange says 0..=15 in its message.
+const _: () = assert!(MAX_KEY_VERSION == 15);
 
 /// Master keys under version numbers, one of them current.
 ///

@@ -2,8 +2,8 @@
 //! lease costs anything per nonce (the same rows with and without a lease, in
 //! alternating rounds of one run).
 
+use super::args::LeaseArgs;
 use crate::CliError;
-use crate::lease_cmd::LeaseArgs;
 use clap::Args;
 use nonceforge::{Bits, MachineId, NonceGenerator};
 use nonceforge_lease::Lease;

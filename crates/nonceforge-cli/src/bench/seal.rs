@@ -3,7 +3,7 @@
 //! 1350 and 8192 bytes. Every variant computes its nonce the same way, so the
 //! difference between rows is the guard.
 
-use crate::bench::{CHUNK, Op, Spec, Worker};
+use super::row::CHUNK;
 use nonceforge::aead::{GuardConfig, NonceMode, SanitizedLessSafeKey};
 use ring::aead as r;
 use std::hint::black_box;
@@ -59,8 +59,7 @@ fn nonce(i: u64, scramble: bool) -> r::Nonce {
 
 macro_rules! seal_op {
     ($field:ident, $bytes:expr, $scramble:expr) => {
-        |w: &mut Worker| {
-            let s = &mut w.seal;
+        |s: &mut SealState| {
             for _ in 0..CHUNK {
                 let n = nonce(s.i, $scramble);
                 s.i += 1;
@@ -98,9 +97,13 @@ macro_rules! at_each_size {
     };
 }
 
-pub(super) fn specs(
-    s: impl Fn(&'static str, &'static str, usize, &'static str, Op) -> Spec,
-) -> Vec<Spec> {
+/// A seal row's operation, on the thread's seal state.
+pub(super) type SealOp = fn(&mut SealState) -> u64;
+
+/// The rows, each made by `s` from (name, op, bytes, note, run).
+pub(super) fn specs<S>(
+    s: impl Fn(&'static str, &'static str, usize, &'static str, SealOp) -> S,
+) -> Vec<S> {
     [
         at_each_size!(s, "seal_ring_aes256gcm", "unwrapped", plain, true),
         at_each_size!(

@@ -7,11 +7,16 @@
 //! measured as bursts on banked idle time (sleep 250 ms, then spend 200 ms of
 //! bank), the way a real service meets it; `counter_sustained` shows the cap.
 
+mod extid;
+mod row;
+mod seal;
+
 use crate::CliError;
-use crate::bench_extid::{self, ExtState};
-use crate::bench_seal::{self, SealState};
 use clap::Args;
+use extid::ExtState;
 use nonceforge::{LocalNonces, MachineId, NonceGenerator};
+pub(crate) use row::{CHUNK, Method};
+use seal::SealState;
 use serde::Serialize;
 use std::hint::black_box;
 use std::io::{IsTerminal, Write};
@@ -110,19 +115,20 @@ struct Row {
     runs: usize,
 }
 
-/// How a row is measured.
+type Op = fn(&mut Worker) -> u64;
+
+/// What a row runs, on the part of the worker it needs: the nonce rows on
+/// the worker, the external-id and seal rows on their own state (which keeps
+/// those modules from importing this one).
 #[derive(Clone, Copy)]
-pub(crate) enum Method {
-    /// Run for the whole duration.
-    Timed,
-    /// Bursts on banked idle time (64-bit counter family).
-    Burst,
+enum Run {
+    Nonces(Op),
+    ExtIds(extid::ExtOp),
+    Seals(seal::SealOp),
 }
 
-pub(crate) type Op = fn(&mut Worker) -> u64;
-
 /// What one thread owns while measuring.
-pub(crate) struct Worker {
+struct Worker {
     /// One atomic shared by all threads of a row (the `atomic_u64` baseline).
     shared_atomic: &'static AtomicU64,
     generator: NonceGenerator,
@@ -130,8 +136,8 @@ pub(crate) struct Worker {
     buf8: Vec<[u8; 8]>,
     buf12: Vec<[u8; 12]>,
     buf16: Vec<[u8; 16]>,
-    pub(crate) ext: ExtState,
-    pub(crate) seal: SealState,
+    ext: ExtState,
+    seal: SealState,
 }
 
 static SHARED_ATOMIC: AtomicU64 = AtomicU64::new(0);
@@ -154,9 +160,6 @@ impl Worker {
     }
 }
 
-/// Calls per timing check for single-nonce rows.
-pub(crate) const CHUNK: u64 = 4096;
-
 macro_rules! single {
     ($e:expr) => {{
         for _ in 0..CHUNK {
@@ -177,7 +180,7 @@ macro_rules! batch {
     }};
 }
 
-pub(crate) struct Spec {
+struct Spec {
     name: &'static str,
     /// What is measured, where a row name covers more than one operation.
     op: &'static str,
@@ -188,7 +191,7 @@ pub(crate) struct Spec {
     bytes: usize,
     method: Method,
     note: &'static str,
-    run: Op,
+    run: Run,
 }
 
 impl Spec {
@@ -214,7 +217,7 @@ fn specs() -> Vec<Spec> {
         bytes: 0,
         method,
         note,
-        run,
+        run: Run::Nonces(run),
     };
     let mut all = vec![
         s("os_random", 64, Timed, "getrandom, 8 bytes", |_| {
@@ -327,19 +330,17 @@ fn specs() -> Vec<Spec> {
             batch!(w, fill_encrypted_128, buf16, usize::MAX)
         }),
     ];
-    all.extend(bench_extid::specs(|name, bits, method, op, note, run| {
-        Spec {
-            name,
-            op,
-            baseline: false,
-            bits,
-            bytes: 0,
-            method,
-            note,
-            run,
-        }
+    all.extend(extid::specs(|name, bits, method, op, note, run| Spec {
+        name,
+        op,
+        baseline: false,
+        bits,
+        bytes: 0,
+        method,
+        note,
+        run: Run::ExtIds(run),
     }));
-    all.extend(bench_seal::specs(|name, op, bytes, note, run| Spec {
+    all.extend(seal::specs(|name, op, bytes, note, run| Spec {
         name,
         op,
         baseline: false,
@@ -347,7 +348,7 @@ fn specs() -> Vec<Spec> {
         bytes,
         method: Method::Timed,
         note,
-        run,
+        run: Run::Seals(run),
     }));
     all
 }
@@ -509,9 +510,15 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
                 let (generator, barrier) = (&generator, &barrier);
                 s.spawn(move || {
                     let mut w = Worker::new(generator);
+                    // Called once per CHUNK operations: the indirection is noise.
+                    let op: Box<dyn Fn(&mut Worker) -> u64> = match spec.run {
+                        Run::Nonces(f) => Box::new(f),
+                        Run::ExtIds(f) => Box::new(move |w: &mut Worker| f(&mut w.ext)),
+                        Run::Seals(f) => Box::new(move |w: &mut Worker| f(&mut w.seal)),
+                    };
                     match spec.method {
-                        Method::Timed => run_timed(&mut w, spec.run, barrier, seconds),
-                        Method::Burst => run_bursts(&mut w, spec.run, barrier, seconds, threads),
+                        Method::Timed => run_timed(&mut w, &*op, barrier, seconds),
+                        Method::Burst => run_bursts(&mut w, &*op, barrier, seconds, threads),
                     }
                 })
             })
@@ -541,7 +548,12 @@ fn measure(spec: &Spec, threads: usize, seconds: f64) -> Result<Row, CliError> {
 }
 
 /// Runs `op` until `seconds` have passed; returns (ops, wall, cpu).
-fn run_timed(w: &mut Worker, op: Op, barrier: &Barrier, seconds: f64) -> (u64, Duration, Duration) {
+fn run_timed(
+    w: &mut Worker,
+    op: &dyn Fn(&mut Worker) -> u64,
+    barrier: &Barrier,
+    seconds: f64,
+) -> (u64, Duration, Duration) {
     let limit = Duration::from_secs_f64(seconds);
     op(w); // warm up: first block reservation, page faults
     barrier.wait();
@@ -559,7 +571,7 @@ fn run_timed(w: &mut Worker, op: Op, barrier: &Barrier, seconds: f64) -> (u64, D
 /// waking late does not dominate.
 fn run_bursts(
     w: &mut Worker,
-    op: Op,
+    op: &dyn Fn(&mut Worker) -> u64,
     barrier: &Barrier,
     seconds: f64,
     threads: usize,

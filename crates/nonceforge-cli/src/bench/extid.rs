@@ -7,7 +7,7 @@
 //! (a byte that keeps the id well formed). Batch rows encode 4096 independent
 //! ids a call; `extid_text` writes or parses the canonical UUID form.
 
-use crate::bench::{CHUNK, Method, Op, Spec, Worker};
+use super::row::{CHUNK, Method};
 use nonceforge::extid::{Decoded, ExtId, ExtIdCodec, ExtIdMode, Keyring};
 use std::hint::black_box;
 
@@ -96,9 +96,13 @@ fn decode_chain(c: &ExtIdCodec, id: &mut ExtId) {
     *id = black_box(x);
 }
 
-pub(super) fn specs(
-    s: impl Fn(&'static str, u32, Method, &'static str, &'static str, Op) -> Spec,
-) -> Vec<Spec> {
+/// An external-id row's operation, on the thread's external-id state.
+pub(super) type ExtOp = fn(&mut ExtState) -> u64;
+
+/// The rows, each made by `s` from (name, bits, method, op, note, run).
+pub(super) fn specs<S>(
+    s: impl Fn(&'static str, u32, Method, &'static str, &'static str, ExtOp) -> S,
+) -> Vec<S> {
     use Method::Timed;
     vec![
         s(
@@ -107,8 +111,8 @@ pub(super) fn specs(
             Timed,
             "encode",
             "chained",
-            |w: &mut Worker| {
-                encode_chain(&w.ext.aes, &mut w.ext.seq);
+            |e: &mut ExtState| {
+                encode_chain(&e.aes, &mut e.seq);
                 CHUNK
             },
         ),
@@ -118,8 +122,7 @@ pub(super) fn specs(
             Timed,
             "decode",
             "chained",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 let mut id = e.aes_ids[0];
                 decode_chain(&e.aes, &mut id);
                 e.aes_ids[0] = id;
@@ -132,8 +135,8 @@ pub(super) fn specs(
             Timed,
             "encode",
             "chained; 2 rounds",
-            |w: &mut Worker| {
-                encode_chain(&w.ext.feistel, &mut w.ext.seq);
+            |e: &mut ExtState| {
+                encode_chain(&e.feistel, &mut e.seq);
                 CHUNK
             },
         ),
@@ -143,8 +146,8 @@ pub(super) fn specs(
             Timed,
             "decode",
             "chained; 2 rounds",
-            |w: &mut Worker| {
-                decode_chain(&w.ext.feistel, &mut w.ext.id);
+            |e: &mut ExtState| {
+                decode_chain(&e.feistel, &mut e.id);
                 CHUNK
             },
         ),
@@ -154,8 +157,7 @@ pub(super) fn specs(
             Timed,
             "encode",
             "4096 ids a call (VAES)",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 e.aes.encode_batch(&e.input, &mut e.out).expect("in range");
                 black_box(&e.out);
                 BATCH as u64
@@ -167,8 +169,7 @@ pub(super) fn specs(
             Timed,
             "decode",
             "4096 ids a call (VAES)",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 e.aes
                     .decode_batch(&e.aes_ids, &mut e.decoded)
                     .expect("well formed");
@@ -182,8 +183,7 @@ pub(super) fn specs(
             Timed,
             "encode",
             "4096 ids a call (VAES)",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 e.feistel
                     .encode_batch(&e.input, &mut e.out)
                     .expect("in range");
@@ -197,8 +197,7 @@ pub(super) fn specs(
             Timed,
             "decode",
             "4096 ids a call (VAES)",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 e.feistel
                     .decode_batch(&e.feistel_ids, &mut e.decoded)
                     .expect("well formed");
@@ -212,8 +211,7 @@ pub(super) fn specs(
             Timed,
             "encode",
             "canonical UUID",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 for _ in 0..CHUNK {
                     black_box(e.id).write_uuid(&mut e.text);
                     black_box(&e.text);
@@ -227,8 +225,7 @@ pub(super) fn specs(
             Timed,
             "decode",
             "canonical UUID",
-            |w: &mut Worker| {
-                let e = &mut w.ext;
+            |e: &mut ExtState| {
                 e.id.write_uuid(&mut e.text);
                 let text = std::str::from_utf8(&e.text).expect("ASCII");
                 for _ in 0..CHUNK {
