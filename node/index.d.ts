@@ -126,7 +126,7 @@ export declare class NonceGenerator extends EventEmitter {
 export interface ExtIdOptions {
   /** 'feistel-uuid' (default), 'aes128' or 'cycle-walk'. */
   mode?: 'feistel-uuid' | 'aes128' | 'cycle-walk';
-  /** Key version stored in the id, 0..255 (default 1). */
+  /** Key version stored in the id, 0..15 (default 0, as in every face). */
   version?: number;
 }
 

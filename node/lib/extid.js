@@ -9,7 +9,7 @@ class ExtIdCodec {
   /**
    * @param {Buffer} key at least 32 bytes
    * @param {string} typeName e.g. 'user'
-   * @param {{mode?: 'aes'|'feistel', version?: number}} [options]
+   * @param {{mode?: 'feistel-uuid'|'aes128'|'cycle-walk', version?: number}} [options] version: the key version, 0..15 (default 0)
    */
   constructor(key, typeName, options = {}) {
     checkKey(key, 'key');
@@ -20,7 +20,7 @@ class ExtIdCodec {
       if (typeof mode !== 'string') throw argType('options.mode', 'of type string', mode);
       throw argValue('options.mode', "must be one of 'feistel-uuid', 'aes128', 'cycle-walk'", mode);
     }
-    if (version !== undefined) checkInteger(version, 'options.version', 0, 255);
+    if (version !== undefined) checkInteger(version, 'options.version', 0, 15);
     this._native = native('typeName', () => new binding.ExtIdCoder(key, typeName, mode, version));
   }
 

@@ -159,6 +159,7 @@ test('external ids: round trip, other keys and types refuse', () => {
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'User'), (e) => e.code === 'ERR_INVALID_ARG_VALUE' && /'typeName'/.test(e.message) && !/nonce/.test(e.message));
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'x' }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.mode' must be one of/));
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { version: 256 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.version"/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { version: 16 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.version"/));
   const c = new nf.ExtIdCodec(key, 'user');
   assert.throws(() => c.encode(-1), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq" is out of range/));
   assert.throws(() => c.encode(1.5), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq"/));

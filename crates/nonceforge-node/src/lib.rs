@@ -261,7 +261,9 @@ fn u64_of(v: Either<f64, BigInt>, name: &str) -> Result<u64> {
 
 #[napi]
 impl ExtIdCoder {
-    /// A codec for one type of id, under `key` (≥ 32 bytes) as key version `version`.
+    /// A codec for one type of id, under `key` (≥ 32 bytes) as key version
+    /// `version` (0..=15, default 0: every face's default, so one master key
+    /// gives one id space).
     #[napi(constructor, catch_unwind)]
     pub fn new(
         key: &[u8],
@@ -269,8 +271,10 @@ impl ExtIdCoder {
         mode: Option<String>,
         version: Option<u32>,
     ) -> Result<Self> {
-        let version = u8::try_from(version.unwrap_or(1))
-            .map_err(|_| invalid("version must be in 0..=255"))?;
+        let version = u8::try_from(version.unwrap_or(0))
+            .ok()
+            .filter(|v| *v <= nonceforge::extid::MAX_KEY_VERSION)
+            .ok_or_else(|| invalid("version must be in 0..=15"))?;
         let ring = Keyring::new(version, key).map_err(core_err)?;
         let mut b = ExtIdCodec::builder(&ring, &type_name);
         if let Some(m) = mode {

@@ -70,6 +70,20 @@ step "machine id by ALTER SYSTEM" su_sql -c "ALTER SYSTEM SET nonceforge.machine
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 step "suite as postgres" su_file -f "$here/nonceforge.sql"
 step "suite as app" app_file -f "$here/nonceforge.sql"
+# One id space across faces (docs/contracts.md): the server's external ids are
+# the command-line tool's for the same key, type, sequence number and random half.
+same_extids_as_cli() {
+    local cli; cli="$(cd "$here/../../../.." && pwd)/target/release/nonceforge"
+    [ -x "$cli" ] || { echo "no CLI at $cli (cargo build --release -p nonceforge-cli)"; return 1; }
+    local t seq rand ours theirs
+    for t in "user 42 7" "order 0 0" "invoice_line 72057594037927935 4611686018427387903"; do
+        set -- $t
+        ours=$(app_sql -At -c "SELECT extid_encode('$1', $2, $3)") || return 1
+        theirs=$(NONCEFORGE_EXTID_KEY="$extidhex" "$cli" extid encode --type "$1" --seq "$2" --rand "$3") || return 1
+        [ "$ours" = "$theirs" ] || { echo "extid $t: server $ours, CLI $theirs"; return 1; }
+    done
+}
+step "external ids: the same as the CLI's for the same key" same_extids_as_cli
 # 'lease' by a reload: the lease keeper starts only with the server, so nonces
 # refuse (never fall back to the old id or none) until a restart; back to 7.
 step "machine id 'lease' by reload" su_sql -c "ALTER SYSTEM SET nonceforge.machine_id = 'lease'" -c "SELECT pg_reload_conf()"
