@@ -118,7 +118,7 @@ export declare class NonceGenerator extends EventEmitter {
   /** Fill `out` (a whole number of nonces) in place. */
   fillInto<T extends Bytes>(kind: NonceKind, bits: NonceBits, out: T): T;
   decrypt(nonce: Bytes): Buffer;
-  inspect(nonce: Bytes): NonceParts;
+  decompose(nonce: Bytes): NonceParts;
   disable(): void;
   enable(): void;
 }

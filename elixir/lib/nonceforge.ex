@@ -120,7 +120,10 @@ defmodule Nonceforge do
 
   def init(opts),
     do:
-      raise(ArgumentError, "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}")
+      raise(
+        ArgumentError,
+        "init/1 takes a keyword list of options, got: #{Kernel.decompose(opts)}"
+      )
 
   @max_ts Bitwise.bsl(1, 42) - 1
   @day_ms 24 * 60 * 60 * 1000
@@ -158,14 +161,14 @@ defmodule Nonceforge do
       # either library during a switch), but said.
       unknown ->
         Logger.warning(
-          "Nonceforge.init/1: unknown option(s) #{Kernel.inspect(unknown)} ignored; known: #{Kernel.inspect(@init_opts)}"
+          "Nonceforge.init/1: unknown option(s) #{Kernel.decompose(unknown)} ignored; known: #{Kernel.decompose(@init_opts)}"
         )
     end
 
     name = Keyword.get(opts, :name, __MODULE__)
 
     unless is_atom(name) and not is_nil(name),
-      do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
+      do: raise(ArgumentError, "name must be an atom, got: #{Kernel.decompose(name)}")
 
     epoch = Keyword.get(opts, :epoch, @epoch)
 
@@ -173,7 +176,7 @@ defmodule Nonceforge do
 
     unless is_integer(epoch) and epoch >= 0 and epoch <= System.os_time(:millisecond) do
       raise ArgumentError,
-            "epoch must be Unix milliseconds (an integer), not before 1970 nor in the future, got: #{Kernel.inspect(epoch)}"
+            "epoch must be Unix milliseconds (an integer), not before 1970 nor in the future, got: #{Kernel.decompose(epoch)}"
     end
 
     crypt = crypt_opts(opts)
@@ -214,7 +217,7 @@ defmodule Nonceforge do
       do:
         raise(
           ArgumentError,
-          "mode must be :nononcense or :nonceforge, got: #{Kernel.inspect(mode)}"
+          "mode must be :nononcense or :nonceforge, got: #{Kernel.decompose(mode)}"
         )
 
     base_key = Keyword.get(opts, :base_key)
@@ -247,7 +250,7 @@ defmodule Nonceforge do
         ],
         ciphers[k] not in allowed do
       raise ArgumentError,
-            "alg #{ciphers[k]} is not supported for #{size}-bits nonces (#{k} must be one of #{Kernel.inspect(allowed)})"
+            "alg #{ciphers[k]} is not supported for #{size}-bits nonces (#{k} must be one of #{Kernel.decompose(allowed)})"
     end
 
     if mode == :nonceforge and
@@ -267,7 +270,7 @@ defmodule Nonceforge do
   end
 
   def check_url(url),
-    do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
+    do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.decompose(url)}")
 
   @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder)a
   @doc false
@@ -278,7 +281,7 @@ defmodule Nonceforge do
 
       unknown ->
         raise ArgumentError,
-              "unknown lease option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@lease_opts)}"
+              "unknown lease option(s) #{Kernel.decompose(unknown)}; known: #{Kernel.decompose(@lease_opts)}"
     end
 
     ms = fn key, default ->
@@ -291,7 +294,7 @@ defmodule Nonceforge do
 
         v ->
           raise ArgumentError,
-                "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.inspect(v)}"
+                "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.decompose(v)}"
       end
     end
 
@@ -304,7 +307,7 @@ defmodule Nonceforge do
 
         _ ->
           raise ArgumentError,
-                "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
+                "lease option ids must be a range within 0..511, got: #{Kernel.decompose(ids)}"
       end
 
     namespace = Keyword.get(opts, :namespace, "nonceforge")
@@ -330,7 +333,8 @@ defmodule Nonceforge do
   end
 
   def lease_options(opts),
-    do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
+    do:
+      raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.decompose(opts)}")
 
   @doc """
   A counter nonce of `bits` (64, 96 or 128) from the instance `name`.
@@ -382,7 +386,7 @@ defmodule Nonceforge do
 
   def get_datetime(name, <<ms::42, _::bits>> = nonce) when bit_size(nonce) in [64, 96, 128] do
     # The epoch: the time of a nonce whose 42 bits are zero.
-    {epoch, _machine_id, _counter} = nif_inspect(name, <<0::64>>)
+    {epoch, _machine_id, _counter} = nif_decompose(name, <<0::64>>)
     DateTime.from_unix!(epoch + ms, :millisecond)
   end
 
@@ -390,7 +394,7 @@ defmodule Nonceforge do
     do:
       raise(
         ArgumentError,
-        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}"
+        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.decompose(nonce)}"
       )
 
   @doc """
@@ -437,13 +441,13 @@ defmodule Nonceforge do
   end
 
   defp inspect_nonce(name, nonce) when is_binary(nonce) and byte_size(nonce) in [8, 12, 16],
-    do: nif_inspect(name, nonce)
+    do: nif_decompose(name, nonce)
 
   defp inspect_nonce(_name, nonce),
     do:
       raise(
         ArgumentError,
-        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}"
+        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.decompose(nonce)}"
       )
 
   @doc "The machine id of an instance."
@@ -497,21 +501,23 @@ defmodule Nonceforge do
   """
   @spec to_compact(binary()) :: String.t()
   def to_compact(id) when is_binary(id), do: nif_to_compact(id)
-  def to_compact(id), do: raise(ArgumentError, "id must be a binary, got: #{Kernel.inspect(id)}")
+
+  def to_compact(id),
+    do: raise(ArgumentError, "id must be a binary, got: #{Kernel.decompose(id)}")
 
   @doc "Parses the compact form (22 or 43 characters)."
   @spec from_compact(String.t()) :: binary()
   def from_compact(text) when is_binary(text), do: nif_from_compact(text)
 
   def from_compact(text),
-    do: raise(ArgumentError, "text must be a string, got: #{Kernel.inspect(text)}")
+    do: raise(ArgumentError, "text must be a string, got: #{Kernel.decompose(text)}")
 
   @doc "The Unix milliseconds in a UUIDv7 or tuid6 (its first 48 bits)."
   @spec uuid_unix_ms(<<_::128>>) :: non_neg_integer()
   def uuid_unix_ms(id) when is_binary(id) and byte_size(id) == 16, do: nif_uuid_unix_ms(id)
 
   def uuid_unix_ms(id),
-    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.inspect(id)}")
+    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.decompose(id)}")
 
   # NIF stubs (replaced when the library loads).
   @doc false
@@ -534,7 +540,7 @@ defmodule Nonceforge do
   @doc false
   def nif_nonces_dirty(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_inspect(_name, _nonce), do: :erlang.nif_error(:nif_not_loaded)
+  def nif_decompose(_name, _nonce), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_machine_id(_name), do: :erlang.nif_error(:nif_not_loaded)
   @doc false

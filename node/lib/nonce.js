@@ -303,9 +303,9 @@ class NonceGenerator extends EventEmitter {
   }
 
   /** `{ unixMs, machineId, counter }` of a counter or sortable nonce. */
-  inspect(nonce) {
+  decompose(nonce) {
     checkBuffer(nonce, 'nonce');
-    const [unixMs, machineId, counter] = native('nonce', () => this._native.inspect(nonce));
+    const [unixMs, machineId, counter] = native('nonce', () => this._native.decompose(nonce));
     return { unixMs, machineId, counter };
   }
 

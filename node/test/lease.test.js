@@ -71,7 +71,7 @@ function allDistinct(nonces) {
 
 // The millisecond a counter-96 nonce (hex) carries, Unix ms.
 function unixMsOf(generator, hex) {
-  return generator.inspect(Buffer.from(hex, 'hex')).unixMs;
+  return generator.decompose(Buffer.from(hex, 'hex')).unixMs;
 }
 
 for (const kind of stores.KINDS) {

@@ -7,7 +7,7 @@ import * as ca from '../crypto-async';
 const g = new nf.NonceGenerator({ machineId: 7, key: Buffer.alloc(32) });
 const a: Buffer = g.counter(96);
 const b: bigint = g.bigint('sortable', 64);
-const parts: nf.NonceParts = g.inspect(g.sortable());
+const parts: nf.NonceParts = g.decompose(g.sortable());
 const many: Buffer = g.many('encrypted', 128, 100);
 const filled: Uint8Array = g.fillInto('counter', 64, new Uint8Array(80));
 // @ts-expect-error bits must be 64, 96 or 128

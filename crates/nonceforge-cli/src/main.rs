@@ -1,9 +1,9 @@
 //! `nonceforge`: make nonces from the command line, and measure them.
 
 mod bench;
+mod decompose_cmd;
 mod extid_cmd;
 mod gen_cmd;
-mod inspect_cmd;
 mod key;
 mod lease;
 
@@ -54,10 +54,12 @@ enum Command {
     /// or read from standard input). Any face's nonces: same layout everywhere.
     ///
     /// Examples:
-    ///   nonceforge inspect 0014c0ba6b20e001
-    ///   nonceforge gen sortable --bits 96 -n 3 | nonceforge inspect --json
-    #[command(verbatim_doc_comment)]
-    Inspect(inspect_cmd::InspectArgs),
+    ///   nonceforge decompose 0014c0ba6b20e001
+    ///   nonceforge gen sortable --bits 96 -n 3 | nonceforge decompose --json
+    ///
+    /// (`inspect`, its earlier name, still works.)
+    #[command(verbatim_doc_comment, alias = "inspect")]
+    Decompose(decompose_cmd::DecomposeArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,7 +69,7 @@ fn main() -> ExitCode {
         Command::Extid(cmd) => extid_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
         Command::Lease(cmd) => lease::run(cmd),
-        Command::Inspect(args) => inspect_cmd::run(args),
+        Command::Decompose(args) => decompose_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -539,7 +539,7 @@ fn inspect_takes_nonces_apart() {
             &[],
         );
         let nonces = lines(&o);
-        let mut args = vec!["inspect", "--json"];
+        let mut args = vec!["decompose", "--json"];
         args.extend(nonces.iter().map(String::as_str));
         let o = nonceforge(&args, &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

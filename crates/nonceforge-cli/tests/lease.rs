@@ -59,7 +59,7 @@ impl Store {
 /// (timestamp Unix ms, machine id) of a plain nonce in hex.
 fn parts(hex_nonce: &str) -> (u64, u16) {
     let bytes = hex::decode(hex_nonce).unwrap_or_else(|_| panic!("not hex: {hex_nonce:?}"));
-    let p = layout::inspect(&bytes, DEFAULT_EPOCH_UNIX_MS).expect("a nonce");
+    let p = layout::decompose(&bytes, DEFAULT_EPOCH_UNIX_MS).expect("a nonce");
     (p.unix_ms, p.machine_id)
 }
 
@@ -729,7 +729,7 @@ fn library_floors_attach_rules_and_loss() {
     lease.attach(&g).unwrap();
     assert!(matches!(g.counter_64(), Err(Error::Disabled)));
     wait_renewal(&lease);
-    let ts = g.inspect(&g.sortable_64().unwrap()).unwrap().unix_ms;
+    let ts = g.decompose(&g.sortable_64().unwrap()).unwrap().unix_ms;
     assert!(ts > wall() + 50_000);
     lease.release().unwrap();
     assert!(matches!(g.sortable_64(), Err(Error::Disabled)));
@@ -758,7 +758,7 @@ fn library_floors_attach_rules_and_loss() {
         .unwrap();
     next.attach(&g2).unwrap();
     wait_renewal(&next);
-    assert!(g2.inspect(&g2.counter_64().unwrap()).unwrap().unix_ms > floor);
+    assert!(g2.decompose(&g2.counter_64().unwrap()).unwrap().unix_ms > floor);
 
     // Taken behind its back (an operator's eviction, then another process):
     // the holder finds out at its next renewal and stops for good.

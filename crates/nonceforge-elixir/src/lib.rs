@@ -365,7 +365,7 @@ fn encrypted<'a>(
             let len = bits.bytes();
             let p = i
                 .generator
-                .generate(base, bits)
+                .next(base, bits)
                 .map_err(|e| instance_error(i, e))?;
             p.write_to(&mut n[..len]).map_err(core_error)?;
             let e = i.generator.encrypt(&n[..len]).map_err(core_error)?;
@@ -385,10 +385,7 @@ fn encrypted<'a>(
                 })
                 .map_err(core_error)?;
             } else {
-                let p = i
-                    .generator
-                    .generate(base, source_bits)
-                    .map_err(core_error)?;
+                let p = i.generator.next(base, source_bits).map_err(core_error)?;
                 p.write_to(&mut n[..source_bits.bytes()])
                     .map_err(core_error)?;
             }
@@ -683,9 +680,12 @@ fn nif_nonces_dirty<'a>(
 
 /// `{unix_ms, machine_id, counter}` of a plain nonce.
 #[rustler::nif]
-fn nif_inspect<'a>(name: Term<'a>, nonce: Binary<'a>) -> NifResult<(u64, u16, u64)> {
+fn nif_decompose<'a>(name: Term<'a>, nonce: Binary<'a>) -> NifResult<(u64, u16, u64)> {
     let i = instance(name)?;
-    let p = i.generator.inspect(nonce.as_slice()).map_err(core_error)?;
+    let p = i
+        .generator
+        .decompose(nonce.as_slice())
+        .map_err(core_error)?;
     Ok((p.unix_ms, p.machine_id, p.counter))
 }
 

@@ -143,8 +143,8 @@ impl Generator {
 
     /// The parts of a counter or sortable nonce: `[unixMs, machineId, counter]`.
     #[napi(catch_unwind)]
-    pub fn inspect(&self, nonce: &[u8]) -> Result<(f64, u32, BigInt)> {
-        let p = self.inner.inspect(nonce).map_err(core_err)?;
+    pub fn decompose(&self, nonce: &[u8]) -> Result<(f64, u32, BigInt)> {
+        let p = self.inner.decompose(nonce).map_err(core_err)?;
         Ok((
             p.unix_ms as f64,
             p.machine_id as u32,
@@ -454,7 +454,7 @@ pub fn next_nonce_into(
     out: Unknown<'_>,
 ) -> Result<()> {
     let (k, b) = kind_bits(code)?;
-    let nonce = generator.generate(k, b).map_err(core_err)?;
+    let nonce = generator.next(k, b).map_err(core_err)?;
     let (ptr, len) = bulk::buffer_info(&env, &out)?;
     if len < b.bytes() {
         return Err(invalid(format!(

@@ -234,7 +234,7 @@ fn sortable_nonce(bits: i32) -> Vec<u8> {
         let bytes = nonce.to_vec();
         let ms = b
             .generator
-            .inspect(&bytes)
+            .decompose(&bytes)
             .unwrap_or_else(|e| raise(e))
             .unix_ms;
         b.state.admit(function, ms);

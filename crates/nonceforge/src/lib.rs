@@ -17,9 +17,9 @@
 //! let row_key: [u8; 16] = generator.sortable_128()?;       // increasing, carries its ms
 //! let token: [u8; 16] = generator.encrypted_128()?;        // unique and unpredictable
 //!
-//! let parts = generator.inspect(&row_key)?;
+//! let parts = generator.decompose(&row_key)?;
 //! assert_eq!(parts.machine_id, 7);
-//! assert_eq!(generator.inspect(&generator.decrypt_128(&token)?)?.machine_id, 7);
+//! assert_eq!(generator.decompose(&generator.decrypt_128(&token)?)?.machine_id, 7);
 //!
 //! // Hot loops: a per-thread handle writes no shared memory per nonce.
 //! let mut local = generator.local();
@@ -44,7 +44,7 @@
 //!   sort by millisecond, then machine id.
 //! * **Encrypted** nonces reveal nothing without the key but are no
 //!   authenticator: anyone can submit a random value. [`NonceGenerator::decrypt`]
-//!   always "succeeds"; check what it gives with [`NonceGenerator::inspect`].
+//!   always "succeeds"; check what it gives with [`NonceGenerator::decompose`].
 //! * Counter and encrypted nonces cannot be guessed only in the encrypted form;
 //!   never use counter nonces where a value must be unpredictable.
 //!
@@ -79,7 +79,7 @@ pub use cipher::{Cipher64, Cipher128};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Result};
 pub use machine::MachineId;
-pub use nonce::layout::{self, Bits, NonceParts, inspect};
+pub use nonce::layout::{self, Bits, NonceParts, decompose};
 pub use nonce::{
     LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind, SortableSequence,
     shared_sortable_word,

@@ -20,7 +20,7 @@ fn uninitialised_then_initialised_once() {
     assert_eq!(
         nonceforge::global()
             .unwrap()
-            .inspect(&n)
+            .decompose(&n)
             .unwrap()
             .machine_id,
         2

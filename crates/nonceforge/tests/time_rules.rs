@@ -19,7 +19,7 @@ fn build(clock: &ManualClock) -> NonceGenerator<ManualClock> {
 }
 
 fn ts_of(g: &NonceGenerator<ManualClock>, nonce: &[u8]) -> u64 {
-    g.inspect(nonce).unwrap().unix_ms
+    g.decompose(nonce).unwrap().unix_ms
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn sortable64_reaches_8192_per_ms_then_sleeps() {
         let n = g.sortable_64().unwrap();
         assert!(n > prev, "strictly increasing at #{i}");
         prev = n;
-        let p = g.inspect(&n).unwrap();
+        let p = g.decompose(&n).unwrap();
         assert_eq!(
             p.unix_ms,
             clock.wall_unix_ms(),
@@ -102,10 +102,10 @@ fn sortable64_reaches_8192_per_ms_then_sleeps() {
 fn sortable_counter_restarts_each_millisecond() {
     let clock = ManualClock::at_unix_ms(T0);
     let g = build(&clock);
-    let a = g.inspect(&g.sortable_96().unwrap()).unwrap();
-    let b = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    let a = g.decompose(&g.sortable_96().unwrap()).unwrap();
+    let b = g.decompose(&g.sortable_96().unwrap()).unwrap();
     clock.advance(Duration::from_millis(7));
-    let c = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    let c = g.decompose(&g.sortable_96().unwrap()).unwrap();
     assert_eq!((a.counter, b.counter, c.counter), (0, 1, 0));
     assert_eq!(c.unix_ms, a.unix_ms + 7);
 }
@@ -315,10 +315,10 @@ fn bad_input_is_refused_with_a_typed_error() {
         Err(Error::NonceLength { len: 13, .. })
     ));
     assert!(matches!(
-        g.inspect(&[0; 17]),
+        g.decompose(&[0; 17]),
         Err(Error::NonceLength { len: 17, .. })
     ));
-    let n = g.generate(NonceKind::Counter, Bits::B96).unwrap();
+    let n = g.next(NonceKind::Counter, Bits::B96).unwrap();
     let mut short = [0u8; 5];
     assert_eq!(
         n.write_to(&mut short),
@@ -341,10 +341,10 @@ fn sortable_handles_increase_and_never_collide() {
     let g = build(&clock);
     let (mut a, mut b) = (g.local(), g.local());
     let pa: Vec<_> = (0..5)
-        .map(|_| g.inspect(&a.sortable_96().unwrap()).unwrap())
+        .map(|_| g.decompose(&a.sortable_96().unwrap()).unwrap())
         .collect();
-    let pb = g.inspect(&b.sortable_96().unwrap()).unwrap();
-    let shared = g.inspect(&g.sortable_96().unwrap()).unwrap();
+    let pb = g.decompose(&b.sortable_96().unwrap()).unwrap();
+    let shared = g.decompose(&g.sortable_96().unwrap()).unwrap();
     // Slot in the high bits of the counter field, per-millisecond counter below.
     assert_eq!(
         pa.iter().map(|p| p.counter & 0x1f_ffff).collect::<Vec<_>>(),
@@ -354,7 +354,7 @@ fn sortable_handles_increase_and_never_collide() {
     assert!(slot(&pa[0]) >= 1 && slot(&pb) >= 1 && slot(&pa[0]) != slot(&pb));
     assert_eq!(slot(&shared), 0, "slot 0 is the shared sequence");
     clock.advance(Duration::from_millis(3));
-    let next = g.inspect(&a.sortable_96().unwrap()).unwrap();
+    let next = g.decompose(&a.sortable_96().unwrap()).unwrap();
     assert_eq!(next.unix_ms, pa[0].unix_ms + 3);
     assert_eq!(
         next.counter & 0x1f_ffff,
@@ -482,7 +482,7 @@ fn generators_sharing_one_sortable_word_never_collide() {
     assert_eq!(all.len(), 2 * per_thread);
     // 200,000 nonces at 8192 a millisecond span at least 25 ms of the clock.
     let last = runs.iter().map(|r| *r.last().unwrap()).max().unwrap();
-    let last_ms = a.inspect(&(last as u64).to_be_bytes()).unwrap().unix_ms;
+    let last_ms = a.decompose(&(last as u64).to_be_bytes()).unwrap().unix_ms;
     assert!(last_ms >= T0 + 25, "{last_ms}");
     assert!(clock.wall_unix_ms() >= last_ms);
 

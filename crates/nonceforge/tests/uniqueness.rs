@@ -46,7 +46,7 @@ fn thread_b(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits) -> Vec
     let mut buf = vec![0u8; 1000 * width];
     while out.len() < PER_THREAD {
         for _ in 0..1000 {
-            out.push(g.generate(kind, bits).unwrap().to_u128());
+            out.push(g.next(kind, bits).unwrap().to_u128());
         }
         g.fill(kind, bits, &mut buf).unwrap();
         out.extend(buf.chunks_exact(width).map(value));
@@ -105,7 +105,7 @@ fn run(kind: NonceKind, bits: Bits) {
         for &v in all.iter().step_by(1_000_003) {
             let bytes = &v.to_be_bytes()[16 - bits.bytes()..];
             let plain = g.decrypt(bytes).unwrap().to_vec();
-            assert_eq!(g.inspect(&plain).unwrap().machine_id, 77);
+            assert_eq!(g.decompose(&plain).unwrap().machine_id, 77);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (testdata/vectors/make_nonces.py), read back through every path that makes nonces.
 
 use nonceforge::{
-    Bits, Cipher64, Cipher128, MachineId, ManualClock, NonceGenerator, inspect, layout,
+    Bits, Cipher64, Cipher128, MachineId, ManualClock, NonceGenerator, decompose, layout,
 };
 use serde_json::Value;
 
@@ -30,7 +30,7 @@ fn layout_vectors() {
         let value = layout::compose(bits, ts, m, c);
         let bytes = value.to_be_bytes()[16 - bits.bytes()..].to_vec();
         assert_eq!(hex_of(&bytes), v["hex"].as_str().unwrap(), "{v}");
-        let parts = inspect(&bytes, epoch).unwrap();
+        let parts = decompose(&bytes, epoch).unwrap();
         assert_eq!(
             (parts.timestamp_ms, parts.machine_id, parts.counter),
             (ts, m, c)
@@ -73,7 +73,7 @@ fn counter_vectors_by_every_path() {
         let ng = generator(g, false, Cipher64::default(), Cipher128::default());
         let single: Vec<String> = (0..n)
             .map(|_| {
-                ng.generate(nonceforge::NonceKind::Counter, bits)
+                ng.next(nonceforge::NonceKind::Counter, bits)
                     .unwrap()
                     .to_string()
             })
@@ -155,7 +155,7 @@ fn encrypted_vectors() {
         );
         if i == 0 {
             let ng = generator(g, true, c64, c128);
-            let one = ng.generate(nonceforge::NonceKind::Encrypted, bits).unwrap();
+            let one = ng.next(nonceforge::NonceKind::Encrypted, bits).unwrap();
             assert_eq!(
                 one.to_string(),
                 v["hex"].as_str().unwrap(),

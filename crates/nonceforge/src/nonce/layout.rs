@@ -31,7 +31,7 @@
 //!   skipped), and the generator never lets that timestamp pass the clock.
 //! - **sortable**: the millisecond the nonce was made; the counter restarts at 0
 //!   every millisecond.
-//! - **encrypted**: a counter nonce, encrypted; [`inspect`] works on the decrypted one.
+//! - **encrypted**: a counter nonce, encrypted; [`decompose`] works on the decrypted one.
 
 use crate::error::{Error, Result};
 
@@ -127,7 +127,7 @@ pub const fn compose(bits: Bits, timestamp_ms: u64, machine_id: u16, counter: u6
 }
 
 /// Takes a nonce value apart, with `epoch_unix_ms` to give `unix_ms`.
-pub const fn decompose(bits: Bits, value: u128, epoch_unix_ms: u64) -> NonceParts {
+pub const fn decompose_value(bits: Bits, value: u128, epoch_unix_ms: u64) -> NonceParts {
     let (ts, m, counter) = match bits {
         Bits::B64 => (value >> 22, (value >> 13) & 0x1ff, value & 0x1fff),
         Bits::B96 => (value >> 54, (value >> 45) & 0x1ff, value & ((1 << 45) - 1)),
@@ -164,17 +164,17 @@ pub fn value_from_bytes(argument: &'static str, bytes: &[u8]) -> Result<(Bits, u
 /// Takes apart the plain nonce in `bytes` (its size from its length).
 ///
 /// ```
-/// use nonceforge::{inspect, layout::DEFAULT_EPOCH_UNIX_MS};
-/// let parts = inspect(&[0, 0, 0, 0, 0, 0x40, 0x20, 0x05], DEFAULT_EPOCH_UNIX_MS).unwrap();
+/// use nonceforge::{decompose, layout::DEFAULT_EPOCH_UNIX_MS};
+/// let parts = decompose(&[0, 0, 0, 0, 0, 0x40, 0x20, 0x05], DEFAULT_EPOCH_UNIX_MS).unwrap();
 /// assert_eq!((parts.timestamp_ms, parts.machine_id, parts.counter), (1, 1, 5));
 /// ```
-pub fn inspect(bytes: &[u8], epoch_unix_ms: u64) -> Result<NonceParts> {
+pub fn decompose(bytes: &[u8], epoch_unix_ms: u64) -> Result<NonceParts> {
     let (bits, v) = value_from_bytes("nonce", bytes)?;
     if bits == Bits::B128 && (v >> 64) & 0x1fff != 0 {
         // 13 bits that a plain 128-bit nonce always has clear.
         return Err(Error::NotPlainNonce { argument: "nonce" });
     }
-    Ok(decompose(bits, v, epoch_unix_ms))
+    Ok(decompose_value(bits, v, epoch_unix_ms))
 }
 
 /// The low `N` bytes of `value`, big-endian.
@@ -198,10 +198,10 @@ mod tests {
             let c = match bits { Bits::B128 => c, _ => c & ((1u64 << bits.counter_bits()) - 1) };
             let v = compose(bits, ts, m, c);
             prop_assert!(bits == Bits::B128 || v >> bits.bits() == 0);
-            let p = decompose(bits, v, 10);
+            let p = decompose_value(bits, v, 10);
             prop_assert_eq!((p.timestamp_ms, p.machine_id, p.counter, p.unix_ms), (ts, m, c, ts + 10));
             let bytes = v.to_be_bytes();
-            let p2 = inspect(&bytes[16 - bits.bytes()..], 10).unwrap();
+            let p2 = decompose(&bytes[16 - bits.bytes()..], 10).unwrap();
             prop_assert_eq!(p, p2);
         }
 
@@ -223,15 +223,15 @@ mod tests {
         );
         assert_eq!(compose(Bits::B128, 0, 0, u64::MAX), u64::MAX as u128);
         assert_eq!(compose(Bits::B128, 1, 0, 0), 1u128 << 86);
-        assert!(inspect(&[0u8; 7], 0).is_err());
-        assert!(inspect(&[0u8; 17], 0).is_err());
+        assert!(decompose(&[0u8; 7], 0).is_err());
+        assert!(decompose(&[0u8; 17], 0).is_err());
         let mut with_middle = [0u8; 16];
         with_middle[7] = 1;
         assert_eq!(
-            inspect(&with_middle, 0),
+            decompose(&with_middle, 0),
             Err(Error::NotPlainNonce { argument: "nonce" })
         );
-        let e = inspect(&[0u8; 7], 0).unwrap_err().to_string();
+        let e = decompose(&[0u8; 7], 0).unwrap_err().to_string();
         assert!(e.contains("8, 12 or 16") && e.contains("got 7"), "{e}");
         assert_eq!(Bits::new(96).unwrap(), Bits::B96);
         assert_eq!(Bits::new(32), Err(Error::InvalidSize { value: 32 }));

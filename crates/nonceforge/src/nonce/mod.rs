@@ -364,8 +364,8 @@ pub(crate) struct Shared<C: Clock> {
 /// let a: [u8; 12] = generator.counter_96()?;
 /// let b: [u8; 16] = generator.sortable_128()?;
 /// let c: [u8; 8] = generator.encrypted_64()?;
-/// assert_eq!(generator.inspect(&a)?.machine_id, 3);
-/// assert_eq!(generator.inspect(&generator.decrypt_64(&c)?)?.machine_id, 3);
+/// assert_eq!(generator.decompose(&a)?.machine_id, 3);
+/// assert_eq!(generator.decompose(&generator.decrypt_64(&c)?)?.machine_id, 3);
 /// # let _ = b;
 /// # Ok::<(), nonceforge::Error>(())
 /// ```
@@ -477,7 +477,7 @@ impl<C: Clock> NonceGenerator<C> {
     );
 
     /// A nonce of a kind and size chosen at run time.
-    pub fn generate(&self, kind: NonceKind, bits: Bits) -> Result<Nonce> {
+    pub fn next(&self, kind: NonceKind, bits: Bits) -> Result<Nonce> {
         let value = match kind {
             NonceKind::Counter => self.shared.counter(bits)?,
             NonceKind::Sortable => self.shared.sortable(bits)?,
@@ -566,8 +566,8 @@ impl<C: Clock> NonceGenerator<C> {
 
     /// The (timestamp, machine id, counter) of a plain nonce (8, 12 or 16 bytes).
     /// For an encrypted nonce, [`decrypt`](Self::decrypt) it first.
-    pub fn inspect(&self, nonce: &[u8]) -> Result<NonceParts> {
-        layout::inspect(nonce, self.shared.epoch_unix_ms)
+    pub fn decompose(&self, nonce: &[u8]) -> Result<NonceParts> {
+        layout::decompose(nonce, self.shared.epoch_unix_ms)
     }
 
     /// The counter or encrypted nonce of `tick`, a tick reserved outside this

@@ -1,12 +1,12 @@
-//! `nonceforge inspect`: the parts of plain nonces given as hex.
+//! `nonceforge decompose` (alias `inspect`): the parts of plain nonces given as hex.
 
 use crate::CliError;
 use clap::Args;
-use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, inspect};
+use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, decompose};
 use std::io::{BufRead, Write};
 
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub struct DecomposeArgs {
     /// Nonces as hex (16, 24 or 32 digits); none: read them from standard input, one a line.
     nonces: Vec<String>,
     /// The epoch they were made with, Unix milliseconds (default 2025-01-01).
@@ -17,14 +17,14 @@ pub struct InspectArgs {
     json: bool,
 }
 
-fn line(args: &InspectArgs, text: &str, out: &mut impl Write) -> Result<(), CliError> {
+fn line(args: &DecomposeArgs, text: &str, out: &mut impl Write) -> Result<(), CliError> {
     let text = text.trim();
     let bytes = hex::decode(text).map_err(|_| {
         CliError::Usage(format!(
             "{text:?} is not a nonce in hex: 16, 24 or 32 hex digits"
         ))
     })?;
-    let p = inspect(&bytes, args.epoch).map_err(CliError::Nonce)?;
+    let p = decompose(&bytes, args.epoch).map_err(CliError::Nonce)?;
     let r = if args.json {
         writeln!(
             out,
@@ -45,7 +45,7 @@ fn line(args: &InspectArgs, text: &str, out: &mut impl Write) -> Result<(), CliE
     r.map_err(CliError::Io)
 }
 
-pub fn run(args: InspectArgs) -> Result<(), CliError> {
+pub fn run(args: DecomposeArgs) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.nonces.is_empty() {
