@@ -122,7 +122,7 @@ defmodule Nonceforge do
     do:
       raise(
         ArgumentError,
-        "init/1 takes a keyword list of options, got: #{Kernel.decompose(opts)}"
+        "init/1 takes a keyword list of options, got: #{Kernel.inspect(opts)}"
       )
 
   @max_ts Bitwise.bsl(1, 42) - 1
@@ -161,14 +161,14 @@ defmodule Nonceforge do
       # either library during a switch), but said.
       unknown ->
         Logger.warning(
-          "Nonceforge.init/1: unknown option(s) #{Kernel.decompose(unknown)} ignored; known: #{Kernel.decompose(@init_opts)}"
+          "Nonceforge.init/1: unknown option(s) #{Kernel.inspect(unknown)} ignored; known: #{Kernel.inspect(@init_opts)}"
         )
     end
 
     name = Keyword.get(opts, :name, __MODULE__)
 
     unless is_atom(name) and not is_nil(name),
-      do: raise(ArgumentError, "name must be an atom, got: #{Kernel.decompose(name)}")
+      do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
 
     epoch = Keyword.get(opts, :epoch, @epoch)
 
@@ -176,7 +176,7 @@ defmodule Nonceforge do
 
     unless is_integer(epoch) and epoch >= 0 and epoch <= System.os_time(:millisecond) do
       raise ArgumentError,
-            "epoch must be Unix milliseconds (an integer), not before 1970 nor in the future, got: #{Kernel.decompose(epoch)}"
+            "epoch must be Unix milliseconds (an integer), not before 1970 nor in the future, got: #{Kernel.inspect(epoch)}"
     end
 
     crypt = crypt_opts(opts)
@@ -217,7 +217,7 @@ defmodule Nonceforge do
       do:
         raise(
           ArgumentError,
-          "mode must be :nononcense or :nonceforge, got: #{Kernel.decompose(mode)}"
+          "mode must be :nononcense or :nonceforge, got: #{Kernel.inspect(mode)}"
         )
 
     base_key = Keyword.get(opts, :base_key)
@@ -250,7 +250,7 @@ defmodule Nonceforge do
         ],
         ciphers[k] not in allowed do
       raise ArgumentError,
-            "alg #{ciphers[k]} is not supported for #{size}-bits nonces (#{k} must be one of #{Kernel.decompose(allowed)})"
+            "alg #{ciphers[k]} is not supported for #{size}-bits nonces (#{k} must be one of #{Kernel.inspect(allowed)})"
     end
 
     if mode == :nonceforge and
@@ -270,7 +270,7 @@ defmodule Nonceforge do
   end
 
   def check_url(url),
-    do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.decompose(url)}")
+    do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
 
   @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder)a
   @doc false
@@ -281,7 +281,7 @@ defmodule Nonceforge do
 
       unknown ->
         raise ArgumentError,
-              "unknown lease option(s) #{Kernel.decompose(unknown)}; known: #{Kernel.decompose(@lease_opts)}"
+              "unknown lease option(s) #{Kernel.inspect(unknown)}; known: #{Kernel.inspect(@lease_opts)}"
     end
 
     ms = fn key, default ->
@@ -294,7 +294,7 @@ defmodule Nonceforge do
 
         v ->
           raise ArgumentError,
-                "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.decompose(v)}"
+                "lease option #{key} must be milliseconds (1..86399999), got: #{Kernel.inspect(v)}"
       end
     end
 
@@ -307,7 +307,7 @@ defmodule Nonceforge do
 
         _ ->
           raise ArgumentError,
-                "lease option ids must be a range within 0..511, got: #{Kernel.decompose(ids)}"
+                "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
       end
 
     namespace = Keyword.get(opts, :namespace, "nonceforge")
@@ -333,8 +333,7 @@ defmodule Nonceforge do
   end
 
   def lease_options(opts),
-    do:
-      raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.decompose(opts)}")
+    do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
 
   @doc """
   A counter nonce of `bits` (64, 96 or 128) from the instance `name`.
@@ -394,7 +393,7 @@ defmodule Nonceforge do
     do:
       raise(
         ArgumentError,
-        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.decompose(nonce)}"
+        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}"
       )
 
   @doc """
@@ -447,7 +446,7 @@ defmodule Nonceforge do
     do:
       raise(
         ArgumentError,
-        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.decompose(nonce)}"
+        "nonce must be a binary of 8, 12 or 16 bytes, got: #{Kernel.inspect(nonce)}"
       )
 
   @doc "The machine id of an instance."
@@ -503,21 +502,21 @@ defmodule Nonceforge do
   def to_compact(id) when is_binary(id), do: nif_to_compact(id)
 
   def to_compact(id),
-    do: raise(ArgumentError, "id must be a binary, got: #{Kernel.decompose(id)}")
+    do: raise(ArgumentError, "id must be a binary, got: #{Kernel.inspect(id)}")
 
   @doc "Parses the compact form (22 or 43 characters)."
   @spec from_compact(String.t()) :: binary()
   def from_compact(text) when is_binary(text), do: nif_from_compact(text)
 
   def from_compact(text),
-    do: raise(ArgumentError, "text must be a string, got: #{Kernel.decompose(text)}")
+    do: raise(ArgumentError, "text must be a string, got: #{Kernel.inspect(text)}")
 
   @doc "The Unix milliseconds in a UUIDv7 or tuid6 (its first 48 bits)."
   @spec uuid_unix_ms(<<_::128>>) :: non_neg_integer()
   def uuid_unix_ms(id) when is_binary(id) and byte_size(id) == 16, do: nif_uuid_unix_ms(id)
 
   def uuid_unix_ms(id),
-    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.decompose(id)}")
+    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{Kernel.inspect(id)}")
 
   # NIF stubs (replaced when the library loads).
   @doc false
