@@ -6,6 +6,20 @@ fn hexd(s: &str) -> Vec<u8> {
     hex::decode(s.replace(' ', "")).unwrap()
 }
 
+/// Encrypts `buf` in place with a stream cipher (CTR or ChaCha20: no tag).
+fn keystream(alg: CipherAlg, key: &[u8], iv: &[u8], buf: &mut [u8]) {
+    cipher(
+        alg,
+        true,
+        key,
+        iv,
+        Data::InPlace(buf),
+        b"",
+        &mut Tag::new(0).unwrap(),
+    )
+    .unwrap();
+}
+
 #[test]
 fn names_resolve_without_regard_to_case() {
     assert_eq!(
@@ -119,17 +133,7 @@ fn aes_ctr_matches_sp800_38a_f_5_5() {
     let key = hexd("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
     let iv = hexd("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
     let mut buf = hexd("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51");
-    let mut tag = Tag::new(0).unwrap();
-    cipher(
-        CipherAlg::Aes256Ctr,
-        true,
-        &key,
-        &iv,
-        Data::InPlace(&mut buf),
-        b"",
-        &mut tag,
-    )
-    .unwrap();
+    keystream(CipherAlg::Aes256Ctr, &key, &iv, &mut buf);
     assert_eq!(
         hex::encode(&buf),
         "601ec313775789a5b7a7f504bbf3d228f443e3ca4d62b59aca84e990cacaf5c5"
@@ -141,28 +145,9 @@ fn ctr_counter_carries_through_all_128_bits() {
     // The IV ff..ff: the next block's counter is 00..00 (OpenSSL wraps the whole block).
     let key = [3u8; 16];
     let mut two = [0u8; 32];
-    let mut tag = Tag::new(0).unwrap();
-    cipher(
-        CipherAlg::Aes128Ctr,
-        true,
-        &key,
-        &[0xff; 16],
-        Data::InPlace(&mut two),
-        b"",
-        &mut tag,
-    )
-    .unwrap();
+    keystream(CipherAlg::Aes128Ctr, &key, &[0xff; 16], &mut two);
     let mut zero = [0u8; 16];
-    cipher(
-        CipherAlg::Aes128Ctr,
-        true,
-        &key,
-        &[0; 16],
-        Data::InPlace(&mut zero),
-        b"",
-        &mut tag,
-    )
-    .unwrap();
+    keystream(CipherAlg::Aes128Ctr, &key, &[0; 16], &mut zero);
     assert_eq!(two[16..], zero);
 }
 
@@ -174,17 +159,7 @@ fn chacha20_uses_openssls_iv_layout_and_wraps_at_2_pow_64() {
     iv[..4].copy_from_slice(&5u32.to_le_bytes());
     iv[4..].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     let mut ours = [0u8; 200];
-    let mut tag = Tag::new(0).unwrap();
-    cipher(
-        CipherAlg::ChaCha20,
-        true,
-        &key,
-        &iv,
-        Data::InPlace(&mut ours),
-        b"",
-        &mut tag,
-    )
-    .unwrap();
+    keystream(CipherAlg::ChaCha20, &key, &iv, &mut ours);
     // Below 2^32 blocks it is the IETF cipher with counter iv[0..4], nonce iv[4..16].
     let mut ietf = ::chacha20::ChaCha20::new((&key).into(), (&iv[4..]).try_into().unwrap());
     ietf.seek(5u64 * 64);
@@ -196,29 +171,11 @@ fn chacha20_uses_openssls_iv_layout_and_wraps_at_2_pow_64() {
     let mut last = [0xffu8; 16];
     last[8..].copy_from_slice(&[7; 8]);
     let mut a = [0u8; 128];
-    cipher(
-        CipherAlg::ChaCha20,
-        true,
-        &key,
-        &last,
-        Data::InPlace(&mut a),
-        b"",
-        &mut tag,
-    )
-    .unwrap();
+    keystream(CipherAlg::ChaCha20, &key, &last, &mut a);
     let mut first = [0u8; 16];
     first[8..].copy_from_slice(&[7; 8]);
     let mut b = [0u8; 64];
-    cipher(
-        CipherAlg::ChaCha20,
-        true,
-        &key,
-        &first,
-        Data::InPlace(&mut b),
-        b"",
-        &mut tag,
-    )
-    .unwrap();
+    keystream(CipherAlg::ChaCha20, &key, &first, &mut b);
     assert_eq!(a[64..], b);
 }
 
