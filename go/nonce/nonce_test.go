@@ -680,6 +680,19 @@ func TestNonceEncodings(t *testing.T) {
 	if err := n.Scan(42); err == nil {
 		t.Error("Scan(42) accepted")
 	}
+	// A bad length is refused by name and leaves the nonce as it was.
+	kept, _ := g.Counter(96)
+	for _, size := range []int{0, 1, 7, 9, 13, 15, 17, 32} {
+		n = kept
+		err := n.UnmarshalBinary(make([]byte, size))
+		var e *Error
+		if !errors.As(err, &e) || e.Op != "UnmarshalBinary" || n != kept {
+			t.Errorf("UnmarshalBinary(%d bytes): %v, nonce now %v", size, err, n)
+		}
+		if err := n.Scan(make([]byte, size)); err == nil || n != kept {
+			t.Errorf("Scan(%d bytes) accepted or wrote", size)
+		}
+	}
 	if _, err := (Nonce{}).MarshalText(); err == nil {
 		t.Error("the zero Nonce marshalled")
 	}
