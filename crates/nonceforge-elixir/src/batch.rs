@@ -8,7 +8,7 @@ use nonceforge::NonceKind;
 use rustler::types::atom::Atom;
 use rustler::{Binary, Env, NewBinary, NifResult, Term};
 
-pub(crate) fn kind_of(kind: Term<'_>) -> NifResult<NonceKind> {
+fn kind_of(kind: Term<'_>) -> NifResult<NonceKind> {
     match kind.decode::<Atom>() {
         Ok(a) if a == atoms::counter() => Ok(NonceKind::Counter),
         Ok(a) if a == atoms::sortable() => Ok(NonceKind::Sortable),

@@ -17,7 +17,7 @@ pub(crate) struct DisabledError {
 
 #[derive(NifException)]
 #[module = "RuntimeError"]
-pub(crate) struct RuntimeError {
+struct RuntimeError {
     pub(crate) message: String,
 }
 

@@ -23,7 +23,7 @@ pub(crate) struct CryptOpts<'a> {
     cipher128: Atom,
 }
 
-pub(crate) fn small(a: Atom, option: &str) -> NifResult<SmallCipher> {
+fn small(a: Atom, option: &str) -> NifResult<SmallCipher> {
     if a == atoms::blowfish() {
         Ok(SmallCipher::Blowfish)
     } else if a == atoms::des3() {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) static SIZE_TERMS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
 #[inline(always)]
-pub(crate) fn size_of(bits: Term<'_>) -> Option<Bits> {
+fn size_of(bits: Term<'_>) -> Option<Bits> {
     let t = term_bits(bits);
     if t == SIZE_TERMS[0].load(Ordering::Relaxed) {
         Some(Bits::B64)
@@ -30,7 +30,7 @@ pub(crate) fn size_of(bits: Term<'_>) -> Option<Bits> {
     }
 }
 
-pub(crate) fn bad_bits(bits: Term<'_>, function: &str) -> Error {
+fn bad_bits(bits: Term<'_>, function: &str) -> Error {
     arg_error(format!(
         "{function}: bits must be 64, 96 or 128, got: {bits:?}"
     ))
@@ -63,7 +63,7 @@ thread_local! {
 }
 
 #[inline(always)]
-pub(crate) fn with_local<R>(i: &'static Instance, f: impl FnOnce(&mut LocalNonces) -> R) -> R {
+fn with_local<R>(i: &'static Instance, f: impl FnOnce(&mut LocalNonces) -> R) -> R {
     LOCAL.with(|cell| {
         let mut handles = cell.borrow_mut();
         let key = i as *const Instance as usize;
@@ -198,7 +198,7 @@ pub(crate) fn encrypted_nonce_2<'a>(
     encrypted(env, instance(name)?, bits, NonceKind::Counter)
 }
 
-pub(crate) fn base_kind(base: Term<'_>) -> NifResult<NonceKind> {
+fn base_kind(base: Term<'_>) -> NifResult<NonceKind> {
     match base.decode::<Atom>() {
         Ok(a) if a == atoms::counter() => Ok(NonceKind::Counter),
         Ok(a) if a == atoms::sortable() => Ok(NonceKind::Sortable),

@@ -28,30 +28,30 @@ pub(crate) struct Instance {
 }
 
 /// The default name's instance (`Nonceforge`).
-pub(crate) static DEFAULT: AtomicPtr<Instance> = AtomicPtr::new(std::ptr::null_mut());
+static DEFAULT: AtomicPtr<Instance> = AtomicPtr::new(std::ptr::null_mut());
 /// The default name's atom term, set at load.
 pub(crate) static DEFAULT_NAME: AtomicU64 = AtomicU64::new(0);
 
-pub(crate) const TABLE: usize = 1024;
-pub(crate) struct Named {
+const TABLE: usize = 1024;
+struct Named {
     key: AtomicU64,
     instance: AtomicPtr<Instance>,
 }
-pub(crate) static NAMES: [Named; TABLE] = [const {
+static NAMES: [Named; TABLE] = [const {
     Named {
         key: AtomicU64::new(0),
         instance: AtomicPtr::new(std::ptr::null_mut()),
     }
 }; TABLE];
-pub(crate) static NAMES_WRITE: Mutex<()> = Mutex::new(());
+static NAMES_WRITE: Mutex<()> = Mutex::new(());
 /// Names beyond the table's `TABLE` slots: no fixed cap, a lock on their lookups.
-pub(crate) static MORE_NAMES: Mutex<Vec<(u64, usize)>> = Mutex::new(Vec::new());
+static MORE_NAMES: Mutex<Vec<(u64, usize)>> = Mutex::new(Vec::new());
 
-pub(crate) fn slot_of(key: u64) -> usize {
+fn slot_of(key: u64) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize % TABLE
 }
 
-pub(crate) fn name_key(name: Term<'_>) -> NifResult<u64> {
+fn name_key(name: Term<'_>) -> NifResult<u64> {
     if !name.is_atom() {
         return Err(arg_error(format!(
             "name must be an atom (the instance's name), got: {name:?}"
@@ -67,7 +67,7 @@ pub(crate) fn term_bits(term: Term<'_>) -> u64 {
     unsafe { std::mem::transmute::<rustler::sys::ErlNifTerm, usize>(term.as_c_arg()) as u64 }
 }
 
-pub(crate) fn uninitialized(name: &str) -> Error {
+fn uninitialized(name: &str) -> Error {
     Error::RaiseTerm(Box::new(UninitializedError {
         message: format!(
             "instance {name} is not initialized: call Nonceforge.init(name: {name}, machine_id: ...) first"
