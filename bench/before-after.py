@@ -59,8 +59,8 @@ def cli_rows(tree, seconds):
     rows = {}
     for line in out.splitlines():
         r = json.loads(line)
-        key = " ".join(str(x) for x in (r["name"], r.get("op", ""), r["bits"] or "",
-                                       f'{r["bytes"]} B' if r.get("bytes") else "") if x)
+        # The AEAD rows carry their message size in `op` already ("64B").
+        key = " ".join(str(x) for x in (r["name"], r.get("op", ""), r["bits"] or "") if x)
         rows[key] = r["ops_per_sec"] / 1e6  # M op/s
     return rows
 
@@ -111,7 +111,10 @@ def main():
         p.error("--rounds: 1..50")
     if not 0.05 <= a.seconds <= 5:
         p.error("--seconds: 0.05..5")
-    rev = sh(["git", "rev-parse", "--short", a.rev], ROOT).strip()
+    try:
+        rev = sh(["git", "rev-parse", "--short", "--verify", "--quiet", a.rev + "^{commit}"], ROOT).strip()
+    except subprocess.CalledProcessError:
+        p.error(f"rev: {a.rev!r} is not a commit of this repository")
     tree = prepare(rev, faces)
     head = sh(["git", "rev-parse", "--short", "HEAD"], ROOT).strip()
     for face in faces:
