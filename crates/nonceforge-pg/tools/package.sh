@@ -10,7 +10,9 @@ major="${1:?usage: package.sh MAJOR PG_CONFIG OUT_DIR}"
 pg_config="${2:?usage: package.sh MAJOR PG_CONFIG OUT_DIR}"
 out="${3:?usage: package.sh MAJOR PG_CONFIG OUT_DIR}"
 crate="$(cd "$(dirname "$0")/.." && pwd)"
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$crate/Cargo.toml" | head -1)
+# No pipeline here stops reading before its writer ends: under pipefail the
+# writer's SIGPIPE (exit 141) would fail the build at random (it did, in CI).
+version=$(awk -F'"' '/^version = / { print $2; exit }' "$crate/Cargo.toml")
 got=$("$pg_config" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 [ "$got" = "$major" ] || { echo "package.sh: $pg_config is PostgreSQL $got, not $major" >&2; exit 2; }
 mkdir -p "$out"
@@ -45,8 +47,8 @@ glibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V 
 deps="postgresql-$major, libc6 (>= $glibc)"
 for lib in $(objdump -p "$so" | awk '/NEEDED/ { print $2 }'); do
     case "$lib" in libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) continue ;; esac
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
-    pkg=$( [ -n "$path" ] && dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1 || true)
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && path == "" { path = $NF } END { print path }')
+    pkg=$( [ -n "$path" ] && dpkg -S "$path" 2>/dev/null | awk -F: 'NR == 1 { print $1 }' || true)
     [ -n "$pkg" ] || { echo "package.sh: no Debian package provides $lib" >&2; exit 1; }
     deps="$deps, $pkg"
 done

@@ -11,7 +11,7 @@ out=$(mktemp -d /tmp/nonceforge-packages.XXXXXX)
 trap 'dpkg -r postgresql-15-nonceforge >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
 "$crate/tools/package.sh" 15 /usr/lib/postgresql/15/bin/pg_config "$out" >/dev/null
 "$crate/tools/package.sh" 18 /opt/nonceforge-pg/18/bin/pg_config "$out" >/dev/null
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$crate/Cargo.toml" | head -1)
+version=$(awk -F'"' '/^version = / { print $2; exit }' "$crate/Cargo.toml")
 deb="$out/postgresql-15-nonceforge_${version}-1_amd64.deb"
 tarball="$out/nonceforge-$version-pg18-linux-x86_64.tar.gz"
 info=$(dpkg-deb --info "$deb"); contents=$(dpkg-deb --contents "$deb")

@@ -49,9 +49,9 @@ start_at() { # start_at DATADIR PORT [options]
 stop_at() { as_pg "$pgbin/pg_ctl" -D "$1" -m "${2:-fast}" -w stop >/dev/null; }
 passed=0
 check() { # check NAME: the values so far are distinct
-    local bad; bad=$(all_values | awk '!(NF == 2 && $1 ~ /^[a-z0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && (length($2) == 16 || length($2) == 24 || length($2) == 32))' | head -1)
+    local bad; bad=$(all_values | awk '!(NF == 2 && $1 ~ /^[a-z0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && (length($2) == 16 || length($2) == 24 || length($2) == 32)) && bad == "" { bad = $0 } END { print bad }')
     [ -z "$bad" ] || { echo "--- failed: $1: a malformed value line: $bad"; echo "scenarios: $passed passed, 1 failed"; exit 1; }
-    local dups; dups=$(all_values | sort | uniq -d | head -3)
+    local dups; dups=$(all_values | sort | uniq -d | awk 'NR <= 3')
     if [ -n "$dups" ]; then
         echo "--- failed: $1: repeated values: $dups"; echo "scenarios: $passed passed, 1 failed"; exit 1
     fi
@@ -256,8 +256,9 @@ cli_gen() { # cli_gen KIND BITS LABEL [lease options]: 3000 values into a values
 start_at "$backup" "$port" "${leased[@]}"
 emit "$port" postgres
 pg_id=$(status "$port" | cut -d' ' -f1)
-"$cli" lease status --backend "$store" --namespace scenarios | grep -q "postgresql/" ||
-    fail "the tool does not see the server's lease: $("$cli" lease status --backend "$store" --namespace scenarios)"
+leases=$("$cli" lease status --backend "$store" --namespace scenarios)
+grep -q "postgresql/" <<<"$leases" ||
+    fail "the tool does not see the server's lease: $leases"
 cli_gen counter 64 c64 > "$cluster_dir/cli1.id" & cli_gen sortable 64 s64 > "$cluster_dir/cli2.id" &
 emit "$port" postgres; wait
 for f in cli1 cli2; do
