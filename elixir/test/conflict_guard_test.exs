@@ -3,6 +3,7 @@ defmodule Nonceforge.ConflictGuardTest do
   # BEAM. When the other node connects with the same machine id, the newer
   # instance — the other node's — is disabled; different ids leave both alone.
   use ExUnit.Case, async: false
+  import Nonceforge.Test.Eventually
 
   @moduletag timeout: 120_000
 
@@ -32,14 +33,6 @@ defmodule Nonceforge.ConflictGuardTest do
   end
 
   defp kill(port), do: Nonceforge.Test.Beam.kill(port)
-
-  defp eventually(f, tries \\ 100) do
-    cond do
-      f.() -> true
-      tries == 0 -> false
-      true -> Process.sleep(50) && eventually(f, tries - 1)
-    end
-  end
 
   test "a clash disables the newer node's instance; the older one goes on" do
     :ok = Nonceforge.init(name: :guarded, machine_id: 9)

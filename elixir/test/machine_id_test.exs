@@ -5,6 +5,7 @@ defmodule Nonceforge.MachineIdTest do
   # test's own to lose leases on demand, telemetry through a stand-in
   # :telemetry. Not async: trees and stores are named globally.
   use ExUnit.Case, async: false
+  import Nonceforge.Test.Eventually
   alias Nonceforge.Errors.{DisabledError, UninitializedError}
   alias Nonceforge.MachineId
   alias Nonceforge.MachineId.Strategy.{EnvironmentVariable, HostIdentifiers, RedisLease, SqlLease}
@@ -171,8 +172,7 @@ defmodule Nonceforge.MachineIdTest do
     end
 
     assert {:release, {:lease, 40}} in Flaky.calls()
-    Process.sleep(1500)
-    assert MachineId.machine_id(:flaky_tree) == 41
+    assert eventually(fn -> MachineId.machine_id(:flaky_tree) == 41 end)
     assert Nonceforge.machine_id(:flaky_a) == 41 and Nonceforge.machine_id(:flaky_b) == 41
     assert byte_size(Nonceforge.nonce(:flaky_a, 128)) == 16
   after
@@ -200,9 +200,9 @@ defmodule Nonceforge.MachineIdTest do
 
     assert_receive {:telemetry, [:nonceforge, :machine_id, :lease, :retry],
                     %{attempt: 1, delay_ms: _}, %{operation: :renew, reason: :timeout}},
-                   1000
+                   5000
 
-    assert_receive {:lost, :expired}, 1000
+    assert_receive {:lost, :expired}, 5000
     assert_raise DisabledError, fn -> Nonceforge.nonce(:expiring, 64) end
   after
     Process.whereis(:telemetry_listener) && Process.unregister(:telemetry_listener)
