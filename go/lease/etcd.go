@@ -1,6 +1,9 @@
 package lease
 
-// etcd: a key per id attached to an etcd lease, created in a transaction only if absent.
+// etcd, lease protocol 2: /{ns}/meta ("2 {incarnation}"), /{ns}/lease/{id}
+// ("{grant} {holder}", attached to an etcd lease, created only if absent),
+// /{ns}/rec/{id} ("v2 {grant} {token} {floor} {holder}"): the Rust crate's
+// store/etcd.rs, transaction for transaction.
 
 import (
 	"context"
@@ -15,6 +18,14 @@ import (
 )
 
 func connectEtcd(ctx context.Context, rest, shown string) (store, string, error) {
+	var user, password string
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		u, p, ok := strings.Cut(rest[:at], ":")
+		if !ok || u == "" {
+			return nil, shown, badURL(shown, "etcd credentials are user:password@ before the endpoints")
+		}
+		user, password, rest = u, p, rest[at+1:]
+	}
 	rest = strings.TrimRight(rest, "/")
 	if rest == "" {
 		return nil, shown, badURL(shown, "no endpoint: etcd://host:port[,host:port…]")
@@ -31,7 +42,7 @@ func connectEtcd(ctx context.Context, rest, shown string) (store, string, error)
 		eps = append(eps, "http://"+ep)
 	}
 	dl, _ := ctx.Deadline()
-	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: max(time.Until(dl), 100*time.Millisecond), Context: context.Background()})
+	c, err := clientv3.New(clientv3.Config{Endpoints: eps, Username: user, Password: password, DialTimeout: max(time.Until(dl), 100*time.Millisecond), Context: context.Background()})
 	if err != nil {
 		return nil, shown, unreachable(shown, err)
 	}
@@ -42,53 +53,134 @@ func connectEtcd(ctx context.Context, rest, shown string) (store, string, error)
 	return &etcdStore{c: c}, shown, nil
 }
 
-// etcd: docs/lease-protocol.md, "etcd".
 type etcdStore struct{ c *clientv3.Client }
 
+func metaKey(ns string) string          { return "/" + ns + "/meta" }
 func leaseKey(ns string, id int) string { return fmt.Sprintf("/%s/lease/%d", ns, id) }
 func recKey(ns string, id int) string   { return fmt.Sprintf("/%s/rec/%d", ns, id) }
 
-func recValue(token uint64, floor int64, holder string) string {
-	return fmt.Sprintf("%d %d %s", token, floor, holder)
+type rec struct {
+	grant        string // "" when released or evicted
+	token, floor uint64
+	holder       string
 }
 
-// parseRec reads "token floor holder".
-func parseRec(v []byte) (uint64, int64) {
-	f := strings.SplitN(string(v), " ", 3)
-	var token uint64
-	var floor int64
-	if len(f) > 0 {
-		token, _ = strconv.ParseUint(f[0], 10, 64)
+func recValue(grant string, token uint64, floor int64, holder string) string {
+	if grant == "" {
+		grant = "-"
 	}
-	if len(f) > 1 {
-		floor, _ = strconv.ParseInt(f[1], 10, 64)
+	return fmt.Sprintf("v2 %s %d %d %s", grant, token, floor, holder)
+}
+
+func digits(s string) (uint64, bool) {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
+		return 0, false
 	}
-	return token, floor
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// parseRec reads a record strictly: anything else is an error, never token 0 and floor 0.
+func parseRec(key string, v []byte) (rec, error) {
+	bad := refused(fmt.Sprintf("%s is malformed or not a lease protocol 2 record (%q): protocol-1 members may use this namespace", key, v[:min(len(v), 80)]))
+	f := strings.SplitN(string(v), " ", 5)
+	if len(f) != 5 || f[0] != "v2" || f[1] == "" {
+		return rec{}, bad
+	}
+	token, ok1 := digits(f[2])
+	floor, ok2 := digits(f[3])
+	if !ok1 || !ok2 {
+		return rec{}, bad
+	}
+	r := rec{grant: f[1], token: token, floor: floor, holder: f[4]}
+	if r.grant == "-" {
+		r.grant = ""
+	}
+	return r, nil
+}
+
+func parseMeta(key string, v []byte) (string, error) {
+	inc, ok := strings.CutPrefix(string(v), "2 ")
+	if !ok || inc == "" || strings.Contains(inc, " ") {
+		return "", refused(fmt.Sprintf("%s is not a lease protocol 2 namespace record (%q)", key, v[:min(len(v), 80)]))
+	}
+	return inc, nil
 }
 
 func ttlSecs(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
 
-func (e *etcdStore) take(ctx context.Context, s *settled, id int, capMs int64, prev []byte) (*grant, error) {
+// ours: the lease key is the one g created, in the store g was made in.
+func ours(ns string, g *grant) []clientv3.Cmp {
+	return []clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(leaseKey(ns, g.id)), "=", int64(g.token)),
+		clientv3.Compare(clientv3.Value(metaKey(ns)), "=", "2 "+g.incarnation),
+	}
+}
+
+// meta returns the namespace's incarnation, creating its record when there
+// is none, unless records of another protocol are there.
+func (e *etcdStore) meta(ctx context.Context, ns string) (string, error) {
+	for {
+		resp, err := e.c.Get(ctx, metaKey(ns))
+		if err != nil {
+			return "", err
+		}
+		if len(resp.Kvs) > 0 {
+			return parseMeta(metaKey(ns), resp.Kvs[0].Value)
+		}
+		recs, err := e.c.Get(ctx, "/"+ns+"/rec/", clientv3.WithPrefix())
+		if err != nil {
+			return "", err
+		}
+		for _, kv := range recs.Kvs {
+			if _, err := parseRec(string(kv.Key), kv.Value); err != nil {
+				return "", err
+			}
+		}
+		if _, err := e.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(metaKey(ns)), "=", 0)).
+			Then(clientv3.OpPut(metaKey(ns), "2 "+randomID())).Commit(); err != nil {
+			return "", err
+		}
+	}
+}
+
+// take creates the lease key for id if absent, attached to a fresh etcd
+// lease, and writes the record; the etcd lease is revoked whenever no grant
+// comes of it. nil: someone else has it, or the namespace's record changed.
+func (e *etcdStore) take(ctx context.Context, s *settled, id int, capMs int64, grantID, inc string, prev []byte) (*grant, error) {
 	lg, err := e.c.Grant(ctx, ttlSecs(s.ttl))
 	if err != nil {
 		return nil, err
 	}
+	g, err := e.takeWith(ctx, s, id, capMs, grantID, inc, prev, lg.ID)
+	if g == nil || err != nil {
+		_, _ = e.c.Revoke(context.Background(), lg.ID)
+	}
+	return g, err
+}
+
+func (e *etcdStore) takeWith(ctx context.Context, s *settled, id int, capMs int64, grantID, inc string, prev []byte, lease clientv3.LeaseID) (*grant, error) {
 	lk, rk := leaseKey(s.ns, id), recKey(s.ns, id)
-	when := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(lk), "=", 0)}
+	when := []clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(lk), "=", 0),
+		clientv3.Compare(clientv3.Value(metaKey(s.ns)), "=", "2 "+inc),
+	}
 	if prev != nil {
 		when = append(when, clientv3.Compare(clientv3.Value(rk), "=", string(prev)))
 	}
-	resp, err := e.c.Txn(ctx).If(when...).Then(clientv3.OpPut(lk, s.holder, clientv3.WithLease(lg.ID)), clientv3.OpGet(rk)).Commit()
-	if err != nil {
+	resp, err := e.c.Txn(ctx).If(when...).Then(clientv3.OpPut(lk, grantID+" "+s.holder, clientv3.WithLease(lease)), clientv3.OpGet(rk)).Commit()
+	if err != nil || !resp.Succeeded {
 		return nil, err
 	}
-	if !resp.Succeeded {
-		_, _ = e.c.Revoke(ctx, lg.ID)
-		return nil, nil
-	}
-	g := &grant{id: id, token: uint64(resp.Header.Revision), etcdLease: int64(lg.ID)}
+	g := &grant{id: id, token: uint64(resp.Header.Revision), grantID: grantID, incarnation: inc, etcdLease: int64(lease)}
 	if r := resp.Responses[1].GetResponseRange(); r != nil && len(r.Kvs) > 0 {
-		_, g.floor = parseRec(r.Kvs[0].Value)
+		old, err := parseRec(rk, r.Kvs[0].Value)
+		if err != nil {
+			// A record we cannot read is not ours to overwrite: give the key back.
+			_, _ = e.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(lk), "=", int64(g.token))).Then(clientv3.OpDelete(lk)).Commit()
+			return nil, err
+		}
+		g.floor, g.history = int64(old.floor), true
 	}
 	ok, err := e.writeRec(ctx, s, g, max(g.floor, capMs))
 	if err != nil || !ok {
@@ -99,18 +191,50 @@ func (e *etcdStore) take(ctx context.Context, s *settled, id int, capMs int64, p
 
 // writeRec writes the record if the lease key is still the one g created.
 func (e *etcdStore) writeRec(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	resp, err := e.c.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(leaseKey(s.ns, g.id)), "=", int64(g.token))).
-		Then(clientv3.OpPut(recKey(s.ns, g.id), recValue(g.token, floor, s.holder))).Commit()
+	resp, err := e.c.Txn(ctx).If(ours(s.ns, g)...).
+		Then(clientv3.OpPut(recKey(s.ns, g.id), recValue(g.grantID, g.token, floor, s.holder))).Commit()
 	if err != nil {
 		return false, err
 	}
 	return resp.Succeeded, nil
 }
 
-func (e *etcdStore) acquire(ctx context.Context, s *settled, capMs int64) (*grant, error) {
+// lostReason says why g is no longer ours.
+func (e *etcdStore) lostReason(ctx context.Context, s *settled, g *grant) (LostReason, error) {
+	m, err := e.c.Get(ctx, metaKey(s.ns))
+	if err != nil {
+		return notLost, err
+	}
+	if len(m.Kvs) == 0 {
+		return LostStoreData, nil
+	}
+	if inc, err := parseMeta(metaKey(s.ns), m.Kvs[0].Value); err != nil || inc != g.incarnation {
+		return LostStoreData, nil
+	}
+	r, err := e.c.Get(ctx, recKey(s.ns, g.id))
+	if err != nil {
+		return notLost, err
+	}
+	if len(r.Kvs) == 0 {
+		return LostStoreData, nil
+	}
+	old, err := parseRec(recKey(s.ns, g.id), r.Kvs[0].Value)
+	if err != nil {
+		return notLost, err
+	}
+	if old.grant == "" {
+		return LostEvicted, nil
+	}
+	return LostTaken, nil
+}
+
+func (e *etcdStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
 	prefix := fmt.Sprintf("/%s/lease/", s.ns)
 	for {
+		inc, err := e.meta(ctx, s.ns)
+		if err != nil {
+			return nil, err
+		}
 		resp, err := e.c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 		if err != nil {
 			return nil, err
@@ -131,48 +255,60 @@ func (e *etcdStore) acquire(ctx context.Context, s *settled, capMs int64) (*gran
 		if id < 0 {
 			return nil, nil
 		}
-		g, err := e.take(ctx, s, id, capMs, nil)
+		g, err := e.take(ctx, s, id, capMs, grantID, inc, nil)
 		if err != nil || g != nil {
 			return g, err
 		}
-		// Lost a race for this id: look again.
+		// Lost a race for this id, or the namespace's record changed: look again.
 	}
 }
 
-func (e *etcdStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (bool, error) {
+func (e *etcdStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
 	ka, err := e.c.KeepAliveOnce(ctx, clientv3.LeaseID(g.etcdLease))
 	expired := errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && ka.TTL <= 0)
 	if err != nil && !expired {
-		return false, err
+		return notLost, err
 	}
 	if expired {
-		// Re-take the id if nobody has taken it since (the record is still ours).
+		// Re-take the id if nobody has taken it since (the record is still this grant's).
 		resp, err := e.c.Get(ctx, recKey(s.ns, g.id))
 		if err != nil {
-			return false, err
+			return notLost, err
 		}
 		if len(resp.Kvs) == 0 {
-			return false, nil
+			return LostStoreData, nil
 		}
-		if token, _ := parseRec(resp.Kvs[0].Value); token != g.token {
-			return false, nil
+		old, err := parseRec(recKey(s.ns, g.id), resp.Kvs[0].Value)
+		if err != nil {
+			return notLost, err
 		}
-		ng, err := e.take(ctx, s, g.id, capMs, resp.Kvs[0].Value)
-		if err != nil || ng == nil {
-			return false, err
+		if old.grant != g.grantID {
+			return e.lostReason(ctx, s, g)
 		}
-		ng.floor = g.floor
+		ng, err := e.take(ctx, s, g.id, capMs, g.grantID, g.incarnation, resp.Kvs[0].Value)
+		if err != nil {
+			return notLost, err
+		}
+		if ng == nil {
+			return e.lostReason(ctx, s, g)
+		}
+		ng.floor, ng.history = g.floor, g.history
 		*g = *ng
-		return true, nil
+		return notLost, nil
 	}
-	return e.writeRec(ctx, s, g, capMs)
+	ok, err := e.writeRec(ctx, s, g, capMs)
+	if err != nil {
+		return notLost, err
+	}
+	if !ok {
+		return e.lostReason(ctx, s, g)
+	}
+	return notLost, nil
 }
 
 func (e *etcdStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	lk := leaseKey(s.ns, g.id)
-	resp, err := e.c.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(lk), "=", int64(g.token))).
-		Then(clientv3.OpPut(recKey(s.ns, g.id), recValue(g.token, floor, "")), clientv3.OpDelete(lk)).Commit()
+	resp, err := e.c.Txn(ctx).If(ours(s.ns, g)...).
+		Then(clientv3.OpPut(recKey(s.ns, g.id), recValue("", g.token, floor, "")), clientv3.OpDelete(leaseKey(s.ns, g.id))).Commit()
 	if err != nil {
 		return false, err
 	}

@@ -14,8 +14,11 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -38,11 +41,18 @@ type Options struct {
 	Holder    string // default host/pid/random
 	// MaxClockWait: how far a generator's clock may be behind the floor (default TTL).
 	MaxClockWait time.Duration
+	// PGSchema is the PostgreSQL schema of the lease tables (default
+	// "nonceforge_lease"), the store role's own: created when missing,
+	// refused when another role owns it or its tables.
+	PGSchema string
+	// Logger receives what an operator must see: an id without history
+	// (warning), a lost grant and its reason (error). Default slog.Default().
+	Logger *slog.Logger
 }
 
 // Error is every error of this package.
 type Error struct {
-	Code string // "bad-option", "bad-url", "unreachable", "timeout", "all-taken", "lost", "store"
+	Code string // "bad-option", "bad-url", "unreachable", "timeout", "all-taken", "lost", "refused", "store"
 	Msg  string
 	Err  error
 }
@@ -50,16 +60,56 @@ type Error struct {
 func (e *Error) Error() string { return "lease: " + e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrAllTaken, ErrLost: compare with errors.Is.
+// ErrAllTaken, ErrLost, ErrRefused: compare with errors.Is.
 var (
 	ErrAllTaken = errors.New("lease: every machine id of the range is leased")
-	ErrLost     = errors.New("lease: the machine id was taken by another holder")
+	ErrLost     = errors.New("lease: the grant on the machine id is gone")
+	// ErrRefused: the store holds something this client will not trust
+	// (another protocol's records, a malformed record, objects of another role).
+	ErrRefused = errors.New("lease: the store was refused")
 )
+
+// LostReason says why a lease was lost.
+type LostReason int
+
+const (
+	notLost       LostReason = iota
+	LostTaken                // another holder took the id
+	LostEvicted              // an operator released the id
+	LostStoreData            // the store lost its data (restarted empty, flushed, restored, wiped)
+)
+
+func (r LostReason) String() string {
+	switch r {
+	case LostTaken:
+		return "another holder took the id"
+	case LostEvicted:
+		return "an operator released the id"
+	case LostStoreData:
+		return "the store lost its data (restarted empty, flushed, restored or wiped)"
+	}
+	return "not lost"
+}
+
+// refusedError is a store's contents this client will not trust.
+type refusedError struct{ why string }
+
+func (e *refusedError) Error() string { return e.why }
+
+func refused(why string) error { return &refusedError{why: why} }
+
+// randomID is 128 random bits in hex: grant ids and incarnations.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand: Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
 
 type settled struct {
 	ttl, renew, margin, request, connect, maxWait time.Duration
 	first, last                                   int
-	ns, holder                                    string
+	ns, holder, schema                            string
+	log                                           *slog.Logger
 }
 
 func badOption(name string, v any, rule string) error {
@@ -146,6 +196,17 @@ func settle(o Options) (settled, error) {
 	if !validNamespace(s.ns) {
 		return s, badOption("Namespace", s.ns, "lower-case letters, digits and _, starting with a letter, at most 40")
 	}
+	s.schema = o.PGSchema
+	if s.schema == "" {
+		s.schema = "nonceforge_lease"
+	}
+	if !validSchema(s.schema) {
+		return s, badOption("PGSchema", s.schema, "must be 1 to 63 lower-case letters, digits or '_', starting with a letter or '_', not pg_…")
+	}
+	s.log = o.Logger
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	if s.holder == "" {
 		host, _ := os.Hostname()
 		s.holder = fmt.Sprintf("%s/%d/%08x", host, os.Getpid(), uint32(time.Now().UnixNano()))
@@ -154,6 +215,18 @@ func settle(o Options) (settled, error) {
 		return s, badOption("Holder", s.holder, "must be 1 to 200 bytes without control characters")
 	}
 	return s, nil
+}
+
+func validSchema(s string) bool {
+	if len(s) == 0 || len(s) > 63 || strings.HasPrefix(s, "pg_") || !(s[0] >= 'a' && s[0] <= 'z' || s[0] == '_') {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func validNamespace(ns string) bool {
@@ -170,16 +243,20 @@ func validNamespace(ns string) bool {
 
 // grant is what acquiring gave.
 type grant struct {
-	id        int
-	token     uint64
-	floor     int64
-	etcdLease int64
+	id          int
+	token       uint64
+	floor       int64
+	history     bool   // the store had a record of the id
+	grantID     string // 128 random bits: renewals and the release succeed only for it
+	incarnation string // the store's, when granted: another one means it lost its data
+	etcdLease   int64
 }
 
 // store is one of the three stores, speaking the protocol.
 type store interface {
-	acquire(ctx context.Context, s *settled, cap int64) (*grant, error) // nil: all taken
-	renew(ctx context.Context, s *settled, g *grant, cap int64) (bool, error)
+	acquire(ctx context.Context, s *settled, cap int64, grantID string) (*grant, error) // nil: all taken
+	// renew: 0 held, else why the grant is gone.
+	renew(ctx context.Context, s *settled, g *grant, cap int64) (LostReason, error)
 	release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error)
 	close()
 }
@@ -207,11 +284,12 @@ type Lease struct {
 	mu      sync.Mutex
 	g       grant
 	floor   int64
+	wait    time.Duration // the start's extra wait for an id without history
 	gens    []*nonce.Generator
 	dead    time.Time // the local deadline (monotonic)
 	cap     int64
 	lapsed  bool
-	lost    bool
+	lost    LostReason
 	done    bool
 	stop    chan struct{}
 	stopped chan struct{}
@@ -241,7 +319,7 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 	hold := s.ttl - s.margin
 	send := time.Now()
 	capMs := wallMs() + hold.Milliseconds()
-	g, err := st.acquire(ctx, &s, capMs)
+	g, err := st.acquire(ctx, &s, capMs, randomID())
 	if err != nil {
 		st.close()
 		return nil, wrap(ctx, shown, err)
@@ -251,6 +329,16 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 		return nil, &Error{Code: "all-taken", Msg: fmt.Sprintf("all machine ids in %d..=%d are leased in %s: wait for a lease to expire, release one, or use another namespace", s.first, s.last, shown), Err: ErrAllTaken}
 	}
 	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
+	if !g.history {
+		// No record of the id (never leased here, or the store lost its data):
+		// an earlier holder may still issue up to its clock at its last
+		// renewal, sent before now, plus the hold. Start above this clock plus
+		// the TTL and margin (docs/lease-protocol.md, "An id without history").
+		l.wait = s.ttl + s.margin
+		l.floor = max(l.floor, capMs-hold.Milliseconds()+l.wait.Milliseconds())
+		s.log.Warn("nonceforge lease: machine id has no history in the store (never leased in this namespace, or the store lost its data): generators start the TTL and margin ahead",
+			"machine_id", g.id, "store", shown, "start_above_unix_ms", l.floor, "token", g.token)
+	}
 	l.timer = time.AfterFunc(time.Until(l.dead), l.atDeadline)
 	go l.keep()
 	return l, nil
@@ -260,6 +348,10 @@ func wrap(ctx context.Context, shown string, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return err
+	}
+	var r *refusedError
+	if errors.As(err, &r) {
+		return &Error{Code: "refused", Msg: fmt.Sprintf("the lease store at %s was refused: %s", shown, r.why), Err: ErrRefused}
 	}
 	if ctx.Err() != nil {
 		return &Error{Code: "timeout", Msg: fmt.Sprintf("the lease store at %s did not answer in time: %v", shown, err), Err: err}
@@ -277,8 +369,20 @@ func (l *Lease) Token() uint64 {
 	return l.g.token
 }
 
-// FloorUnixMilli is the highest timestamp an earlier holder of the id may have issued.
+// FloorUnixMilli is the highest timestamp an earlier holder of the id may
+// have issued; for an id without history, the TTL and margin ahead of the
+// clock at acquiring.
 func (l *Lease) FloorUnixMilli() int64 { return l.floor }
+
+// HasHistory reports whether the store had a record of the id.
+func (l *Lease) HasHistory() bool { return l.g.history }
+
+// LostReason says why the lease was lost; ok is false while it is not.
+func (l *Lease) LostReason() (reason LostReason, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost, l.lost != notLost
+}
 
 // Holder is this holder's name in the store.
 func (l *Lease) Holder() string { return l.s.holder }
@@ -291,7 +395,7 @@ func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generato
 	o.MachineID = l.g.id
 	o.NotBeforeUnixMilli = l.floor
 	if o.MaxWait == 0 {
-		o.MaxWait = l.s.maxWait
+		o.MaxWait = l.s.maxWait + l.wait
 	}
 	g, err := nonce.NewContext(ctx, o)
 	if err != nil {
@@ -317,7 +421,7 @@ func (l *Lease) Attach(g *nonce.Generator) error {
 
 // gate sets g's deadline from the lease's (mu held).
 func (l *Lease) gate(g *nonce.Generator, now time.Time) {
-	if l.lost || l.done || l.lapsed || !now.Before(l.dead) {
+	if l.lost != notLost || l.done || l.lapsed || !now.Before(l.dead) {
 		g.SetValidUntil(0)
 		return
 	}
@@ -332,7 +436,7 @@ func (l *Lease) State() (State, time.Duration) {
 	switch {
 	case l.done:
 		return Released, 0
-	case l.lost:
+	case l.lost != notLost:
 		return Lost, 0
 	case l.lapsed || !now.Before(l.dead):
 		return Lapsed, 0
@@ -358,7 +462,7 @@ func (l *Lease) stopAll() {
 func (l *Lease) atDeadline() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost || l.done {
+	if l.lost != notLost || l.done {
 		return
 	}
 	if left := time.Until(l.dead); left > 0 {
@@ -387,7 +491,7 @@ func (l *Lease) keep() {
 		case <-timer.C:
 		}
 		l.mu.Lock()
-		if l.lost {
+		if l.lost != notLost {
 			l.mu.Unlock()
 			return
 		}
@@ -401,16 +505,17 @@ func (l *Lease) keep() {
 		l.mu.Unlock()
 		send := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), l.s.request)
-		held, err := l.renew(ctx, &g, capMs)
+		why, err := l.renew(ctx, &g, capMs)
 		cancel()
 		l.mu.Lock()
 		switch {
 		case err != nil:
 			l.lastErr = wrap(ctx, l.shown, err)
 			next = time.Now().Add(retry)
-		case !held:
-			l.lost = true
+		case why != notLost:
+			l.lost = why
 			l.stopAll()
+			l.s.log.Error("nonceforge lease: lost: generators stopped for good", "machine_id", g.id, "reason", why.String(), "store", l.shown)
 			l.mu.Unlock()
 			return
 		default:
@@ -455,8 +560,8 @@ func (l *Lease) Release(ctx context.Context) error {
 			l.st.close()
 		}
 	}()
-	if lost {
-		return &Error{Code: "lost", Msg: fmt.Sprintf("machine id %d was taken by another holder: nothing was issued after the local deadline", g.id), Err: ErrLost}
+	if lost != notLost {
+		return &Error{Code: "lost", Msg: fmt.Sprintf("the lease on machine id %d was lost: %s; nothing was issued after the local deadline", g.id, lost), Err: ErrLost}
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.s.request)
 	defer cancel()
@@ -472,25 +577,25 @@ func (l *Lease) Release(ctx context.Context) error {
 		return wrap(ctx, l.shown, err)
 	}
 	if !ok {
-		return &Error{Code: "lost", Msg: fmt.Sprintf("machine id %d was taken by another holder", g.id), Err: ErrLost}
+		return &Error{Code: "lost", Msg: fmt.Sprintf("the lease on machine id %d was lost: its grant is gone from the store", g.id), Err: ErrLost}
 	}
 	return nil
 }
 
 // renew sends one renewal, connecting first when the last request failed
 // (a request cut short by its timeout may leave the connection unusable).
-func (l *Lease) renew(ctx context.Context, g *grant, capMs int64) (bool, error) {
+func (l *Lease) renew(ctx context.Context, g *grant, capMs int64) (LostReason, error) {
 	if l.st == nil {
 		st, _, err := connect(ctx, l.url, &l.s)
 		if err != nil {
-			return false, err
+			return notLost, err
 		}
 		l.st = st
 	}
-	held, err := l.st.renew(ctx, &l.s, g, capMs)
+	why, err := l.st.renew(ctx, &l.s, g, capMs)
 	if err != nil {
 		l.st.close()
 		l.st = nil
 	}
-	return held, err
+	return why, err
 }

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -106,15 +107,68 @@ func TestOutageLapses(t *testing.T) {
 	}
 }
 
-// The Redis scripts are the protocol: Go sends the Rust crate's text exactly.
+// The Redis scripts are the protocol: Go sends the Rust crate's files exactly.
 func TestRedisScriptsAreTheRustCrates(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "crates", "nonceforge-lease", "src", "store", "redis.rs"))
+	for name, lua := range map[string]string{"acquire": acquireLua, "renew": renewLua, "release": releaseLua} {
+		want, err := os.ReadFile(filepath.Join("..", "..", "crates", "nonceforge-lease", "src", "store", "redis", name+".lua"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != lua {
+			t.Errorf("the %s script differs from the Rust crate's redis/%s.lua", name, name)
+		}
+	}
+}
+
+// Every URL form of testdata/vectors/lease-urls.json is shown as the Rust
+// crate shows it, and its credential is recognised.
+func TestRedactSharedVectors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "lease-urls.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, lua := range map[string]string{"acquire": acquireLua, "renew": renewLua, "release": releaseLua} {
-		if !strings.Contains(string(src), "r\""+lua+"\"") {
-			t.Errorf("the %s script differs from the Rust crate's", name)
+	var file struct {
+		Cases []struct {
+			URL, Shown string
+			Secret     bool
+		}
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Cases) < 20 {
+		t.Fatalf("%d cases", len(file.Cases))
+	}
+	for _, c := range file.Cases {
+		if got := Redact(c.URL); got != c.Shown {
+			t.Errorf("Redact(%q) = %q, want %q", c.URL, got, c.Shown)
+		}
+		if HasSecret(c.URL) != c.Secret {
+			t.Errorf("HasSecret(%q) = %v", c.URL, !c.Secret)
+		}
+	}
+}
+
+// The id ranges of testdata/vectors/lease-syntax.json: the Rust crate's parse_ids
+// reads the same file.
+func TestIDsSharedVectors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "lease-syntax.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		IDs []struct {
+			Text        string
+			First, Last *int
+		}
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range file.IDs {
+		first, last, ok := parseIDs(c.Text)
+		if ok != (c.First != nil) || ok && (first != *c.First || last != *c.Last) {
+			t.Errorf("parseIDs(%q) = %d, %d, %v", c.Text, first, last, ok)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package lease
 
-// PostgreSQL: a 512-row table per namespace, taken with FOR UPDATE SKIP LOCKED.
+// PostgreSQL, lease protocol 2: two tables per namespace in a schema of the
+// store role's own, every name qualified, the session under
+// search_path = pg_catalog, pg_temp, and nothing trusted that another role
+// owns, triggers, rules or may write (the Rust crate's store/pg.rs, statement
+// for statement).
 
 import (
 	"context"
@@ -8,55 +12,158 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store, string, error) {
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
-		return nil, shown, badURL(shown, err.Error())
+		return nil, shown, badURL(shown, Redact(err.Error()))
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, shown, unreachable(shown, err)
 	}
-	st := &pgStore{conn: conn, table: s.ns + "_leases", tokens: s.ns + "_lease_tokens"}
-	if err := st.ensure(ctx); err != nil {
+	st := &pgStore{
+		conn:   conn,
+		leases: fmt.Sprintf(`"%s"."%s_leases"`, s.schema, s.ns),
+		meta:   fmt.Sprintf(`"%s"."%s_meta"`, s.schema, s.ns),
+	}
+	if err := st.ensure(ctx, s); err != nil {
 		conn.Close(context.Background())
 		return nil, shown, wrap(ctx, shown, err)
 	}
 	return st, shown, nil
 }
 
-// PostgreSQL: docs/lease-protocol.md, "PostgreSQL".
 type pgStore struct {
-	conn          *pgx.Conn
-	table, tokens string
+	conn         *pgx.Conn
+	leases, meta string
 }
 
-func (p *pgStore) ensure(ctx context.Context) error {
-	var exists bool
-	if err := p.conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", p.table).Scan(&exists); err != nil {
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+const pgNowMs = "(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8"
+
+func (p *pgStore) ensure(ctx context.Context, s *settled) error {
+	if _, err := p.conn.Exec(ctx, "SET search_path = pg_catalog, pg_temp"); err != nil {
 		return err
 	}
-	if exists {
-		return nil
+	leases, meta := s.ns+"_leases", s.ns+"_meta"
+	var present int64
+	if err := p.conn.QueryRow(ctx, `SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
+		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+		    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])`,
+		s.schema, leases, meta).Scan(&present); err != nil {
+		return err
+	}
+	rows, err := p.conn.Query(ctx, `SELECT n.nspname::pg_catalog.text, c.relowner OPERATOR(pg_catalog.=) r.oid
+		   FROM pg_catalog.pg_class c
+		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+		  WHERE c.relname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+		    AND n.nspname OPERATOR(pg_catalog.<>) $2::pg_catalog.text`, leases, s.schema)
+	if err != nil {
+		return err
+	}
+	type v1 struct {
+		where string
+		ours  bool
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (v1, error) {
+		var x v1
+		return x, r.Scan(&x.where, &x.ours)
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range found {
+		if t.ours {
+			return refused(fmt.Sprintf("%s.%s is a lease protocol 1 table of this role: protocol-1 members may still hold ids in it, and cannot see protocol-2 grants. Stop them, then rename or drop that table (ALTER TABLE %s.%s RENAME TO %s_leases_v1); docs/lease-protocol.md, \"Moving from protocol 1\"", t.where, leases, t.where, leases, s.ns))
+		}
+		s.log.Warn("nonceforge lease: a lease protocol 1 table of another role is ignored", "table", t.where+"."+leases)
+	}
+	if present < 2 {
+		if err := p.create(ctx, s); err != nil {
+			return err
+		}
+	}
+	return p.checkOwned(ctx, s.schema, leases, meta)
+}
+
+func (p *pgStore) schemaOwner(ctx context.Context, schema string) (owner string, ours, found bool, err error) {
+	err = p.conn.QueryRow(ctx, `SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
+		        n.nspowner OPERATOR(pg_catalog.=) r.oid
+		   FROM pg_catalog.pg_namespace n
+		   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text`, schema).Scan(&owner, &ours)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, false, nil
+	}
+	return owner, ours, err == nil, err
+}
+
+func (p *pgStore) checkSchema(ctx context.Context, schema string) error {
+	owner, ours, found, err := p.schemaOwner(ctx, schema)
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		return refused(fmt.Sprintf("schema %s is missing", schema))
+	case !ours:
+		return refused(fmt.Sprintf("schema %s is owned by role %s, not by the store role: its owner could change the lease tables under every member. Drop or rename it, or choose another schema for the leases", schema, owner))
+	}
+	return nil
+}
+
+func (p *pgStore) create(ctx context.Context, s *settled) error {
+	if _, _, found, err := p.schemaOwner(ctx, s.schema); err != nil {
+		return err
+	} else if !found {
+		if _, err := p.conn.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS "%s"`, s.schema)); err != nil {
+			switch pgCode(err) {
+			case "42501":
+				return refused(fmt.Sprintf("schema %s does not exist and this role may not create it: have the DBA run CREATE SCHEMA %s AUTHORIZATION <the store role>, or GRANT CREATE ON DATABASE to it", s.schema, s.schema))
+			case "42P06", "23505": // another member created it at the same moment
+			default:
+				return err
+			}
+		}
+	}
+	if err := p.checkSchema(ctx, s.schema); err != nil {
+		return err
 	}
 	tx, err := p.conn.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))", fmt.Sprintf("nonceforge lease %s.%s", s.schema, s.ns)); err != nil {
+		return err
+	}
 	for _, q := range []string{
-		fmt.Sprintf("SELECT pg_advisory_xact_lock(hashtext('%s'))", p.table),
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-			machine_id    smallint PRIMARY KEY CHECK (machine_id BETWEEN 0 AND 511),
-			holder        text,
-			token         bigint NOT NULL DEFAULT 0,
-			expires_at    timestamptz,
-			floor_unix_ms bigint NOT NULL DEFAULT 0)`, p.table),
-		fmt.Sprintf("COMMENT ON TABLE %s IS 'nonceforge machine-id leases: one row per id; holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued'", p.table),
-		fmt.Sprintf("CREATE SEQUENCE IF NOT EXISTS %s", p.tokens),
-		fmt.Sprintf("INSERT INTO %s (machine_id) SELECT generate_series(0, 511) ON CONFLICT DO NOTHING", p.table),
+			machine_id    pg_catalog.int2 PRIMARY KEY CHECK (machine_id OPERATOR(pg_catalog.>=) 0 AND machine_id OPERATOR(pg_catalog.<=) 511),
+			grant_id      pg_catalog.text,
+			holder        pg_catalog.text,
+			token         pg_catalog.int8 NOT NULL DEFAULT 0,
+			expires_at    pg_catalog.timestamptz,
+			floor_unix_ms pg_catalog.int8)`, p.leases),
+		fmt.Sprintf("COMMENT ON TABLE %s IS 'nonceforge machine-id leases (protocol 2): one row per id; grant_id/holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued, NULL when the id has no history'", p.leases),
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			one         pg_catalog.bool PRIMARY KEY DEFAULT true CHECK (one),
+			protocol    pg_catalog.int4 NOT NULL,
+			incarnation pg_catalog.text NOT NULL,
+			created_at  pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+			last_token  pg_catalog.int8 NOT NULL DEFAULT 0)`, p.meta),
+		fmt.Sprintf("COMMENT ON TABLE %s IS 'nonceforge lease namespace (protocol 2): the incarnation changes when the store loses its data; tokens are drawn from last_token'", p.meta),
 	} {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return err
@@ -65,43 +172,157 @@ func (p *pgStore) ensure(ctx context.Context) error {
 	return tx.Commit(ctx)
 }
 
-func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64) (*grant, error) {
+func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) error {
+	if err := p.checkSchema(ctx, schema); err != nil {
+		return err
+	}
+	rows, err := p.conn.Query(ctx, `SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
+		        pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
+		        c.relowner OPERATOR(pg_catalog.=) r.oid,
+		        EXISTS (SELECT FROM pg_catalog.pg_trigger t
+		                 WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal),
+		        EXISTS (SELECT FROM pg_catalog.pg_rewrite w
+		                 WHERE w.ev_class OPERATOR(pg_catalog.=) c.oid),
+		        c.relrowsecurity,
+		        (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
+		                 OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) a.privilege_type, ', ')
+		           FROM pg_catalog.aclexplode(c.relacl) a
+		          WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner
+		            AND a.privilege_type OPERATOR(pg_catalog.<>) 'SELECT')
+		   FROM pg_catalog.pg_class c
+		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+		    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])`, schema, leases, meta)
+	if err != nil {
+		return err
+	}
+	type rel struct {
+		name, kind, owner                string
+		ours, trigger, rule, rowSecurity bool
+		grants                           *string
+	}
+	rels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rel, error) {
+		var x rel
+		return x, r.Scan(&x.name, &x.kind, &x.owner, &x.ours, &x.trigger, &x.rule, &x.rowSecurity, &x.grants)
+	})
+	if err != nil {
+		return err
+	}
+	if len(rels) != 2 {
+		return refused(fmt.Sprintf("the lease tables %s.%s and %s.%s are missing", schema, leases, schema, meta))
+	}
+	for _, x := range rels {
+		why := ""
+		switch {
+		case x.kind != "r":
+			why = "is not a plain table (relkind " + x.kind + ")"
+		case !x.ours:
+			why = "is owned by role " + x.owner + ", not by the store role"
+		case x.trigger:
+			why = "has a trigger"
+		case x.rule:
+			why = "has a rule"
+		case x.rowSecurity:
+			why = "has row security enabled"
+		case x.grants != nil:
+			why = "grants other roles a write right (" + *x.grants + ")"
+		}
+		if why != "" {
+			return refused(fmt.Sprintf("%s.%s %s: the lease store trusts only the store role's own plain tables. Drop it (the next member recreates it) or choose another schema", schema, x.name, why))
+		}
+	}
+	return nil
+}
+
+func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
+	tx, err := p.conn.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING", p.meta), randomID()); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (machine_id)
+		SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
+		ON CONFLICT DO NOTHING`, p.leases), s.first, s.last); err != nil {
+		return nil, err
+	}
 	q := fmt.Sprintf(`WITH free AS (
 		SELECT machine_id, floor_unix_ms FROM %[1]s
-		 WHERE machine_id BETWEEN $1::int2 AND $2::int2
-		   AND (holder IS NULL OR expires_at <= clock_timestamp())
+		 WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
+		   AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
+		   AND (holder IS NULL OR expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
 		 ORDER BY machine_id LIMIT 1
-		 FOR UPDATE SKIP LOCKED)
+		 FOR UPDATE SKIP LOCKED),
+	tok AS (
+		UPDATE %[2]s
+		   SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1, %[3]s OPERATOR(pg_catalog.*) 1000)
+		 WHERE protocol OPERATOR(pg_catalog.=) 2 AND EXISTS (SELECT FROM free)
+		 RETURNING last_token, incarnation)
 	UPDATE %[1]s l
-	   SET holder = $3::text, token = nextval('%[2]s'),
-	       expires_at = clock_timestamp() + $4::float8 * interval '1 millisecond',
-	       floor_unix_ms = greatest(l.floor_unix_ms, $5::int8)
-	  FROM free WHERE l.machine_id = free.machine_id
-	RETURNING l.machine_id, l.token, free.floor_unix_ms`, p.table, p.tokens)
+	   SET grant_id = $6::pg_catalog.text, holder = $3::pg_catalog.text, token = tok.last_token,
+	       expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval,
+	       floor_unix_ms = greatest(coalesce(l.floor_unix_ms, 0), $5::pg_catalog.int8)
+	  FROM free, tok WHERE l.machine_id OPERATOR(pg_catalog.=) free.machine_id
+	RETURNING l.machine_id, l.token, free.floor_unix_ms, tok.incarnation`, p.leases, p.meta, pgNowMs)
 	var id int16
-	var token, floor int64
-	err := p.conn.QueryRow(ctx, q, s.first, s.last, s.holder, float64(s.ttl.Milliseconds()), capMs).Scan(&id, &token, &floor)
+	var token int64
+	var floor *int64
+	var inc string
+	err = tx.QueryRow(ctx, q, s.first, s.last, s.holder, float64(s.ttl.Milliseconds()), capMs, grantID).Scan(&id, &token, &floor, &inc)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+		return nil, tx.Commit(ctx)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &grant{id: int(id), token: uint64(token), floor: max(floor, 0)}, nil
+	if err := tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	g := &grant{id: int(id), token: uint64(token), history: floor != nil, grantID: grantID, incarnation: inc}
+	if floor != nil {
+		g.floor = max(*floor, 0)
+	}
+	return g, nil
 }
 
-func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (bool, error) {
-	tag, err := p.conn.Exec(ctx, fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3::float8 * interval '1 millisecond',
-		floor_unix_ms = greatest(floor_unix_ms, $4::int8)
-		WHERE machine_id = $1::int2 AND token = $2::int8 AND holder = $5::text`, p.table),
-		g.id, int64(g.token), float64(s.ttl.Milliseconds()), capMs, s.holder)
-	return err == nil && tag.RowsAffected() == 1, err
+func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
+	q := fmt.Sprintf(`WITH m AS (SELECT incarnation FROM %[2]s),
+		u AS (UPDATE %[1]s
+		         SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval,
+		             floor_unix_ms = greatest(coalesce(floor_unix_ms, 0), $4::pg_catalog.int8)
+		       WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
+		         AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
+		         AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
+		       RETURNING 1)
+	SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
+	       (SELECT coalesce(grant_id, '') FROM %[1]s WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2)`, p.leases, p.meta)
+	var n int64
+	var inc, now *string
+	err := p.conn.QueryRow(ctx, q, g.id, g.grantID, float64(s.ttl.Milliseconds()), capMs, g.incarnation).Scan(&n, &inc, &now)
+	switch {
+	case pgCode(err) == "42P01" || pgCode(err) == "3F000": // the tables or the schema are gone: so is the grant
+		return LostStoreData, nil
+	case err != nil:
+		return notLost, err
+	case n == 1:
+		return notLost, nil
+	case inc == nil || *inc != g.incarnation || now == nil:
+		return LostStoreData, nil
+	case *now == "":
+		return LostEvicted, nil
+	}
+	return LostTaken, nil
 }
 
 func (p *pgStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	tag, err := p.conn.Exec(ctx, fmt.Sprintf(`UPDATE %s SET holder = NULL, expires_at = NULL, floor_unix_ms = $3::int8
-		WHERE machine_id = $1::int2 AND token = $2::int8 AND holder = $4::text`, p.table),
-		g.id, int64(g.token), floor, s.holder)
+	tag, err := p.conn.Exec(ctx, fmt.Sprintf(`UPDATE %s SET grant_id = NULL, holder = NULL, expires_at = NULL, floor_unix_ms = $3::pg_catalog.int8
+		WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
+		  AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
+		  AND (SELECT incarnation FROM %s) OPERATOR(pg_catalog.=) $4::pg_catalog.text`, p.leases, p.meta),
+		g.id, g.grantID, floor, g.incarnation)
 	return err == nil && tag.RowsAffected() == 1, err
 }
 

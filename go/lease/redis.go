@@ -1,6 +1,8 @@
 package lease
 
-// Redis: a key per id, set by Lua scripts that are the Rust crate's byte for byte.
+// Redis, lease protocol 2: a hash per id, set by Lua scripts that are the Rust
+// crate's byte for byte (crates/nonceforge-lease/src/store/redis/*.lua;
+// TestRedisScriptsAreTheRustCrates checks).
 
 import (
 	"context"
@@ -17,7 +19,7 @@ func connectRedis(ctx context.Context, raw, rest, shown string) (store, string, 
 	}
 	opt, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, shown, badURL(shown, err.Error())
+		return nil, shown, badURL(shown, Redact(err.Error()))
 	}
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
@@ -27,50 +29,101 @@ func connectRedis(ctx context.Context, raw, rest, shown string) (store, string, 
 	return &redisStore{c: c}, shown, nil
 }
 
-// Redis: docs/lease-protocol.md, "Redis" — the same script text as the Rust
-// crate, byte for byte (TestRedisScriptsAreTheRustCrates checks).
 const (
-	acquireLua = `
+	acquireLua = `-- nonceforge lease protocol 2, Redis, acquire.
+-- ARGV: ns, first, last, ttl ms, cap, holder, grant id, incarnation if new
+-- -> {id, token, floor ('-1': no record, no history), incarnation}, {-1} all taken,
+--    or {-2, why} refused (another protocol, a malformed record).
 local ns, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = ns .. ':tokens'
+local kind = redis.call('TYPE', meta)['ok']
+if kind == 'none' then
+  redis.call('HSET', meta, 'protocol', '2', 'incarnation', ARGV[8], 'last', '0')
+elseif kind ~= 'hash' then
+  return {-2, meta .. ' is a ' .. kind .. ': members of lease protocol 1 use this namespace'}
+end
+local m = redis.call('HMGET', meta, 'protocol', 'incarnation', 'last')
+if m[1] ~= '2' or not m[2] or not m[3] or not string.match(m[3], '^%d+$') then
+  return {-2, meta .. ' is not a lease protocol 2 record (protocol ' .. tostring(m[1]) .. ')'}
+end
 for id = first, last do
-  local key = ns .. ':lease:' .. id
+  local key, rec = ns .. ':lease:' .. id, ns .. ':rec:' .. id
   if redis.call('EXISTS', key) == 0 then
-    local token = redis.call('INCR', ns .. ':tokens')
-    redis.call('SET', key, token, 'PX', ARGV[4])
-    local rec = ns .. ':rec:' .. id
-    local floor = redis.call('HGET', rec, 'floor') or '0'
-    local new = floor
-    if tonumber(ARGV[5]) > tonumber(floor) then new = ARGV[5] end
-    redis.call('HSET', rec, 'holder', ARGV[6], 'token', token, 'floor', new)
-    return {id, token, floor}
+    local floor = '-1'
+    local rk = redis.call('TYPE', rec)['ok']
+    if rk ~= 'none' then
+      local f = rk == 'hash' and redis.call('HGET', rec, 'floor')
+      if not f or not string.match(f, '^%d+$') then
+        return {-2, rec .. ' is malformed (no decimal floor)'}
+      end
+      floor = f
+    end
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local token = string.format('%.0f', math.max(tonumber(m[3]) + 1, now * 1000))
+    redis.call('HSET', meta, 'last', token)
+    redis.call('HSET', key, 'grant', ARGV[7], 'holder', ARGV[6], 'token', token)
+    redis.call('PEXPIRE', key, ARGV[4])
+    local new = tonumber(ARGV[5])
+    if floor ~= '-1' and tonumber(floor) > new then new = tonumber(floor) end
+    redis.call('HSET', rec, 'grant', ARGV[7], 'holder', ARGV[6], 'token', token,
+      'floor', string.format('%.0f', new))
+    return {id, token, floor, m[2]}
   end
 end
 return {-1}
 `
-	renewLua = `
-local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
-local cur = redis.call('GET', key)
-if cur == ARGV[3] then
-  redis.call('PEXPIRE', key, ARGV[4])
-elseif cur == false and redis.call('HGET', rec, 'token') == ARGV[3] then
-  redis.call('SET', key, ARGV[3], 'PX', ARGV[4])
-else
-  return 0
+	renewLua = `-- nonceforge lease protocol 2, Redis, renew.
+-- ARGV: ns, id, grant id, ttl ms, cap, incarnation, holder, token
+-- -> {1} held (or re-taken: the key had expired, nobody took the id since),
+--    {0, 'store'} the store lost its data, {0, 'taken'} another grant has the id,
+--    {0, 'evicted'} an operator freed it.
+local ns, id = ARGV[1], ARGV[2]
+local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[6] then
+  return {0, 'store'}
 end
-if tonumber(ARGV[5]) > tonumber(redis.call('HGET', rec, 'floor') or '0') then
+if redis.call('TYPE', rec)['ok'] ~= 'hash' then
+  return {0, 'store'}
+end
+local ours = redis.call('HGET', rec, 'grant')
+if ours == '' then
+  return {0, 'evicted'}
+elseif ours ~= ARGV[3] then
+  return {0, 'taken'}
+end
+local kind = redis.call('TYPE', key)['ok']
+if kind == 'hash' and redis.call('HGET', key, 'grant') == ARGV[3] then
+  redis.call('PEXPIRE', key, ARGV[4])
+elseif kind == 'none' then
+  redis.call('HSET', key, 'grant', ARGV[3], 'holder', ARGV[7], 'token', ARGV[8])
+  redis.call('PEXPIRE', key, ARGV[4])
+else
+  return {0, 'taken'}
+end
+local f = redis.call('HGET', rec, 'floor')
+if not f or not string.match(f, '^%d+$') or tonumber(ARGV[5]) > tonumber(f) then
   redis.call('HSET', rec, 'floor', ARGV[5])
 end
-return 1
+return {1}
 `
-	releaseLua = `
-local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
-local cur = redis.call('GET', key)
-if cur == ARGV[3] or (cur == false and redis.call('HGET', rec, 'token') == ARGV[3]) then
-  redis.call('DEL', key)
-  redis.call('HSET', rec, 'holder', '', 'floor', ARGV[4])
-  return 1
+	releaseLua = `-- nonceforge lease protocol 2, Redis, release.
+-- ARGV: ns, id, grant id, floor, incarnation -> 1 released, 0 no longer ours.
+local ns, id = ARGV[1], ARGV[2]
+local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[5] then
+  return 0
 end
-return 0
+if redis.call('TYPE', rec)['ok'] ~= 'hash' or redis.call('HGET', rec, 'grant') ~= ARGV[3] then
+  return 0
+end
+local kind = redis.call('TYPE', key)['ok']
+if kind ~= 'none' and (kind ~= 'hash' or redis.call('HGET', key, 'grant') ~= ARGV[3]) then
+  return 0
+end
+redis.call('DEL', key)
+redis.call('HSET', rec, 'grant', '', 'holder', '', 'floor', ARGV[4])
+return 1
 `
 )
 
@@ -82,30 +135,75 @@ var (
 
 type redisStore struct{ c *redis.Client }
 
-func (r *redisStore) acquire(ctx context.Context, s *settled, capMs int64) (*grant, error) {
-	v, err := acquireScript.Run(ctx, r.c, nil, s.ns, s.first, s.last, s.ttl.Milliseconds(), capMs, s.holder).Slice()
+// decimal reads a decimal field of a script's answer; anything else is an error, never 0.
+func decimal(v any, what string) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("unexpected answer: %s %v is not a number", what, v)
+}
+
+func (r *redisStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
+	v, err := acquireScript.Run(ctx, r.c, nil, s.ns, s.first, s.last, s.ttl.Milliseconds(), capMs, s.holder, grantID, randomID()).Slice()
 	if err != nil {
 		return nil, err
 	}
 	if len(v) == 0 {
 		return nil, fmt.Errorf("empty answer")
 	}
-	if id, _ := v[0].(int64); id < 0 || len(v) < 3 {
-		return nil, nil
+	code, err := decimal(v[0], "id")
+	if err != nil {
+		return nil, err
 	}
-	id, _ := v[0].(int64)
-	token, _ := v[1].(int64)
-	floor, _ := strconv.ParseInt(fmt.Sprint(v[2]), 10, 64)
-	return &grant{id: int(id), token: uint64(token), floor: max(floor, 0)}, nil
+	switch {
+	case code == -1:
+		return nil, nil
+	case code == -2 && len(v) > 1:
+		return nil, refused(fmt.Sprint(v[1]))
+	case code < 0 || code > 511 || len(v) != 4:
+		return nil, fmt.Errorf("unexpected answer to acquire: %v", v)
+	}
+	token, err := decimal(v[1], "token")
+	if err != nil {
+		return nil, err
+	}
+	floor, err := decimal(v[2], "floor")
+	if err != nil {
+		return nil, err
+	}
+	inc, _ := v[3].(string)
+	return &grant{id: int(code), token: uint64(token), floor: max(floor, 0), history: floor >= 0, grantID: grantID, incarnation: inc}, nil
 }
 
-func (r *redisStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (bool, error) {
-	n, err := renewScript.Run(ctx, r.c, nil, s.ns, g.id, g.token, s.ttl.Milliseconds(), capMs).Int64()
-	return n == 1, err
+func (r *redisStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
+	v, err := renewScript.Run(ctx, r.c, nil, s.ns, g.id, g.grantID, s.ttl.Milliseconds(), capMs, g.incarnation, s.holder, g.token).Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(v) == 0 {
+		return 0, fmt.Errorf("empty answer")
+	}
+	if n, err := decimal(v[0], "answer"); err != nil || n == 1 {
+		return 0, err
+	}
+	if len(v) > 1 {
+		switch v[1] {
+		case "store":
+			return LostStoreData, nil
+		case "evicted":
+			return LostEvicted, nil
+		}
+	}
+	return LostTaken, nil
 }
 
 func (r *redisStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	n, err := releaseScript.Run(ctx, r.c, nil, s.ns, g.id, g.token, floor).Int64()
+	n, err := releaseScript.Run(ctx, r.c, nil, s.ns, g.id, g.grantID, floor, g.incarnation).Int64()
 	return n == 1, err
 }
 

@@ -10,27 +10,6 @@ func badURL(shown, rule string) error {
 	return &Error{Code: "bad-url", Msg: fmt.Sprintf("backend URL %q is malformed: %s", shown, rule)}
 }
 
-// redact hides a password in a URL: scheme://user:***@host…
-func redact(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	end := len(rest)
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		end = i
-	}
-	at := strings.LastIndexByte(rest[:end], '@')
-	if at < 0 {
-		return raw
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
-	}
-	return scheme + "://" + user + ":***" + rest[at:]
-}
-
 func unreachable(shown string, err error) error {
 	return &Error{Code: "unreachable", Msg: fmt.Sprintf("cannot reach the lease store at %s: %v", shown, err), Err: err}
 }
@@ -38,7 +17,7 @@ func unreachable(shown string, err error) error {
 // connect parses url and connects to its store.
 func connect(ctx context.Context, raw string, s *settled) (store, string, error) {
 	raw = strings.TrimSpace(raw)
-	shown := redact(raw)
+	shown := Redact(raw)
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return nil, shown, badURL(shown, "expected postgres://…, redis://… or etcd://host:port[,host:port…]")

@@ -70,13 +70,28 @@ pub enum LeaseError {
         /// The store's own words.
         detail: String,
     },
-    /// Another holder has taken the machine id: this lease is gone for good.
+    /// The store holds something this client will not trust, so nothing was
+    /// leased: records of another protocol version, a malformed record, lease
+    /// tables or a schema owned by another role, a trigger on a lease table.
+    #[error("the {backend} lease store at {target} was refused: {detail}")]
+    Refused {
+        /// `postgres`, `redis` or `etcd`.
+        backend: &'static str,
+        /// Where (no password).
+        target: String,
+        /// What was found, and what to do about it.
+        detail: String,
+    },
+    /// The grant is gone (another holder took the id, an operator freed it, or
+    /// the store lost its data): this lease is over for good.
     #[error(
-        "the lease on machine id {machine_id} was lost: another process holds it now; nothing was issued after the local deadline"
+        "the lease on machine id {machine_id} was lost: {reason}; nothing was issued after the local deadline"
     )]
     Lost {
         /// The machine id.
         machine_id: u16,
+        /// Why.
+        reason: crate::LostReason,
     },
     /// The generator does not belong to this lease.
     #[error("generator: {rule}")]

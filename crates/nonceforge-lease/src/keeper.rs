@@ -6,7 +6,7 @@ use crate::LeaseState;
 use crate::error::{LeaseError, Result};
 use crate::options::{LeaseOptions, Settled};
 use crate::spec::Backend;
-use crate::store::{Ask, Grant, Renewal, Store};
+use crate::store::{Ask, Grant, LostReason, Renewal, Store};
 use nonceforge::clock::Clock;
 use nonceforge::{MachineId, NonceGenerator};
 use std::future::Future;
@@ -38,7 +38,14 @@ pub(crate) struct Shared {
     pub(crate) backend: Backend,
     pub(crate) settled: Settled,
     pub(crate) machine_id: MachineId,
+    /// Where generators start above: the store's floor, or, for an id without
+    /// history, the acquirer's clock plus the TTL and margin.
     pub(crate) floor_unix_ms: u64,
+    /// How much further than `max_clock_wait` a generator may wait at its start
+    /// (an id without history: the TTL and margin).
+    pub(crate) start_wait: Duration,
+    /// Whether the store had a record of the id.
+    pub(crate) history: bool,
     pub(crate) acquired_in: Duration,
     inner: Mutex<Inner>,
 }
@@ -51,7 +58,7 @@ struct Inner {
     /// The floor the last successful request wrote: no generator issues past it.
     cap_unix_ms: u64,
     lapsed: bool,
-    lost: bool,
+    lost: Option<LostReason>,
     released: bool,
     ok: u64,
     failed: u64,
@@ -96,12 +103,13 @@ impl Shared {
     pub(crate) fn attach(&self, gate: Box<dyn Gate>) {
         let mut inner = self.lock();
         let now = Instant::now();
-        let until = if inner.lost || inner.released || inner.lapsed || now >= inner.deadline {
-            STOP
-        } else {
-            let left = ms(inner.deadline - now);
-            Some((gate.clock_unix_ms() + left).min(inner.cap_unix_ms))
-        };
+        let until =
+            if inner.lost.is_some() || inner.released || inner.lapsed || now >= inner.deadline {
+                STOP
+            } else {
+                let left = ms(inner.deadline - now);
+                Some((gate.clock_unix_ms() + left).min(inner.cap_unix_ms))
+            };
         gate.set_valid_until(until);
         inner.gens.push(gate);
     }
@@ -110,7 +118,7 @@ impl Shared {
         let inner = self.lock();
         if inner.released {
             LeaseState::Released
-        } else if inner.lost {
+        } else if inner.lost.is_some() {
             LeaseState::Lost
         } else if inner.lapsed || now >= inner.deadline {
             LeaseState::Lapsed
@@ -128,6 +136,10 @@ impl Shared {
 
     pub(crate) fn last_error(&self) -> Option<String> {
         self.lock().last_error.clone()
+    }
+
+    pub(crate) fn lost_reason(&self) -> Option<LostReason> {
+        self.lock().lost
     }
 
     fn stop_all(inner: &Inner) {
@@ -251,8 +263,13 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
         ttl: settled.ttl,
     };
     let (store, grant) = tokio::time::timeout(settled.connect_timeout, async {
-        let mut store =
-            Store::connect(&backend, &settled.namespace, settled.connect_timeout).await?;
+        let mut store = Store::connect(
+            &backend,
+            &settled.namespace,
+            &settled.pg_schema,
+            settled.connect_timeout,
+        )
+        .await?;
         let grant = store
             .acquire(&backend, &ask, settled.ids.clone(), cap)
             .await?;
@@ -262,17 +279,30 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
     .map_err(|_| timed_out(&backend, settled.connect_timeout))??;
     let acquired_in = t0.elapsed();
     let machine_id = MachineId::new(grant.machine_id as u64)?;
-    log::info!(
-        "nonceforge-lease: machine id {} from {} in {:?} (token {}, floor {})",
-        grant.machine_id,
-        backend.shown,
-        acquired_in,
-        grant.token,
-        grant.floor_unix_ms
-    );
+    let (floor, start_wait) = start_floor(&grant, cap - ms(hold), settled.ttl + settled.margin);
+    if grant.history {
+        log::info!(
+            "nonceforge-lease: machine id {} from {} in {:?} (token {}, floor {})",
+            grant.machine_id,
+            backend.shown,
+            acquired_in,
+            grant.token,
+            floor
+        );
+    } else {
+        log::warn!(
+            "nonceforge-lease: machine id {} from {} has no history in the store (never leased in this namespace, or the store lost its data): its generators start above {} ms, the TTL and margin ahead of this clock, above anything an earlier holder may still issue (token {})",
+            grant.machine_id,
+            backend.shown,
+            floor,
+            grant.token
+        );
+    }
     let shared = Arc::new(Shared {
         machine_id,
-        floor_unix_ms: grant.floor_unix_ms,
+        floor_unix_ms: floor,
+        start_wait,
+        history: grant.history,
         acquired_in,
         inner: Mutex::new(Inner {
             grant,
@@ -280,7 +310,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
             deadline: t0 + hold,
             cap_unix_ms: cap,
             lapsed: false,
-            lost: false,
+            lost: None,
             released: false,
             ok: 0,
             failed: 0,
@@ -322,8 +352,15 @@ async fn keep(
         let ask = shared.ask();
         let answer = tokio::time::timeout(s.request_timeout, async {
             if store.is_none() {
-                store =
-                    Some(Store::connect(&shared.backend, &s.namespace, s.request_timeout).await?);
+                store = Some(
+                    Store::connect(
+                        &shared.backend,
+                        &s.namespace,
+                        &s.pg_schema,
+                        s.request_timeout,
+                    )
+                    .await?,
+                );
             }
             let st = store.as_mut().expect("connected above");
             st.renew(&shared.backend, &ask, &mut grant, cap).await
@@ -357,11 +394,11 @@ async fn keep(
                 inner.last_error = None;
                 next = send + s.renew_every;
             }
-            Ok(Renewal::Lost) => {
+            Ok(Renewal::Lost(reason)) => {
                 Shared::stop_all(&inner);
-                inner.lost = true;
+                inner.lost = Some(reason);
                 log::error!(
-                    "nonceforge-lease: machine id {} was taken by another holder: generators stopped for good",
+                    "nonceforge-lease: machine id {} lost: {reason}; generators stopped for good",
                     shared.machine_id.get()
                 );
                 next = Instant::now() + far;
@@ -389,7 +426,11 @@ async fn watchdog(shared: Arc<Shared>) {
     loop {
         let (deadline, lapsed, over) = {
             let inner = shared.lock();
-            (inner.deadline, inner.lapsed, inner.lost || inner.released)
+            (
+                inner.deadline,
+                inner.lapsed,
+                inner.lost.is_some() || inner.released,
+            )
         };
         if over {
             return;
@@ -423,14 +464,25 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
         (inner.grant.clone(), floor, inner.lost)
     };
     let id = shared.machine_id.get();
-    if lost {
-        return Err(LeaseError::Lost { machine_id: id });
+    if let Some(reason) = lost {
+        return Err(LeaseError::Lost {
+            machine_id: id,
+            reason,
+        });
     }
     let s = &shared.settled;
     let ask = shared.ask();
     let done = tokio::time::timeout(s.request_timeout, async {
         if store.is_none() {
-            store = Some(Store::connect(&shared.backend, &s.namespace, s.request_timeout).await?);
+            store = Some(
+                Store::connect(
+                    &shared.backend,
+                    &s.namespace,
+                    &s.pg_schema,
+                    s.request_timeout,
+                )
+                .await?,
+            );
         }
         let st = store.as_mut().expect("connected above");
         st.release(&shared.backend, &ask, &grant, floor).await
@@ -441,7 +493,28 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
         log::info!("nonceforge-lease: machine id {id} released (floor {floor})");
         Ok(())
     } else {
-        Err(LeaseError::Lost { machine_id: id })
+        Err(LeaseError::Lost {
+            machine_id: id,
+            reason: LostReason::Taken,
+        })
+    }
+}
+
+/// Where the generators of a new grant start above, and how much longer than
+/// `max_clock_wait` they may wait to get there.
+///
+/// With history, the store's floor covers every earlier holder. Without
+/// (`grant.history` false: the id was never leased here, or the store lost its
+/// data), an earlier holder may still be issuing: its last successful request
+/// was sent before the store lost the record, so before `wall_at_send` in real
+/// time, and it issues nothing above its own clock at that send plus the hold.
+/// Starting above `wall_at_send + TTL + margin` (= + hold + 2 × margin) stays
+/// above all of it while the two clocks differ by less than twice the margin.
+pub(crate) fn start_floor(grant: &Grant, wall_at_send: u64, pad: Duration) -> (u64, Duration) {
+    if grant.history {
+        (grant.floor_unix_ms, Duration::ZERO)
+    } else {
+        (grant.floor_unix_ms.max(wall_at_send + ms(pad)), pad)
     }
 }
 
@@ -458,9 +531,13 @@ pub(crate) fn one_shot<T: Send>(
         s.spawn(|| {
             runtime()?.block_on(async {
                 tokio::time::timeout(options.connect_timeout, async {
-                    let mut store =
-                        Store::connect(backend, &options.namespace, options.connect_timeout)
-                            .await?;
+                    let mut store = Store::connect(
+                        backend,
+                        &options.namespace,
+                        &options.pg_schema,
+                        options.connect_timeout,
+                    )
+                    .await?;
                     f(&mut store, backend).await
                 })
                 .await

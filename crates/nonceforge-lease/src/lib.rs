@@ -86,12 +86,16 @@
 mod error;
 mod keeper;
 mod options;
+mod secrets;
 mod spec;
 mod store;
+mod syntax;
 
 pub use error::{LeaseError, Result};
-pub use options::LeaseOptions;
-pub use store::Record;
+pub use options::{DEFAULT_PG_SCHEMA, LeaseOptions};
+pub use secrets::{redact_url, url_has_secret};
+pub use store::{LostReason, Record, StoreInfo};
+pub use syntax::{parse_duration, parse_ids};
 
 use keeper::{Cmd, Gate, Shared};
 use nonceforge::clock::Clock;
@@ -164,9 +168,24 @@ impl Lease {
     }
 
     /// The highest timestamp (Unix ms) an earlier holder of this id may have
-    /// issued; generators of this lease start above it.
+    /// issued; generators of this lease start above it. For an id the store
+    /// had no record of ([`has_history`](Self::has_history) false) it lies
+    /// the TTL and margin ahead of the clock at acquiring.
     pub fn floor_unix_ms(&self) -> u64 {
         self.shared.floor_unix_ms
+    }
+
+    /// Whether the store had a record of the id. Without one (a new namespace,
+    /// or a store that lost its data) nothing shows that an earlier holder has
+    /// stopped, so generators start the TTL and margin ahead (logged at
+    /// warning level).
+    pub fn has_history(&self) -> bool {
+        self.shared.history
+    }
+
+    /// Why the lease was lost, once it is.
+    pub fn lost_reason(&self) -> Option<LostReason> {
+        self.shared.lost_reason()
     }
 
     /// Who holds it, as the store shows it.
@@ -190,7 +209,7 @@ impl Lease {
     pub fn builder(&self) -> NonceGeneratorBuilder {
         NonceGenerator::builder(self.shared.machine_id)
             .not_before(self.shared.floor_unix_ms)
-            .max_wait(self.shared.settled.max_clock_wait)
+            .max_wait(self.shared.settled.max_clock_wait + self.shared.start_wait)
     }
 
     /// A generator with default settings on this lease, attached.
@@ -238,7 +257,7 @@ impl Lease {
 
     /// Stops the attached generators, records the last timestamp they issued as
     /// the id's floor, and frees the id in the store. Fails with
-    /// [`LeaseError::Lost`] if another process had taken it.
+    /// [`LeaseError::Lost`] if the grant was gone.
     pub fn release(mut self) -> Result<()> {
         self.release_inner()
     }
@@ -260,9 +279,21 @@ impl Drop for Lease {
 }
 
 /// Every machine id the store has a record of in `options.ids`, held or not.
+///
+/// A member whose grant the store lost (restarted empty, flushed, wiped) is not
+/// listed, though it may believe it holds its id until its next renewal
+/// tells it otherwise (at most a renewal period and a request timeout after
+/// the loss); what it issues meanwhile stays below where the next holder of
+/// that id starts.
 pub fn status(url: &str, options: &LeaseOptions) -> Result<Vec<Record>> {
+    status_of_store(url, options).map(|(_, records)| records)
+}
+
+/// The namespace's own record (protocol, incarnation) and [`status`]'s records.
+pub fn status_of_store(url: &str, options: &LeaseOptions) -> Result<(StoreInfo, Vec<Record>)> {
     options::check_ids(&options.ids)?;
     options::check_namespace(&options.namespace)?;
+    options::check_pg_schema(&options.pg_schema)?;
     let backend = spec::parse(url)?;
     keeper::one_shot(&backend, options, |store, backend| {
         let (ns, ids) = (options.namespace.clone(), options.ids.clone());
@@ -281,6 +312,7 @@ pub fn evict(
     holder: Option<&str>,
 ) -> Result<bool> {
     options::check_namespace(&options.namespace)?;
+    options::check_pg_schema(&options.pg_schema)?;
     MachineId::new(machine_id as u64)?;
     let backend = spec::parse(url)?;
     let holder = holder.map(str::to_owned);

@@ -31,6 +31,13 @@ pub struct LeaseOptions {
     pub namespace: String,
     /// Who holds the lease, as shown by `status` (default `host/pid/random`).
     pub holder: Option<String>,
+    /// PostgreSQL: the schema that holds the lease tables (default
+    /// `nonceforge_lease`). The first member creates it (it needs CREATE on the
+    /// database then, or a DBA creates it with `AUTHORIZATION` the store role);
+    /// every member refuses a schema or table owned by another role. Lower-case
+    /// letters, digits and `_`, starting with a letter or `_`, at most 63, not
+    /// `pg_…`.
+    pub pg_schema: String,
     /// The longest a new generator may wait for its clock to pass the previous
     /// holder's floor; a clock further behind is an error ([`nonceforge::Error::ClockBehind`]).
     /// Default: the TTL. The floor lies up to TTL − margin ahead when the id was
@@ -50,6 +57,7 @@ impl Default for LeaseOptions {
             ids: 0..=511,
             namespace: "nonceforge".into(),
             holder: None,
+            pg_schema: DEFAULT_PG_SCHEMA.into(),
             max_clock_wait: None,
         }
     }
@@ -66,7 +74,30 @@ pub(crate) struct Settled {
     pub(crate) ids: RangeInclusive<u16>,
     pub(crate) namespace: String,
     pub(crate) holder: String,
+    pub(crate) pg_schema: String,
     pub(crate) max_clock_wait: Duration,
+}
+
+/// The PostgreSQL schema of the lease tables when none is given.
+pub const DEFAULT_PG_SCHEMA: &str = "nonceforge_lease";
+
+/// Checks a PostgreSQL schema name: `[a-z_][a-z0-9_]{0,62}`, not `pg_…`.
+pub(crate) fn check_pg_schema(schema: &str) -> Result<()> {
+    let ok = (1..=63).contains(&schema.len())
+        && !schema.starts_with("pg_")
+        && (schema.as_bytes()[0].is_ascii_lowercase() || schema.as_bytes()[0] == b'_')
+        && schema
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(bad(
+            "pg_schema",
+            schema,
+            "must be 1 to 63 lower-case letters, digits or '_', starting with a letter or '_', not pg_…",
+        ))
+    }
 }
 
 fn bad(option: &'static str, value: impl std::fmt::Debug, rule: &'static str) -> LeaseError {
@@ -146,6 +177,7 @@ impl LeaseOptions {
         }
         check_ids(&self.ids)?;
         check_namespace(&self.namespace)?;
+        check_pg_schema(&self.pg_schema)?;
         let holder = match &self.holder {
             Some(h) => {
                 if h.is_empty() || h.len() > 200 || h.chars().any(char::is_control) {
@@ -168,6 +200,7 @@ impl LeaseOptions {
             ids: self.ids.clone(),
             namespace: self.namespace.clone(),
             holder,
+            pg_schema: self.pg_schema.clone(),
             max_clock_wait: self.max_clock_wait.unwrap_or(ttl),
         })
     }
@@ -297,6 +330,20 @@ mod tests {
                     ..Default::default()
                 },
                 "namespace",
+            ),
+            (
+                LeaseOptions {
+                    pg_schema: "pg_catalog".into(),
+                    ..Default::default()
+                },
+                "pg_schema",
+            ),
+            (
+                LeaseOptions {
+                    pg_schema: "Public; DROP".into(),
+                    ..Default::default()
+                },
+                "pg_schema",
             ),
             (
                 LeaseOptions {

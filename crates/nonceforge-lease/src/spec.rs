@@ -9,8 +9,9 @@ pub(crate) enum Spec {
     Postgres(tokio_postgres::Config),
     /// A redis URL, handed to the redis crate.
     Redis(redis::ConnectionInfo),
-    /// `http://host:port` endpoints of the etcd members.
-    Etcd(Vec<String>),
+    /// `http://host:port` endpoints of the etcd members, and the user and
+    /// password of etcd's authentication when the URL names them.
+    Etcd(Vec<String>, Option<(String, String)>),
 }
 
 /// A parsed backend URL, with the text to show in messages (no password).
@@ -25,7 +26,7 @@ impl Backend {
         match self.spec {
             Spec::Postgres(_) => "postgres",
             Spec::Redis(_) => "redis",
-            Spec::Etcd(_) => "etcd",
+            Spec::Etcd(..) => "etcd",
         }
     }
 }
@@ -36,31 +37,8 @@ impl std::fmt::Debug for Backend {
     }
 }
 
-/// The URL with any password replaced by `***`.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or("");
-            let hidden = if userinfo.contains(':') {
-                format!("{user}:***")
-            } else {
-                user.to_owned()
-            };
-            format!("{scheme}://{hidden}@{host}{tail}")
-        }
-        None => url.to_owned(),
-    }
-}
-
 pub(crate) fn parse(url: &str) -> Result<Backend> {
-    let shown = redact(url.trim());
+    let shown = crate::secrets::redact_url(url.trim());
     let bad = |rule: String| LeaseError::BadUrl {
         url: shown.clone(),
         rule,
@@ -88,6 +66,19 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
             Spec::Redis(info)
         }
         "etcd" => {
+            // etcd://user:password@host:port,…: the userinfo runs to the last '@'.
+            let (auth, rest) = match rest.rsplit_once('@') {
+                Some((userinfo, hosts)) => {
+                    let (user, password) = userinfo.split_once(':').ok_or_else(|| {
+                        bad("etcd credentials are user:password@ before the endpoints".into())
+                    })?;
+                    if user.is_empty() {
+                        return Err(bad("etcd credentials need a user name".into()));
+                    }
+                    (Some((user.to_owned(), password.to_owned())), hosts)
+                }
+                None => (None, rest),
+            };
             let rest = rest.trim_end_matches('/');
             if rest.is_empty() {
                 return Err(bad("no endpoint: etcd://host:port[,host:port…]".into()));
@@ -106,7 +97,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
                     })?;
                 endpoints.push(format!("http://{host}:{port}"));
             }
-            Spec::Etcd(endpoints)
+            Spec::Etcd(endpoints, auth)
         }
         other => {
             return Err(bad(format!(
@@ -123,15 +114,6 @@ mod tests {
 
     #[test]
     fn passwords_never_show() {
-        assert_eq!(
-            redact("postgres://app:s3cret@db:5432/x?sslmode=disable"),
-            "postgres://app:***@db:5432/x?sslmode=disable"
-        );
-        assert_eq!(
-            redact("redis://:pw@127.0.0.1:6379/0"),
-            "redis://:***@127.0.0.1:6379/0"
-        );
-        assert_eq!(redact("etcd://a:1,b:2"), "etcd://a:1,b:2");
         let e = parse("postgres://app:s3cret@db:notaport/x")
             .unwrap_err()
             .to_string();
@@ -157,8 +139,17 @@ mod tests {
             assert!(e.contains(needle), "{url:?}: {e}");
         }
         assert!(
-            matches!(parse("etcd://127.0.0.1:2379,127.0.0.1:2381").unwrap().spec, Spec::Etcd(v) if v.len() == 2)
+            matches!(parse("etcd://127.0.0.1:2379,127.0.0.1:2381").unwrap().spec, Spec::Etcd(v, None) if v.len() == 2)
         );
+        let with_user = parse("etcd://root:s3/cr@t@127.0.0.1:2379").unwrap();
+        assert!(
+            matches!(&with_user.spec, Spec::Etcd(v, Some((u, p))) if v.len() == 1 && u == "root" && p == "s3/cr@t")
+        );
+        assert_eq!(with_user.shown, "etcd://root:***@127.0.0.1:2379");
+        for url in ["etcd://root@h:1", "etcd://:pw@h:1", "etcd://root:pw@h"] {
+            let e = parse(url).unwrap_err().to_string();
+            assert!(!e.contains("pw"), "{url}: {e}");
+        }
         assert_eq!(
             parse("postgresql://u@127.0.0.1:5/d").unwrap().name(),
             "postgres"

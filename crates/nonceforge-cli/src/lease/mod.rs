@@ -110,14 +110,29 @@ pub fn acquire_for_gen(url: &str, args: &LeaseArgs) -> Result<Lease, CliError> {
         lease.token(),
         lease.floor_unix_ms()
     );
+    if !lease.has_history() {
+        eprintln!("{}", no_history_warning(&lease));
+    }
     catch_signals();
     Ok(lease)
+}
+
+/// The warning for an id the store had no record of.
+fn no_history_warning(lease: &Lease) -> String {
+    format!(
+        "nonceforge: warning: machine id {} has no history in the store (never leased in this namespace, or the store lost its data): waiting until {} ms (the TTL and margin) so that no earlier holder can still be issuing below it",
+        lease.machine_id().get(),
+        lease.floor_unix_ms()
+    )
 }
 
 /// Why a leased generator is disabled, in words.
 pub fn why_disabled(lease: &Lease) -> String {
     let state = match lease.state() {
-        LeaseState::Lost => "was lost (another process holds the id now)".to_string(),
+        LeaseState::Lost => match lease.lost_reason() {
+            Some(reason) => format!("was lost ({reason})"),
+            None => "was lost".to_string(),
+        },
         LeaseState::Lapsed | LeaseState::Held { .. } => {
             "lapsed: no renewal succeeded before the local deadline".to_string()
         }
@@ -144,6 +159,9 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
         } => {
             let options = lease.options();
             let l = Lease::acquire(&backend, &options)?;
+            if !l.has_history() {
+                eprintln!("{}", no_history_warning(&l));
+            }
             catch_signals();
             let mut out = std::io::stdout().lock();
             let (id, token, floor) = (l.machine_id().get(), l.token(), l.floor_unix_ms());
@@ -151,13 +169,14 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
             if json {
                 let line = serde_json::json!({
                     "machine_id": id, "token": token, "floor_unix_ms": floor,
-                    "holder": l.holder(), "acquired_in_ms": ms,
+                    "holder": l.holder(), "acquired_in_ms": ms, "history": l.has_history(),
                 });
                 writeln!(out, "{line}")?;
             } else {
                 writeln!(
                     out,
-                    "machine_id={id} token={token} floor_unix_ms={floor} acquired_in_ms={ms:.1} holder={}",
+                    "machine_id={id} token={token} floor_unix_ms={floor} acquired_in_ms={ms:.1} history={} holder={}",
+                    l.has_history(),
                     l.holder()
                 )?;
             }
@@ -167,8 +186,11 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 if stopping() || hold_for.is_some_and(|d| start.elapsed() >= d) {
                     break;
                 }
-                if matches!(l.state(), LeaseState::Lost) {
-                    return Err(CliError::Lease(LeaseError::Lost { machine_id: id }));
+                if let Some(reason) = l.lost_reason() {
+                    return Err(CliError::Lease(LeaseError::Lost {
+                        machine_id: id,
+                        reason,
+                    }));
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -180,12 +202,27 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
             json,
             lease,
         } => {
-            let records = nonceforge_lease::status(&backend, &lease.options())?;
+            let (info, records) = nonceforge_lease::status_of_store(&backend, &lease.options())?;
             let mut out = std::io::stdout().lock();
             if !json {
                 writeln!(
                     out,
-                    "{:>4}  {:<8}  {:>10}  {:>14}  holder",
+                    "# {}: lease protocol {}, incarnation {}",
+                    nonceforge_lease::redact_url(&backend),
+                    if info.protocol.is_empty() {
+                        "-"
+                    } else {
+                        &info.protocol
+                    },
+                    if info.incarnation.is_empty() {
+                        "-"
+                    } else {
+                        &info.incarnation
+                    },
+                )?;
+                writeln!(
+                    out,
+                    "{:>4}  {:<8}  {:>16}  {:>14}  holder",
                     "id", "state", "token", "floor_unix_ms"
                 )?;
             }
@@ -205,7 +242,7 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 } else {
                     writeln!(
                         out,
-                        "{:>4}  {:<8}  {:>10}  {:>14}  {}",
+                        "{:>4}  {:<8}  {:>16}  {:>14}  {}",
                         r.machine_id, state, r.token, r.floor_unix_ms, r.holder
                     )?;
                 }

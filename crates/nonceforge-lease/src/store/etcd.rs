@@ -1,11 +1,14 @@
-//! etcd v3: `/{ns}/lease/{id}` exists while an etcd lease (TTL, kept alive)
-//! holds it, created by a transaction only if absent; `/{ns}/rec/{id}`, not
-//! attached to a lease, keeps "token floor holder". The fencing token is the
-//! revision at which the lease key was created (etcd's revisions only grow).
+//! etcd v3, lease protocol 2: `/{ns}/meta` ("2 {incarnation}") is the
+//! namespace's record; `/{ns}/lease/{id}` ("{grant} {holder}") exists while an
+//! etcd lease (TTL, kept alive) holds it, created by a transaction only if
+//! absent; `/{ns}/rec/{id}` ("v2 {grant} {token} {floor} {holder}", not
+//! attached to a lease) keeps the id's history. The fencing token is the
+//! revision at which the lease key was created (etcd's revisions only grow,
+//! also when keys are deleted: a wiped prefix does not reset them).
 //! etcd replicates through Raft: a lease survives the loss of a minority of
 //! members, and a new leader extends every lease rather than shortening one.
 
-use super::{Ask, Grant, Record, Renewal, StoreError};
+use super::{Ask, Grant, LostReason, Record, Renewal, StoreError, StoreInfo, random_id};
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
     PutOptions, Txn, TxnOp, TxnOpResponse,
@@ -23,6 +26,10 @@ pub(crate) struct EtcdStore {
 /// The least time one member is given to connect and answer before the next is tried.
 const MIN_MEMBER_TIMEOUT: Duration = Duration::from_millis(100);
 
+fn meta_key(ns: &str) -> String {
+    format!("/{ns}/meta")
+}
+
 fn lease_key(ns: &str, id: u16) -> String {
     format!("/{ns}/lease/{id}")
 }
@@ -31,28 +38,83 @@ fn rec_key(ns: &str, id: u16) -> String {
     format!("/{ns}/rec/{id}")
 }
 
-/// The record's key, and the condition "the lease key is the one this grant
-/// created" (its creation revision is the grant's token).
-fn ours(ns: &str, grant: &Grant) -> (String, Compare) {
-    let still = Compare::create_revision(
-        lease_key(ns, grant.machine_id),
-        CompareOp::Equal,
-        grant.token as i64,
-    );
-    (rec_key(ns, grant.machine_id), still)
+/// An id's record: "v2 {grant or -} {token} {floor} {holder}".
+#[derive(Debug, PartialEq, Eq)]
+struct Rec {
+    grant: String,
+    token: u64,
+    floor: u64,
+    holder: String,
 }
 
-fn rec_value(token: u64, floor: u64, holder: &str) -> String {
-    format!("{token} {floor} {holder}")
+fn rec_value(grant: &str, token: u64, floor: u64, holder: &str) -> String {
+    let grant = if grant.is_empty() { "-" } else { grant };
+    format!("v2 {grant} {token} {floor} {holder}")
 }
 
-/// (token, floor, holder) from a record's value.
-fn parse_rec(v: &[u8]) -> (u64, u64, String) {
-    let s = String::from_utf8_lossy(v);
-    let mut it = s.splitn(3, ' ');
-    let token = it.next().and_then(|t| t.parse().ok()).unwrap_or(0);
-    let floor = it.next().and_then(|t| t.parse().ok()).unwrap_or(0);
-    (token, floor, it.next().unwrap_or("").to_owned())
+/// Reads a record; anything but the protocol-2 form is an error, never a
+/// record of token 0 and floor 0.
+fn parse_rec(key: &str, v: &[u8]) -> Result<Rec, StoreError> {
+    let bad = || {
+        StoreError::refused(format!(
+            "{key} is malformed or not a lease protocol 2 record ({:?}): protocol-1 members may use this namespace",
+            String::from_utf8_lossy(&v[..v.len().min(80)])
+        ))
+    };
+    let s = std::str::from_utf8(v).map_err(|_| bad())?;
+    let mut it = s.splitn(5, ' ');
+    if it.next() != Some("v2") {
+        return Err(bad());
+    }
+    let grant = it.next().filter(|g| !g.is_empty()).ok_or_else(bad)?;
+    let number = |t: Option<&str>| -> Result<u64, StoreError> {
+        t.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(bad)
+    };
+    let token = number(it.next())?;
+    let floor = number(it.next())?;
+    Ok(Rec {
+        grant: if grant == "-" {
+            String::new()
+        } else {
+            grant.to_owned()
+        },
+        token,
+        floor,
+        holder: it.next().ok_or_else(bad)?.to_owned(),
+    })
+}
+
+/// The namespace's record: "2 {incarnation}".
+fn parse_meta(key: &str, v: &[u8]) -> Result<String, StoreError> {
+    match std::str::from_utf8(v)
+        .ok()
+        .and_then(|s| s.strip_prefix("2 "))
+    {
+        Some(inc) if !inc.is_empty() && !inc.contains(' ') => Ok(inc.to_owned()),
+        _ => Err(StoreError::refused(format!(
+            "{key} is not a lease protocol 2 namespace record ({:?})",
+            String::from_utf8_lossy(&v[..v.len().min(80)])
+        ))),
+    }
+}
+
+/// The condition "the lease key is the one this grant created" (its creation
+/// revision is the grant's token) and "the store is the one it was made in".
+fn ours(ns: &str, grant: &Grant) -> Vec<Compare> {
+    vec![
+        Compare::create_revision(
+            lease_key(ns, grant.machine_id),
+            CompareOp::Equal,
+            grant.token as i64,
+        ),
+        Compare::value(
+            meta_key(ns),
+            CompareOp::Equal,
+            format!("2 {}", grant.incarnation),
+        ),
+    ]
 }
 
 fn err(e: etcd_client::Error) -> StoreError {
@@ -84,6 +146,7 @@ impl EtcdStore {
     /// to try the others.
     pub(crate) async fn connect(
         endpoints: &[String],
+        auth: Option<&(String, String)>,
         budget: Duration,
     ) -> Result<Self, StoreError> {
         let member = (budget / endpoints.len().max(1) as u32).max(MIN_MEMBER_TIMEOUT);
@@ -92,7 +155,11 @@ impl EtcdStore {
         let mut last_err = StoreError::conn("no endpoint");
         for k in 0..endpoints.len() {
             let i = (first + k) % endpoints.len();
-            let options = ConnectOptions::new()
+            let mut options = ConnectOptions::new();
+            if let Some((user, password)) = auth {
+                options = options.with_user(user.clone(), password.clone());
+            }
+            let options = options
                 .with_connect_timeout(member)
                 .with_timeout(Duration::from_secs(5))
                 .with_keep_alive(Duration::from_secs(1), Duration::from_secs(2))
@@ -125,14 +192,53 @@ impl EtcdStore {
         Err(last_err)
     }
 
-    /// Creates the lease key for `id` if absent, attached to a fresh etcd lease,
-    /// and writes the record; `prev_rec` set: only if the record is still that
-    /// (re-taking our own expired lease). None: someone else has it.
+    /// The namespace's incarnation, creating its record when there is none —
+    /// unless records of another protocol are there.
+    async fn meta(&mut self, ns: &str) -> Result<String, StoreError> {
+        let mk = meta_key(ns);
+        loop {
+            let got = self.client.get(mk.clone(), None).await.map_err(err)?;
+            if let Some(kv) = got.kvs().first() {
+                return parse_meta(&mk, kv.value());
+            }
+            // No record of the namespace: new, or wiped. Records left from
+            // protocol 1 mean its members may be running: refuse.
+            let recs = self
+                .client
+                .get(format!("/{ns}/rec/"), Some(GetOptions::new().with_prefix()))
+                .await
+                .map_err(err)?;
+            for kv in recs.kvs() {
+                let key = String::from_utf8_lossy(kv.key()).into_owned();
+                parse_rec(&key, kv.value())?;
+            }
+            let txn = Txn::new()
+                .when(vec![Compare::create_revision(
+                    mk.clone(),
+                    CompareOp::Equal,
+                    0,
+                )])
+                .and_then(vec![TxnOp::put(
+                    mk.clone(),
+                    format!("2 {}", random_id()),
+                    None,
+                )]);
+            self.client.txn(txn).await.map_err(err)?;
+        }
+    }
+
+    /// Creates the lease key for `id` if absent (and the namespace's record is
+    /// still `incarnation`), attached to a fresh etcd lease, and writes the
+    /// record; `prev_rec` set: only if the record is still that (re-taking
+    /// our own expired lease). None: someone else has it, or the namespace's
+    /// record changed. The etcd lease is revoked whenever no grant comes of it.
     async fn take(
         &mut self,
         ask: &Ask<'_>,
         id: u16,
         cap: u64,
+        grant_id: &str,
+        incarnation: &str,
         prev_rec: Option<&[u8]>,
     ) -> Result<Option<Grant>, StoreError> {
         let lease = self
@@ -141,46 +247,90 @@ impl EtcdStore {
             .await
             .map_err(err)?
             .id();
-        let (lk, rk) = (lease_key(ask.namespace, id), rec_key(ask.namespace, id));
-        let mut when = vec![Compare::create_revision(lk.clone(), CompareOp::Equal, 0)];
+        let got = self
+            .take_with(ask, id, cap, grant_id, incarnation, prev_rec, lease)
+            .await;
+        if !matches!(got, Ok(Some(_))) {
+            let _ = self.client.lease_revoke(lease).await;
+        }
+        got
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn take_with(
+        &mut self,
+        ask: &Ask<'_>,
+        id: u16,
+        cap: u64,
+        grant_id: &str,
+        incarnation: &str,
+        prev_rec: Option<&[u8]>,
+        lease: i64,
+    ) -> Result<Option<Grant>, StoreError> {
+        let ns = ask.namespace;
+        let (lk, rk) = (lease_key(ns, id), rec_key(ns, id));
+        let mut when = vec![
+            Compare::create_revision(lk.clone(), CompareOp::Equal, 0),
+            Compare::value(meta_key(ns), CompareOp::Equal, format!("2 {incarnation}")),
+        ];
         if let Some(prev) = prev_rec {
             when.push(Compare::value(rk.clone(), CompareOp::Equal, prev));
         }
         let txn = Txn::new().when(when).and_then(vec![
             TxnOp::put(
                 lk.clone(),
-                ask.holder,
+                format!("{grant_id} {}", ask.holder),
                 Some(PutOptions::new().with_lease(lease)),
             ),
             TxnOp::get(rk.clone(), None),
         ]);
         let resp = self.client.txn(txn).await.map_err(err)?;
         if !resp.succeeded() {
-            let _ = self.client.lease_revoke(lease).await;
             return Ok(None);
         }
-        let token = resp.header().map(|h| h.revision()).unwrap_or(0) as u64;
-        let old_floor = resp
-            .op_responses()
-            .into_iter()
-            .find_map(|r| match r {
-                TxnOpResponse::Get(g) => Some(
-                    g.kvs()
-                        .first()
-                        .map(|kv| parse_rec(kv.value()).1)
-                        .unwrap_or(0),
-                ),
-                _ => None,
-            })
-            .unwrap_or(0);
+        let token = resp
+            .header()
+            .map(|h| h.revision())
+            .filter(|&r| r > 0)
+            .ok_or_else(|| StoreError::answer("a transaction's answer had no revision"))?
+            as u64;
+        let old = resp.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Get(g) => Some(g.kvs().first().map(|kv| kv.value().to_vec())),
+            _ => None,
+        });
+        let old = match old.flatten() {
+            Some(v) => Some(parse_rec(&rk, &v)),
+            None => None,
+        };
         let grant = Grant {
             machine_id: id,
             token,
-            floor_unix_ms: old_floor,
+            floor_unix_ms: old
+                .as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map_or(0, |r| r.floor),
+            history: old.is_some(),
+            grant_id: grant_id.to_owned(),
+            incarnation: incarnation.to_owned(),
             etcd_lease: lease,
         };
+        if let Some(Err(e)) = old {
+            // Give the key back: a record we cannot read is not ours to overwrite.
+            let undo = Txn::new()
+                .when(vec![Compare::create_revision(
+                    lk,
+                    CompareOp::Equal,
+                    token as i64,
+                )])
+                .and_then(vec![TxnOp::delete(lease_key(ns, id), None)]);
+            let _ = self.client.txn(undo).await;
+            return Err(e);
+        }
         // Record the new floor while the key is ours (nothing issues before this).
-        if !self.write_rec(ask, &grant, old_floor.max(cap)).await? {
+        if !self
+            .write_rec(ask, &grant, grant.floor_unix_ms.max(cap))
+            .await?
+        {
             return Ok(None);
         }
         self.keeper = None;
@@ -194,13 +344,34 @@ impl EtcdStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let (rk, still_ours) = ours(ask.namespace, grant);
-        let txn = Txn::new().when(vec![still_ours]).and_then(vec![TxnOp::put(
-            rk,
-            rec_value(grant.token, floor, ask.holder),
-            None,
-        )]);
+        let txn = Txn::new()
+            .when(ours(ask.namespace, grant))
+            .and_then(vec![TxnOp::put(
+                rec_key(ask.namespace, grant.machine_id),
+                rec_value(&grant.grant_id, grant.token, floor, ask.holder),
+                None,
+            )]);
         Ok(self.client.txn(txn).await.map_err(err)?.succeeded())
+    }
+
+    /// Why `grant` is no longer ours.
+    async fn lost_reason(&mut self, ns: &str, grant: &Grant) -> Result<LostReason, StoreError> {
+        let mk = meta_key(ns);
+        let meta = self.client.get(mk.clone(), None).await.map_err(err)?;
+        match meta.kvs().first() {
+            Some(kv) if parse_meta(&mk, kv.value()).ok().as_deref() == Some(&grant.incarnation) => {
+            }
+            _ => return Ok(LostReason::StoreLostData),
+        }
+        let rk = rec_key(ns, grant.machine_id);
+        let rec = self.client.get(rk.clone(), None).await.map_err(err)?;
+        Ok(match rec.kvs().first() {
+            None => LostReason::StoreLostData,
+            Some(kv) => match parse_rec(&rk, kv.value())? {
+                r if r.grant.is_empty() => LostReason::Evicted,
+                _ => LostReason::Taken,
+            },
+        })
     }
 
     pub(crate) async fn acquire(
@@ -208,8 +379,10 @@ impl EtcdStore {
         ask: &Ask<'_>,
         ids: RangeInclusive<u16>,
         cap: u64,
+        grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
         loop {
+            let incarnation = self.meta(ask.namespace).await?;
             let prefix = format!("/{}/lease/", ask.namespace);
             let taken: Vec<u16> = self
                 .client
@@ -231,8 +404,11 @@ impl EtcdStore {
             let Some(id) = ids.clone().find(|id| !taken.contains(id)) else {
                 return Ok(None);
             };
-            // Lost a race for this id: look again.
-            if let Some(grant) = self.take(ask, id, cap, None).await? {
+            // Lost a race for this id, or the namespace's record changed: look again.
+            if let Some(grant) = self
+                .take(ask, id, cap, grant_id, &incarnation, None)
+                .await?
+            {
                 return Ok(Some(grant));
             }
         }
@@ -279,31 +455,43 @@ impl EtcdStore {
         }
         if ttl <= 0 {
             // The etcd lease expired and its key is gone: re-take the id if
-            // nobody has taken it since (the record is still ours).
+            // nobody has taken it since (the record is still this grant's).
             self.keeper = None;
             let rk = rec_key(ask.namespace, grant.machine_id);
-            let rec = self.client.get(rk, None).await.map_err(err)?;
+            let rec = self.client.get(rk.clone(), None).await.map_err(err)?;
             let Some(kv) = rec.kvs().first() else {
-                return Ok(Renewal::Lost);
+                return Ok(Renewal::Lost(LostReason::StoreLostData));
             };
-            if parse_rec(kv.value()).0 != grant.token {
-                return Ok(Renewal::Lost);
+            if parse_rec(&rk, kv.value())?.grant != grant.grant_id {
+                return Ok(Renewal::Lost(self.lost_reason(ask.namespace, grant).await?));
             }
             let prev = kv.value().to_vec();
-            return match self.take(ask, grant.machine_id, cap, Some(&prev)).await? {
+            let (grant_id, incarnation) = (grant.grant_id.clone(), grant.incarnation.clone());
+            return match self
+                .take(
+                    ask,
+                    grant.machine_id,
+                    cap,
+                    &grant_id,
+                    &incarnation,
+                    Some(&prev),
+                )
+                .await?
+            {
                 Some(mut g) => {
                     g.floor_unix_ms = grant.floor_unix_ms;
+                    g.history = grant.history;
                     *grant = g;
                     Ok(Renewal::Held)
                 }
-                None => Ok(Renewal::Lost),
+                None => Ok(Renewal::Lost(self.lost_reason(ask.namespace, grant).await?)),
             };
         }
-        Ok(if self.write_rec(ask, grant, cap).await? {
-            Renewal::Held
+        if self.write_rec(ask, grant, cap).await? {
+            Ok(Renewal::Held)
         } else {
-            Renewal::Lost
-        })
+            Ok(Renewal::Lost(self.lost_reason(ask.namespace, grant).await?))
+        }
     }
 
     pub(crate) async fn release(
@@ -312,9 +500,12 @@ impl EtcdStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let (rk, still_ours) = ours(ask.namespace, grant);
-        let txn = Txn::new().when(vec![still_ours]).and_then(vec![
-            TxnOp::put(rk, rec_value(grant.token, floor, ""), None),
+        let txn = Txn::new().when(ours(ask.namespace, grant)).and_then(vec![
+            TxnOp::put(
+                rec_key(ask.namespace, grant.machine_id),
+                rec_value("", grant.token, floor, ""),
+                None,
+            ),
             TxnOp::delete(lease_key(ask.namespace, grant.machine_id), None),
         ]);
         let done = self.client.txn(txn).await.map_err(err)?.succeeded();
@@ -327,7 +518,16 @@ impl EtcdStore {
         &mut self,
         namespace: &str,
         ids: RangeInclusive<u16>,
-    ) -> Result<Vec<Record>, StoreError> {
+    ) -> Result<(StoreInfo, Vec<Record>), StoreError> {
+        let mk = meta_key(namespace);
+        let meta = self.client.get(mk.clone(), None).await.map_err(err)?;
+        let info = match meta.kvs().first() {
+            Some(kv) => StoreInfo {
+                protocol: "2".into(),
+                incarnation: parse_meta(&mk, kv.value())?,
+            },
+            None => StoreInfo::default(),
+        };
         let opts = || Some(GetOptions::new().with_prefix());
         let recs = self
             .client
@@ -346,10 +546,11 @@ impl EtcdStore {
                 .ok()
                 .and_then(|s| s.parse().ok())
             {
-                live.insert(
-                    id,
-                    (kv.lease(), String::from_utf8_lossy(kv.value()).into_owned()),
-                );
+                let value = String::from_utf8_lossy(kv.value()).into_owned();
+                let holder = value
+                    .split_once(' ')
+                    .map_or(value.clone(), |(_, h)| h.to_owned());
+                live.insert(id, (kv.lease(), holder));
             }
         }
         let rp = format!("/{namespace}/rec/").len();
@@ -364,7 +565,7 @@ impl EtcdStore {
             if !ids.contains(&id) {
                 continue;
             }
-            let (token, floor, holder) = parse_rec(kv.value());
+            let rec = parse_rec(&String::from_utf8_lossy(kv.key()), kv.value())?;
             let expires_in = match live.get(&id) {
                 Some((lease, _)) => {
                     let ttl = self
@@ -379,14 +580,14 @@ impl EtcdStore {
             };
             out.push(Record {
                 machine_id: id,
-                holder: live.get(&id).map(|(_, h)| h.clone()).unwrap_or(holder),
-                token,
+                holder: live.get(&id).map(|(_, h)| h.clone()).unwrap_or(rec.holder),
+                token: rec.token,
                 expires_in,
-                floor_unix_ms: floor,
+                floor_unix_ms: rec.floor,
             });
         }
         out.sort_by_key(|r| r.machine_id);
-        Ok(out)
+        Ok((info, out))
     }
 
     pub(crate) async fn evict(
@@ -395,14 +596,80 @@ impl EtcdStore {
         machine_id: u16,
         holder: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let lk = lease_key(namespace, machine_id);
-        let mut when = vec![Compare::create_revision(lk.clone(), CompareOp::Greater, 0)];
-        if let Some(h) = holder {
-            when.push(Compare::value(lk.clone(), CompareOp::Equal, h));
+        let (lk, rk) = (
+            lease_key(namespace, machine_id),
+            rec_key(namespace, machine_id),
+        );
+        let got = self.client.get(lk.clone(), None).await.map_err(err)?;
+        let Some(kv) = got.kvs().first() else {
+            return Ok(false);
+        };
+        let value = String::from_utf8_lossy(kv.value()).into_owned();
+        let held_by = value.split_once(' ').map_or("", |(_, h)| h);
+        if holder.is_some_and(|h| h != held_by) {
+            return Ok(false);
         }
-        let txn = Txn::new()
-            .when(when)
-            .and_then(vec![TxnOp::delete(lk, None)]);
+        let mut then = vec![TxnOp::delete(lk.clone(), None)];
+        let mut when = vec![Compare::mod_revision(
+            lk.clone(),
+            CompareOp::Equal,
+            kv.mod_revision(),
+        )];
+        let rec = self.client.get(rk.clone(), None).await.map_err(err)?;
+        if let Some(r) = rec.kvs().first() {
+            let parsed = parse_rec(&rk, r.value())?;
+            when.push(Compare::mod_revision(
+                rk.clone(),
+                CompareOp::Equal,
+                r.mod_revision(),
+            ));
+            then.push(TxnOp::put(
+                rk,
+                rec_value("", parsed.token, parsed.floor, ""),
+                None,
+            ));
+        }
+        let txn = Txn::new().when(when).and_then(then);
         Ok(self.client.txn(txn).await.map_err(err)?.succeeded())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_parse_strictly() {
+        let r = parse_rec("k", b"v2 ab12 17 1700000000000 host/1/x y").unwrap();
+        assert_eq!(
+            r,
+            Rec {
+                grant: "ab12".into(),
+                token: 17,
+                floor: 1_700_000_000_000,
+                holder: "host/1/x y".into()
+            }
+        );
+        assert_eq!(parse_rec("k", b"v2 - 17 5 ").unwrap().grant, "");
+        for bad in [
+            &b""[..],
+            b"17 1700000000000 host",
+            b"v2",
+            b"v2 g",
+            b"v2 g 1",
+            b"v2 g x 5 h",
+            b"v2 g 1 -5 h",
+            b"v2 g 1 5",
+            b"v2  1 5 h",
+            b"\xff\xfe",
+        ] {
+            let e = parse_rec("/ns/rec/3", bad).unwrap_err();
+            assert!(
+                e.refused && e.detail.contains("/ns/rec/3"),
+                "{bad:?}: {e:?}"
+            );
+        }
+        assert_eq!(parse_meta("m", b"2 abc").unwrap(), "abc");
+        assert!(parse_meta("m", b"1 abc").is_err() && parse_meta("m", b"2 ").is_err());
     }
 }

@@ -19,8 +19,65 @@ pub(crate) struct Grant {
     /// The highest timestamp (Unix ms) any earlier holder of this id may have
     /// issued: the new generator starts above it.
     pub(crate) floor_unix_ms: u64,
+    /// Whether the store had a record of the id. Without one it cannot show
+    /// that no earlier holder is still issuing (never used, or its data was
+    /// lost): the keeper then starts a full TTL and margin above its clock.
+    pub(crate) history: bool,
+    /// This grant's identity: 128 random bits in hex, drawn by the client.
+    /// Renewals and the release succeed only for it, so a grant lost with the
+    /// store's data cannot be mistaken for a later one.
+    pub(crate) grant_id: String,
+    /// The store's incarnation when the grant was made: drawn by the member
+    /// that created the namespace's record. A renewal that finds another one
+    /// (the store came back empty) reports the lease lost.
+    pub(crate) incarnation: String,
     /// etcd only: the etcd lease the key is attached to.
     pub(crate) etcd_lease: i64,
+}
+
+/// Why a lease was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LostReason {
+    /// Another grant holds the id (it was free after this holder's deadline).
+    Taken,
+    /// An operator freed the id (`nonceforge lease release --id`).
+    Evicted,
+    /// The store no longer knows this grant: its data was lost or replaced
+    /// (restarted empty, flushed, restored, the namespace wiped or its tables
+    /// dropped).
+    StoreLostData,
+}
+
+impl std::fmt::Display for LostReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LostReason::Taken => "another holder took the id",
+            LostReason::Evicted => "an operator released the id",
+            LostReason::StoreLostData => {
+                "the store lost its data (restarted empty, flushed, restored or wiped)"
+            }
+        })
+    }
+}
+
+/// What the store says of the namespace itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoreInfo {
+    /// The lease protocol of the namespace's record (`2`), `1` for a
+    /// namespace of protocol-1 members, empty when it has none yet.
+    pub protocol: String,
+    /// The store's incarnation (changes when the store loses its data).
+    pub incarnation: String,
+}
+
+/// 128 random bits in lower-case hex: grant ids and incarnations.
+pub(crate) fn random_id() -> String {
+    let mut b = [0u8; 16];
+    // The OS's generator; a failure here is a broken system, and a constant
+    // id would defeat the check it exists for.
+    getrandom::fill(&mut b).expect("the operating system's random generator failed");
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// One machine id as the store sees it.
@@ -43,8 +100,8 @@ pub struct Record {
 pub(crate) enum Renewal {
     /// Still ours (or re-taken: it had expired and nobody else had taken it).
     Held,
-    /// Someone else has taken the id.
-    Lost,
+    /// The grant is gone, and why.
+    Lost(LostReason),
 }
 
 /// What every request needs to know besides the store.
@@ -67,14 +124,19 @@ impl Store {
     pub(crate) async fn connect(
         backend: &Backend,
         namespace: &str,
+        schema: &str,
         budget: Duration,
     ) -> Result<Store> {
         let store = match &backend.spec {
-            Spec::Postgres(config) => pg::PgStore::connect(config, namespace).await.map(Store::Pg),
-            Spec::Redis(info) => redis::RedisStore::connect(info).await.map(Store::Redis),
-            Spec::Etcd(endpoints) => etcd::EtcdStore::connect(endpoints, budget)
+            Spec::Postgres(config) => pg::PgStore::connect(config, namespace, schema)
                 .await
-                .map(|s| Store::Etcd(Box::new(s))),
+                .map(Store::Pg),
+            Spec::Redis(info) => redis::RedisStore::connect(info).await.map(Store::Redis),
+            Spec::Etcd(endpoints, auth) => {
+                etcd::EtcdStore::connect(endpoints, auth.as_ref(), budget)
+                    .await
+                    .map(|s| Store::Etcd(Box::new(s)))
+            }
         };
         store.map_err(|e| classify(backend, e))
     }
@@ -87,10 +149,11 @@ impl Store {
         cap_unix_ms: u64,
     ) -> Result<Grant> {
         let (first, last) = (*ids.start(), *ids.end());
+        let grant_id = random_id();
         let got = match self {
-            Store::Pg(s) => s.acquire(ask, ids, cap_unix_ms).await,
-            Store::Redis(s) => s.acquire(ask, ids, cap_unix_ms).await,
-            Store::Etcd(s) => s.acquire(ask, ids, cap_unix_ms).await,
+            Store::Pg(s) => s.acquire(ask, ids, cap_unix_ms, &grant_id).await,
+            Store::Redis(s) => s.acquire(ask, ids, cap_unix_ms, &grant_id).await,
+            Store::Etcd(s) => s.acquire(ask, ids, cap_unix_ms, &grant_id).await,
         };
         match got.map_err(|e| classify(backend, e))? {
             Some(grant) => Ok(grant),
@@ -140,7 +203,7 @@ impl Store {
         backend: &Backend,
         namespace: &str,
         ids: RangeInclusive<u16>,
-    ) -> Result<Vec<Record>> {
+    ) -> Result<(StoreInfo, Vec<Record>)> {
         match self {
             Store::Pg(s) => s.status(namespace, ids).await,
             Store::Redis(s) => s.status(namespace, ids).await,
@@ -168,11 +231,12 @@ impl Store {
 }
 
 /// A store error in the client's words, and whether it means the connection is
-/// gone (then the keeper reconnects).
+/// gone (then the keeper reconnects) or the store's contents cannot be trusted.
 #[derive(Debug)]
 pub(crate) struct StoreError {
     pub(crate) detail: String,
     pub(crate) connection: bool,
+    pub(crate) refused: bool,
 }
 
 impl StoreError {
@@ -180,18 +244,35 @@ impl StoreError {
         StoreError {
             detail: e.to_string(),
             connection: true,
+            refused: false,
         }
     }
     pub(crate) fn answer(e: impl std::fmt::Display) -> Self {
         StoreError {
             detail: e.to_string(),
             connection: false,
+            refused: false,
+        }
+    }
+    /// The store holds something this client will not trust: another
+    /// protocol's records, a malformed record, objects owned by another role.
+    pub(crate) fn refused(e: impl std::fmt::Display) -> Self {
+        StoreError {
+            detail: e.to_string(),
+            connection: false,
+            refused: true,
         }
     }
 }
 
 fn classify(backend: &Backend, e: StoreError) -> LeaseError {
-    if e.connection {
+    if e.refused {
+        LeaseError::Refused {
+            backend: backend.name(),
+            target: backend.shown.clone(),
+            detail: e.detail,
+        }
+    } else if e.connection {
         LeaseError::Unreachable {
             backend: backend.name(),
             target: backend.shown.clone(),

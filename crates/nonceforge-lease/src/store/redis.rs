@@ -1,16 +1,23 @@
-//! Redis: `{ns}:lease:{id}` holds the fencing token and expires (`SET … NX PX`);
-//! `{ns}:rec:{id}`, a hash that never expires, keeps the holder, the token and
-//! the floor. Each operation is one Lua script, so it is atomic on one server.
+//! Redis, lease protocol 2: `{ns}:tokens` is the namespace's record (a hash:
+//! protocol, incarnation, last token — a hash where protocol 1 kept a counter,
+//! so a protocol-1 client's `INCR` fails there instead of sharing the ids);
+//! `{ns}:lease:{id}` (a hash with a TTL: grant, holder, token) is the lease;
+//! `{ns}:rec:{id}` (a hash that never expires: grant, holder, token, floor)
+//! keeps the id's history. Each operation is one Lua script (the `.lua` files
+//! beside this one, which the Go module sends byte for byte), atomic on one
+//! server.
 //!
 //! What Redis cannot promise: replication is asynchronous, so a failover can
-//! lose a lease that the old primary had granted, and two processes may then
-//! hold one id. The floor does not save that case either (it is lost with the
-//! write). Use one Redis primary without failover, or PostgreSQL/etcd, where a
-//! lease must survive the loss of a server.
+//! lose a lease that the old primary had granted. The grant id and the
+//! incarnation make every holder whose grant is gone stop at its next renewal,
+//! and an id without a record starts a full TTL and margin above the
+//! acquirer's clock, so even that loss issues no value twice; a failover that
+//! keeps an *older* copy of a record (a replica behind) is the case left: use
+//! one primary without failover (or PostgreSQL/etcd) there.
 
-use super::{Ask, Grant, Record, Renewal, StoreError, ms};
+use super::{Ask, Grant, LostReason, Record, Renewal, StoreError, StoreInfo, ms};
 use redis::aio::MultiplexedConnection;
-use redis::{ConnectionInfo, Script};
+use redis::{ConnectionInfo, Script, Value};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -19,100 +26,18 @@ pub(crate) struct RedisStore {
     conn: MultiplexedConnection,
 }
 
-/// ARGV: ns, first, last, ttl ms, cap, holder → {id, token, old floor} or {-1}.
-static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local ns, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-for id = first, last do
-  local key = ns .. ':lease:' .. id
-  if redis.call('EXISTS', key) == 0 then
-    local token = redis.call('INCR', ns .. ':tokens')
-    redis.call('SET', key, token, 'PX', ARGV[4])
-    local rec = ns .. ':rec:' .. id
-    local floor = redis.call('HGET', rec, 'floor') or '0'
-    local new = floor
-    if tonumber(ARGV[5]) > tonumber(floor) then new = ARGV[5] end
-    redis.call('HSET', rec, 'holder', ARGV[6], 'token', token, 'floor', new)
-    return {id, token, floor}
-  end
-end
-return {-1}
-",
-    )
-});
+/// The scripts, as the protocol states them (docs/lease-protocol.md).
+pub(crate) const ACQUIRE_LUA: &str = include_str!("redis/acquire.lua");
+pub(crate) const RENEW_LUA: &str = include_str!("redis/renew.lua");
+pub(crate) const RELEASE_LUA: &str = include_str!("redis/release.lua");
+pub(crate) const EVICT_LUA: &str = include_str!("redis/evict.lua");
+pub(crate) const STATUS_LUA: &str = include_str!("redis/status.lua");
 
-/// ARGV: ns, id, token, ttl ms, cap → 1 held (or re-taken: expired, not taken since), 0 lost.
-static RENEW: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
-local cur = redis.call('GET', key)
-if cur == ARGV[3] then
-  redis.call('PEXPIRE', key, ARGV[4])
-elseif cur == false and redis.call('HGET', rec, 'token') == ARGV[3] then
-  redis.call('SET', key, ARGV[3], 'PX', ARGV[4])
-else
-  return 0
-end
-if tonumber(ARGV[5]) > tonumber(redis.call('HGET', rec, 'floor') or '0') then
-  redis.call('HSET', rec, 'floor', ARGV[5])
-end
-return 1
-",
-    )
-});
-
-/// ARGV: ns, id, token, floor → 1 released, 0 not ours.
-static RELEASE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
-local cur = redis.call('GET', key)
-if cur == ARGV[3] or (cur == false and redis.call('HGET', rec, 'token') == ARGV[3]) then
-  redis.call('DEL', key)
-  redis.call('HSET', rec, 'holder', '', 'floor', ARGV[4])
-  return 1
-end
-return 0
-",
-    )
-});
-
-/// ARGV: ns, first, last → flat {id, holder, token, pttl, floor, …} of every id with a record.
-static STATUS: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local out = {}
-for id = tonumber(ARGV[2]), tonumber(ARGV[3]) do
-  local rec = ARGV[1] .. ':rec:' .. id
-  if redis.call('EXISTS', rec) == 1 then
-    local f = redis.call('HMGET', rec, 'holder', 'token', 'floor')
-    local left = redis.call('PTTL', ARGV[1] .. ':lease:' .. id)
-    local holder = f[1] or ''
-    table.insert(out, id); table.insert(out, holder); table.insert(out, f[2] or '0')
-    table.insert(out, left); table.insert(out, f[3] or '0')
-  end
-end
-return out
-",
-    )
-});
-
-/// ARGV: ns, id, holder or '' → 1 evicted.
-static EVICT: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
-local holder = redis.call('HGET', rec, 'holder')
-if not holder or holder == '' then return 0 end
-if ARGV[3] ~= '' and holder ~= ARGV[3] then return 0 end
-redis.call('DEL', key)
-redis.call('HSET', rec, 'holder', '')
-return 1
-",
-    )
-});
+static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(ACQUIRE_LUA));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(RENEW_LUA));
+static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_LUA));
+static EVICT: LazyLock<Script> = LazyLock::new(|| Script::new(EVICT_LUA));
+static STATUS: LazyLock<Script> = LazyLock::new(|| Script::new(STATUS_LUA));
 
 fn err(e: redis::RedisError) -> StoreError {
     if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout() {
@@ -120,6 +45,18 @@ fn err(e: redis::RedisError) -> StoreError {
     } else {
         StoreError::answer(e)
     }
+}
+
+fn text(v: &Value) -> Result<String, StoreError> {
+    redis::from_redis_value_ref::<String>(v)
+        .map_err(|e| StoreError::answer(format!("unexpected answer: {e}")))
+}
+
+/// A decimal field of a script's answer; anything else is an error (never 0).
+fn number(v: &Value, what: &str) -> Result<i64, StoreError> {
+    text(v)?
+        .parse()
+        .map_err(|_| StoreError::answer(format!("unexpected answer: {what} {v:?} is not a number")))
 }
 
 impl RedisStore {
@@ -142,33 +79,47 @@ impl RedisStore {
         ask: &Ask<'_>,
         ids: RangeInclusive<u16>,
         cap: u64,
+        grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
-        let got: Vec<redis::Value> = ACQUIRE
+        let got: Vec<Value> = ACQUIRE
             .arg(ask.namespace)
             .arg(*ids.start())
             .arg(*ids.end())
             .arg(ms(ask.ttl))
             .arg(cap)
             .arg(ask.holder)
+            .arg(grant_id)
+            .arg(super::random_id())
             .invoke_async(&mut self.conn)
             .await
             .map_err(err)?;
-        let num = |v: &redis::Value| -> Result<i64, StoreError> {
-            redis::from_redis_value_ref::<i64>(v).map_err(|e| StoreError::answer(e.to_string()))
-        };
-        let id = num(got
-            .first()
-            .ok_or_else(|| StoreError::answer("empty answer"))?)?;
-        if id < 0 {
-            return Ok(None);
+        let code = number(
+            got.first()
+                .ok_or_else(|| StoreError::answer("empty answer"))?,
+            "id",
+        )?;
+        match code {
+            -1 => return Ok(None),
+            -2 => {
+                let why = got.get(1).map(text).transpose()?.unwrap_or_default();
+                return Err(StoreError::refused(why));
+            }
+            id if !(0..=511).contains(&id) || got.len() != 4 => {
+                return Err(StoreError::answer(format!(
+                    "unexpected answer to acquire: {got:?}"
+                )));
+            }
+            _ => {}
         }
-        let token = num(&got[1])?;
-        let floor: String =
-            redis::from_redis_value_ref(&got[2]).map_err(|e| StoreError::answer(e.to_string()))?;
+        let token = number(&got[1], "token")?;
+        let floor = number(&got[2], "floor")?;
         Ok(Some(Grant {
-            machine_id: id as u16,
+            machine_id: code as u16,
             token: token as u64,
-            floor_unix_ms: floor.parse().unwrap_or(0),
+            floor_unix_ms: floor.max(0) as u64,
+            history: floor >= 0,
+            grant_id: grant_id.to_owned(),
+            incarnation: text(&got[3])?,
             etcd_lease: 0,
         }))
     }
@@ -179,20 +130,31 @@ impl RedisStore {
         grant: &mut Grant,
         cap: u64,
     ) -> Result<Renewal, StoreError> {
-        let held: i64 = RENEW
+        let got: Vec<Value> = RENEW
             .arg(ask.namespace)
             .arg(grant.machine_id)
-            .arg(grant.token)
+            .arg(&grant.grant_id)
             .arg(ms(ask.ttl))
             .arg(cap)
+            .arg(&grant.incarnation)
+            .arg(ask.holder)
+            .arg(grant.token)
             .invoke_async(&mut self.conn)
             .await
             .map_err(err)?;
-        Ok(if held == 1 {
-            Renewal::Held
-        } else {
-            Renewal::Lost
-        })
+        match got.first().map(|v| number(v, "answer")).transpose()? {
+            Some(1) => Ok(Renewal::Held),
+            Some(0) => Ok(Renewal::Lost(
+                match got.get(1).map(text).transpose()?.as_deref() {
+                    Some("store") => LostReason::StoreLostData,
+                    Some("evicted") => LostReason::Evicted,
+                    _ => LostReason::Taken,
+                },
+            )),
+            _ => Err(StoreError::answer(format!(
+                "unexpected answer to renew: {got:?}"
+            ))),
+        }
     }
 
     pub(crate) async fn release(
@@ -204,8 +166,9 @@ impl RedisStore {
         let done: i64 = RELEASE
             .arg(ask.namespace)
             .arg(grant.machine_id)
-            .arg(grant.token)
+            .arg(&grant.grant_id)
             .arg(floor)
+            .arg(&grant.incarnation)
             .invoke_async(&mut self.conn)
             .await
             .map_err(err)?;
@@ -216,30 +179,38 @@ impl RedisStore {
         &mut self,
         namespace: &str,
         ids: RangeInclusive<u16>,
-    ) -> Result<Vec<Record>, StoreError> {
-        let flat: Vec<redis::Value> = STATUS
+    ) -> Result<(StoreInfo, Vec<Record>), StoreError> {
+        let flat: Vec<Value> = STATUS
             .arg(namespace)
             .arg(*ids.start())
             .arg(*ids.end())
             .invoke_async(&mut self.conn)
             .await
             .map_err(err)?;
-        let text = |v: &redis::Value| -> String {
-            redis::from_redis_value_ref::<String>(v).unwrap_or_default()
+        if flat.len() < 2 || (flat.len() - 2) % 5 != 0 {
+            return Err(StoreError::answer(format!(
+                "unexpected answer to status: {} values",
+                flat.len()
+            )));
+        }
+        let info = StoreInfo {
+            protocol: text(&flat[0])?,
+            incarnation: text(&flat[1])?,
         };
-        Ok(flat
+        let records = flat[2..]
             .chunks_exact(5)
             .map(|c| {
-                let left: i64 = text(&c[3]).parse().unwrap_or(-1);
-                Record {
-                    machine_id: text(&c[0]).parse().unwrap_or(0),
-                    holder: text(&c[1]),
-                    token: text(&c[2]).parse().unwrap_or(0),
+                let left = number(&c[3], "pttl")?;
+                Ok(Record {
+                    machine_id: number(&c[0], "id")? as u16,
+                    holder: text(&c[1])?,
+                    token: number(&c[2], "token")? as u64,
                     expires_in: (left > 0).then(|| Duration::from_millis(left as u64)),
-                    floor_unix_ms: text(&c[4]).parse().unwrap_or(0),
-                }
+                    floor_unix_ms: number(&c[4], "floor")? as u64,
+                })
             })
-            .collect())
+            .collect::<Result<_, StoreError>>()?;
+        Ok((info, records))
     }
 
     pub(crate) async fn evict(

@@ -1,0 +1,33 @@
+-- nonceforge lease protocol 2, Redis, renew.
+-- ARGV: ns, id, grant id, ttl ms, cap, incarnation, holder, token
+-- -> {1} held (or re-taken: the key had expired, nobody took the id since),
+--    {0, 'store'} the store lost its data, {0, 'taken'} another grant has the id,
+--    {0, 'evicted'} an operator freed it.
+local ns, id = ARGV[1], ARGV[2]
+local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[6] then
+  return {0, 'store'}
+end
+if redis.call('TYPE', rec)['ok'] ~= 'hash' then
+  return {0, 'store'}
+end
+local ours = redis.call('HGET', rec, 'grant')
+if ours == '' then
+  return {0, 'evicted'}
+elseif ours ~= ARGV[3] then
+  return {0, 'taken'}
+end
+local kind = redis.call('TYPE', key)['ok']
+if kind == 'hash' and redis.call('HGET', key, 'grant') == ARGV[3] then
+  redis.call('PEXPIRE', key, ARGV[4])
+elseif kind == 'none' then
+  redis.call('HSET', key, 'grant', ARGV[3], 'holder', ARGV[7], 'token', ARGV[8])
+  redis.call('PEXPIRE', key, ARGV[4])
+else
+  return {0, 'taken'}
+end
+local f = redis.call('HGET', rec, 'floor')
+if not f or not string.match(f, '^%d+$') or tonumber(ARGV[5]) > tonumber(f) then
+  redis.call('HSET', rec, 'floor', ARGV[5])
+end
+return {1}

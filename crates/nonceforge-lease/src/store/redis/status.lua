@@ -1,0 +1,26 @@
+-- nonceforge lease protocol 2, Redis, status.
+-- ARGV: ns, first, last -> {protocol, incarnation, {id, holder, token, pttl, floor}, ...}
+-- ('' for a namespace without a record; a malformed record is an error).
+local ns = ARGV[1]
+local meta = ns .. ':tokens'
+local kind = redis.call('TYPE', meta)['ok']
+local out = {'', ''}
+if kind == 'hash' then
+  local m = redis.call('HMGET', meta, 'protocol', 'incarnation')
+  out = {m[1] or '?', m[2] or ''}
+elseif kind ~= 'none' then
+  out = {'1', ''}
+end
+for id = tonumber(ARGV[2]), tonumber(ARGV[3]) do
+  local rec = ns .. ':rec:' .. id
+  local rk = redis.call('TYPE', rec)['ok']
+  if rk ~= 'none' then
+    local f = rk == 'hash' and redis.call('HMGET', rec, 'holder', 'token', 'floor')
+    if not f or not f[2] or not f[3] or not string.match(f[2], '^%d+$') or not string.match(f[3], '^%d+$') then
+      return redis.error_reply('nonceforge: ' .. rec .. ' is malformed')
+    end
+    table.insert(out, id); table.insert(out, f[1] or ''); table.insert(out, f[2])
+    table.insert(out, redis.call('PTTL', ns .. ':lease:' .. id)); table.insert(out, f[3])
+  end
+end
+return out
