@@ -48,12 +48,24 @@ export interface LeaseOptions {
 
 export type LeaseStateName = 'held' | 'lapsed' | 'lost' | 'released';
 
+export type LeaseLostReason = 'taken' | 'evicted' | 'store';
+
 export interface LeaseInfo {
   machineId: number;
   /** The fencing token of this grant: greater than every earlier grant's. */
   token: bigint;
   /** The previous holder's last timestamp; this generator starts above it. */
   floorUnixMs: number;
+  /**
+   * Whether the store had a record of the id. False for a new namespace or a
+   * store that lost its data: the start then waited out the TTL and margin.
+   */
+  hasHistory: boolean;
+  /**
+   * Why the lease was lost: 'taken' (another holder has the id), 'evicted'
+   * (an operator freed it), 'store' (the store lost its data); null until then.
+   */
+  lostReason: LeaseLostReason | null;
   holder: string;
   /** The store's URL without its password. */
   backend: string;
@@ -78,6 +90,7 @@ export interface NonceforgeError extends Error {
     | 'ERR_NONCEFORGE_AUTH'
     | 'ERR_NONCEFORGE_LEASE_UNREACHABLE'
     | 'ERR_NONCEFORGE_LEASE_TIMEOUT'
+    | 'ERR_NONCEFORGE_LEASE_REFUSED'
     | 'ERR_NONCEFORGE_LEASE_ALL_TAKEN'
     | 'ERR_NONCEFORGE_LEASE_LOST'
     | 'ERR_NONCEFORGE_CLOCK_BEHIND'
@@ -96,9 +109,12 @@ export declare class NonceGenerator extends EventEmitter {
   readonly lease: LeaseInfo | null;
   /** Stops issuing, records the floor and frees the id (leased generators only). */
   release(): Promise<void>;
-  /** 'lapsed': the local deadline passed (renewals go on); 'resumed': renewed again; 'lost': another holder took the id. */
-  on(event: 'lapsed' | 'resumed' | 'lost', listener: () => void): this;
-  once(event: 'lapsed' | 'resumed' | 'lost', listener: () => void): this;
+  /** 'lapsed': the local deadline passed (renewals go on); 'resumed': renewed again. */
+  on(event: 'lapsed' | 'resumed', listener: () => void): this;
+  /** 'lost': the grant is gone for good, and why ('taken', 'evicted', 'store'). */
+  on(event: 'lost', listener: (reason: LeaseLostReason | null) => void): this;
+  once(event: 'lapsed' | 'resumed', listener: () => void): this;
+  once(event: 'lost', listener: (reason: LeaseLostReason | null) => void): this;
   readonly machineId: number;
   readonly enabled: boolean;
   /** One nonce as a new Buffer (8, 12 or 16 bytes). Throws when disabled. */

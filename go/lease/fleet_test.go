@@ -50,6 +50,7 @@ func TestHelperHolder(t *testing.T) {
 	out.Flush()
 	closed := make(chan struct{})
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(closed) }()
+	saidLost := false
 	for {
 		select {
 		case <-closed:
@@ -65,6 +66,10 @@ func TestHelperHolder(t *testing.T) {
 			n, err := g.Counter(96)
 			if err != nil {
 				fmt.Fprintf(out, "e %v\n", err)
+				if reason, lost := l.LostReason(); lost && !saidLost {
+					fmt.Fprintf(out, "lost %s\n", reason)
+					saidLost = true
+				}
 				break
 			}
 			fmt.Fprintln(out, n.String())
@@ -94,18 +99,34 @@ func start(t *testing.T, cmd *exec.Cmd) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	// Its stderr is passed on, and kept as lines starting "! ".
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
-	go func() {
-		s := bufio.NewScanner(stdout)
+	var readers sync.WaitGroup
+	read := func(r io.Reader, prefix string) {
+		defer readers.Done()
+		s := bufio.NewScanner(r)
+		s.Buffer(make([]byte, 64*1024), 1<<20)
 		for s.Scan() {
+			if prefix != "" {
+				fmt.Fprintln(os.Stderr, s.Text())
+			}
 			p.mu.Lock()
-			p.lines = append(p.lines, s.Text())
+			p.lines = append(p.lines, prefix+s.Text())
 			p.mu.Unlock()
 		}
+	}
+	readers.Add(2)
+	go read(stdout, "")
+	go read(stderr, "! ")
+	go func() {
+		readers.Wait()
 		_ = cmd.Wait()
 		close(p.done)
 	}()

@@ -495,12 +495,11 @@ func (l *Lease) keep() {
 			l.mu.Unlock()
 			return
 		}
-		top := wallMs()
-		for _, g := range l.gens {
-			top = max(top, g.ClockUnixMilli())
-		}
+		// The cap: this host's clock plus the hold, whatever the generators
+		// read (they may run ahead of it by at most the hold): what lets a
+		// holder that finds no history start safely above its own clock.
 		hold := l.s.ttl - l.s.margin
-		capMs := top + hold.Milliseconds()
+		capMs := wallMs() + hold.Milliseconds()
 		g := l.g
 		l.mu.Unlock()
 		send := time.Now()

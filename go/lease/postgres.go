@@ -263,7 +263,7 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 		 RETURNING last_token, incarnation)
 	UPDATE %[1]s l
 	   SET grant_id = $6::pg_catalog.text, holder = $3::pg_catalog.text, token = tok.last_token,
-	       expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval,
+	       expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
 	       floor_unix_ms = greatest(coalesce(l.floor_unix_ms, 0), $5::pg_catalog.int8)
 	  FROM free, tok WHERE l.machine_id OPERATOR(pg_catalog.=) free.machine_id
 	RETURNING l.machine_id, l.token, free.floor_unix_ms, tok.incarnation`, p.leases, p.meta, pgNowMs)
@@ -291,7 +291,7 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
 	q := fmt.Sprintf(`WITH m AS (SELECT incarnation FROM %[2]s),
 		u AS (UPDATE %[1]s
-		         SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval,
+		         SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
 		             floor_unix_ms = greatest(coalesce(floor_unix_ms, 0), $4::pg_catalog.int8)
 		       WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
 		         AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text

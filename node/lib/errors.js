@@ -8,6 +8,9 @@
 //   ERR_NONCEFORGE_AUTH                a sealed message did not verify
 //   ERR_NONCEFORGE_LEASE_UNREACHABLE   the lease store cannot be reached
 //   ERR_NONCEFORGE_LEASE_TIMEOUT       the lease store did not answer in time
+//   ERR_NONCEFORGE_LEASE_REFUSED       the store holds what no member trusts (another
+//                                      protocol's records, a malformed record, objects of
+//                                      another role)
 //   ERR_NONCEFORGE_LEASE_ALL_TAKEN     every machine id in the range is held
 //   ERR_NONCEFORGE_LEASE_LOST          another holder took the id
 //   ERR_NONCEFORGE_CLOCK_BEHIND        the clock is too far behind the previous holder's floor

@@ -128,7 +128,7 @@ class NonceGenerator extends EventEmitter {
     const gate = handle.watch((state) => {
       if (state !== 0) generator._pools.clear();
       if (state === 1) generator.emit('lapsed');
-      else if (state === 2) generator.emit('lost');
+      else if (state === 2) generator.emit('lost', handle.lostReason());
       else if (state === 0 && last === 1) generator.emit('resumed');
       last = state;
     });
@@ -153,6 +153,8 @@ class NonceGenerator extends EventEmitter {
       machineId: h.machineId,
       token: h.token,
       floorUnixMs: h.floorUnixMs,
+      hasHistory: h.hasHistory,
+      lostReason: h.lostReason(),
       holder: h.holder,
       backend: h.backend,
       state: LEASE_STATES[state],

@@ -120,7 +120,7 @@ for (const kind of stores.KINDS) {
       const continuedAt = Date.now();
       a.child.kill('SIGCONT');
       // Its next renewal finds another holder (within a renewal period and a request timeout).
-      for (let i = 0; i < 100 && !a.lines.includes('event lost'); i++) await sleep(50);
+      for (let i = 0; i < 100 && !a.lines.includes('event lost taken'); i++) await sleep(50);
       const after = a.lines.filter((l) => Number(l.split(' ')[1]) > continuedAt);
       assert.ok(after.some((l) => l.startsWith('e ')), `no refusal after SIGCONT: ${after.slice(0, 3).join('\n')}`);
       // A batch begun before the stop is printed after it, stamped with the time
@@ -139,9 +139,9 @@ for (const kind of stores.KINDS) {
       // 'lost' for good; 'lapsed' before it only when the watcher saw the
       // deadline pass before the first renewal after SIGCONT found the id taken.
       const events = a.lines.filter((l) => l.startsWith('event '));
-      assert.ok(events.includes('event lost'), `${a.lines.filter((l) => /^(s|event)/.test(l)).slice(-4).join(' / ')}`);
-      assert.deepEqual(events.filter((e) => e !== 'event lapsed'), ['event lost'], events.join(','));
-      assert.ok(events.indexOf('event lapsed') < events.indexOf('event lost'), events.join(','));
+      assert.ok(events.includes('event lost taken'), `${a.lines.filter((l) => /^(s|event)/.test(l)).slice(-4).join(' / ')}`);
+      assert.deepEqual(events.filter((e) => e !== 'event lapsed'), ['event lost taken'], events.join(','));
+      assert.ok(events.indexOf('event lapsed') < events.indexOf('event lost taken'), events.join(','));
       // A's deadline came before the store let B take the id, and B started above A.
       const aLast = Math.max(...a.nonces().filter((n) => n.length === 24).map((n) => unixMsOf(decoder, n)));
       assert.ok(aLast < takenAt, `A issued at ${aLast}, B took the id at ${takenAt}`);

@@ -418,7 +418,7 @@ fn all_512_taken() {
     let pg = Postgres::start();
     let (code, _, err) = run(&["lease", "acquire", "--backend", &pg.url(), "--for", "0s"]);
     assert_eq!(code, Some(0), "{err}");
-    pg.psql("UPDATE nonceforge_leases SET holder = 'elsewhere', token = 1, expires_at = now() + interval '1 hour'");
+    pg.psql("UPDATE nonceforge_lease.nonceforge_leases SET holder = 'elsewhere', grant_id = 'g', token = 1, expires_at = now() + interval '1 hour'");
     let redis = Redis::start();
     redis.cli(&[
         "EVAL",
@@ -711,9 +711,17 @@ fn library_floors_attach_rules_and_loss() {
             .unwrap()
             .as_millis() as u64
     };
+    let before = wall();
     let lease = Lease::acquire(&url, &opts).unwrap();
     assert_eq!(lease.machine_id().get(), 0);
     assert!(matches!(lease.state(), LeaseState::Held { .. }));
+    // A new namespace: no history, so the start lies the TTL and margin ahead.
+    assert!(!lease.has_history());
+    assert!(
+        lease.floor_unix_ms() >= before + 1100,
+        "{}",
+        lease.floor_unix_ms()
+    );
     let stranger = NonceGenerator::builder(MachineId::new(5).unwrap())
         .build()
         .unwrap();
@@ -722,30 +730,54 @@ fn library_floors_attach_rules_and_loss() {
         Err(LeaseError::Generator { .. })
     ));
 
-    // A host whose clock runs a minute fast: its generator waits for a renewal
-    // that records a floor covering its clock, then issues.
+    // A generator whose clock runs a minute ahead of its host's issues
+    // nothing, renewals or not: no holder issues above its host's clock plus
+    // the hold (the cap), which is what lets a holder that finds no history
+    // start above its own clock.
     let fast = ManualClock::at_unix_ms(wall() + 60_000);
     let g = lease.builder().clock(fast.clone()).build().unwrap();
     lease.attach(&g).unwrap();
-    assert!(matches!(g.counter_64(), Err(Error::Disabled)));
     wait_renewal(&lease);
-    let ts = g.decompose(&g.sortable_64().unwrap()).unwrap().unix_ms;
-    assert!(ts > wall() + 50_000);
+    wait_renewal(&lease);
+    assert!(matches!(g.counter_64(), Err(Error::Disabled)));
+    assert!(matches!(g.sortable_64(), Err(Error::Disabled)));
+    // One on the host's clock issues once the host's clock passes the start.
+    let on_time = lease.generator().unwrap();
+    let ts = on_time
+        .decompose(&on_time.sortable_64().unwrap())
+        .unwrap()
+        .unix_ms;
+    assert!(ts > lease.floor_unix_ms());
     lease.release().unwrap();
     assert!(matches!(g.sortable_64(), Err(Error::Disabled)));
     let records = nonceforge_lease::status(&url, &opts).unwrap();
     assert_eq!(records.len(), 1);
     let floor = records[0].floor_unix_ms;
     assert!(floor >= ts && records[0].holder.is_empty(), "{records:?}");
+    assert!(
+        floor < wall() + 1000,
+        "{floor}: above the host's clock plus the hold"
+    );
 
-    // The next holder, on a normal clock, may not start below that floor.
-    let next = Lease::acquire(&url, &opts).unwrap();
+    // The next holder has history; on a clock further behind the floor than
+    // it may wait, it fails instead of issuing below it.
+    let strict = LeaseOptions {
+        max_clock_wait: Some(Duration::from_millis(1)),
+        ..opts.clone()
+    };
+    let next = Lease::acquire(&url, &strict).unwrap();
+    assert!(next.has_history());
     assert_eq!((next.machine_id().get(), next.floor_unix_ms()), (0, floor));
     assert!(matches!(
-        next.generator(),
-        Err(LeaseError::Nonce(Error::ClockBehind { .. }))
+        next.builder()
+            .clock(ManualClock::at_unix_ms(floor - 500))
+            .build(),
+        Err(Error::ClockBehind { .. })
     ));
-    let careless = NonceGenerator::builder(next.machine_id()).build().unwrap();
+    let careless = NonceGenerator::builder(next.machine_id())
+        .clock(ManualClock::at_unix_ms(floor - 100))
+        .build()
+        .unwrap();
     assert!(matches!(
         next.attach(&careless),
         Err(LeaseError::Generator { .. })
@@ -773,7 +805,10 @@ fn library_floors_attach_rules_and_loss() {
     assert!(matches!(g2.counter_64(), Err(Error::Disabled)));
     assert!(matches!(
         next.release(),
-        Err(LeaseError::Lost { machine_id: 0 })
+        Err(LeaseError::Lost {
+            machine_id: 0,
+            reason: nonceforge_lease::LostReason::Taken
+        })
     ));
     thief.release().unwrap();
 }

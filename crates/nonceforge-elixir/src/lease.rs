@@ -205,6 +205,9 @@ fn nif_lease_acquire(
 ) -> NifResult<(Atom, ResourceArc<SharedLease>, u16, u64)> {
     let lease =
         Lease::acquire(&url, &lease_opts.into()).map_err(|e| arg_error(format!("lease: {e}")))?;
+    // Here, on a dirty I/O scheduler: an id without history waits out the
+    // TTL and margin before the instances (built on a dirty CPU one) start.
+    lease.wait_for_start();
     let (id, floor) = (lease.machine_id().get(), lease.floor_unix_ms());
     let lease = Arc::new(Mutex::new(Some(lease)));
     let stop = Arc::new(AtomicBool::new(false));

@@ -63,7 +63,12 @@ struct Inner {
     ok: u64,
     failed: u64,
     last_error: Option<String>,
+    /// Round trips of the latest successful renewals (at most RTT_KEPT).
+    rtts: std::collections::VecDeque<Duration>,
 }
+
+/// How many renewal round trips are kept for [`Shared::renewal_rtts`].
+const RTT_KEPT: usize = 256;
 
 fn wall_unix_ms() -> u64 {
     SystemTime::now()
@@ -140,6 +145,10 @@ impl Shared {
 
     pub(crate) fn lost_reason(&self) -> Option<LostReason> {
         self.lock().lost
+    }
+
+    pub(crate) fn renewal_rtts(&self) -> Vec<Duration> {
+        self.lock().rtts.iter().copied().collect()
     }
 
     fn stop_all(inner: &Inner) {
@@ -315,6 +324,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
             ok: 0,
             failed: 0,
             last_error: None,
+            rtts: std::collections::VecDeque::new(),
         }),
         backend,
         settled,
@@ -341,13 +351,20 @@ async fn keep(
         }
         let send = Instant::now();
         // Read every generator's clock at the send: each may issue up to its
-        // reading plus the hold once this renewal succeeds, and the floor
-        // written covers them all.
+        // reading plus the hold once this renewal succeeds, and never above
+        // this host's wall clock plus the hold (the cap, written as the floor).
+        // Bounding the cap by the wall clock, not by the generators' readings,
+        // keeps every holder within the hold of its host's clock: what lets a
+        // holder that finds no history start safely above its own clock
+        // (start_floor) when the store lost the floor.
         let (mut grant, readings, cap) = {
             let inner = shared.lock();
             let readings: Vec<u64> = inner.gens.iter().map(|g| g.clock_unix_ms()).collect();
-            let top = readings.iter().copied().fold(wall_unix_ms(), u64::max);
-            (inner.grant.clone(), readings, top + ms(shared.hold()))
+            (
+                inner.grant.clone(),
+                readings,
+                wall_unix_ms() + ms(shared.hold()),
+            )
         };
         let ask = shared.ask();
         let answer = tokio::time::timeout(s.request_timeout, async {
@@ -372,7 +389,7 @@ async fn keep(
             Ok(Renewal::Held) => {
                 let hold = ms(shared.hold());
                 for (g, at) in inner.gens.iter().zip(&readings) {
-                    g.set_valid_until(Some(at + hold));
+                    g.set_valid_until(Some((at + hold).min(cap)));
                 }
                 // Attached while the request was out: from their clock now,
                 // within the floor just written.
@@ -392,6 +409,10 @@ async fn keep(
                 inner.lapsed = false;
                 inner.ok += 1;
                 inner.last_error = None;
+                if inner.rtts.len() == RTT_KEPT {
+                    inner.rtts.pop_front();
+                }
+                inner.rtts.push_back(send.elapsed());
                 next = send + s.renew_every;
             }
             Ok(Renewal::Lost(reason)) => {
@@ -507,9 +528,10 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
 /// (`grant.history` false: the id was never leased here, or the store lost its
 /// data), an earlier holder may still be issuing: its last successful request
 /// was sent before the store lost the record, so before `wall_at_send` in real
-/// time, and it issues nothing above its own clock at that send plus the hold.
-/// Starting above `wall_at_send + TTL + margin` (= + hold + 2 × margin) stays
-/// above all of it while the two clocks differ by less than twice the margin.
+/// time, and it issues nothing above its host's wall clock at that send plus
+/// the hold (the cap). Starting above `wall_at_send + TTL + margin` (= + hold +
+/// 2 × margin) stays above all of it while the two hosts' clocks differ by
+/// less than twice the margin.
 pub(crate) fn start_floor(grant: &Grant, wall_at_send: u64, pad: Duration) -> (u64, Duration) {
     if grant.history {
         (grant.floor_unix_ms, Duration::ZERO)

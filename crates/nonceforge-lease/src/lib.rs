@@ -183,6 +183,28 @@ impl Lease {
         self.shared.history
     }
 
+    /// Blocks until this host's clock has passed [`floor_unix_ms`](Self::floor_unix_ms)
+    /// (for an id without history, about the TTL and margin; otherwise at
+    /// most the clock's lag behind the previous holder's), so that building a
+    /// generator then does not wait. For callers that must not block where
+    /// they build (an event loop): call it where blocking is fine. Returns
+    /// early when the wait would pass `max_clock_wait` and the start's own
+    /// wait (building then fails with [`nonceforge::Error::ClockBehind`]).
+    pub fn wait_for_start(&self) {
+        let limit = Instant::now() + self.shared.settled.max_clock_wait + self.shared.start_wait;
+        loop {
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let now = Instant::now();
+            if now_ms > self.shared.floor_unix_ms || now >= limit {
+                return;
+            }
+            let left = Duration::from_millis(self.shared.floor_unix_ms + 1 - now_ms);
+            std::thread::sleep(left.min(limit - now));
+        }
+    }
+
     /// Why the lease was lost, once it is.
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.shared.lost_reason()
@@ -248,6 +270,12 @@ impl Lease {
     /// Renewals that succeeded, and that failed (a failure is retried).
     pub fn renewals(&self) -> (u64, u64) {
         self.shared.renewals()
+    }
+
+    /// How long the latest successful renewals took, send to answer (at most
+    /// the last 256), oldest first.
+    pub fn renewal_round_trips(&self) -> Vec<Duration> {
+        self.shared.renewal_rtts()
     }
 
     /// The last renewal error, if the last renewal failed.

@@ -12,7 +12,7 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState};
+use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState, LostReason};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,6 +26,7 @@ pub(crate) fn lease_err(e: LeaseError) -> Error {
         LeaseError::Timeout { .. } => "ERR_NONCEFORGE_LEASE_TIMEOUT",
         LeaseError::AllTaken { .. } => "ERR_NONCEFORGE_LEASE_ALL_TAKEN",
         LeaseError::Lost { .. } => "ERR_NONCEFORGE_LEASE_LOST",
+        LeaseError::Refused { .. } => "ERR_NONCEFORGE_LEASE_REFUSED",
         LeaseError::Nonce(nonceforge::Error::ClockBehind { .. }) => "ERR_NONCEFORGE_CLOCK_BEHIND",
         _ => "ERR_NONCEFORGE_LEASE",
     };
@@ -86,9 +87,15 @@ impl Task for Acquire {
     type JsValue = LeaseHandle;
 
     fn compute(&mut self) -> Result<Lease> {
-        std::panic::catch_unwind(|| Lease::acquire(&self.url, &self.options))
-            .map_err(|_| Error::from_reason("nonceforge: acquiring a lease panicked"))?
-            .map_err(lease_err)
+        // On libuv's pool: an id without history waits out the TTL and margin
+        // here, not where the generator is built (on the event loop).
+        std::panic::catch_unwind(|| {
+            let lease = Lease::acquire(&self.url, &self.options)?;
+            lease.wait_for_start();
+            Ok(lease)
+        })
+        .map_err(|_| Error::from_reason("nonceforge: acquiring a lease panicked"))?
+        .map_err(lease_err)
     }
 
     fn resolve(&mut self, _: Env, lease: Lease) -> Result<LeaseHandle> {
@@ -96,6 +103,7 @@ impl Task for Acquire {
             machine_id: lease.machine_id().get() as u32,
             token: lease.token(),
             floor_unix_ms: lease.floor_unix_ms(),
+            history: lease.has_history(),
             holder: lease.holder().to_string(),
             backend: lease.backend().to_string(),
             lease: Arc::new(Mutex::new(Some(lease))),
@@ -121,6 +129,7 @@ pub struct LeaseHandle {
     machine_id: u32,
     token: u64,
     floor_unix_ms: u64,
+    history: bool,
     holder: String,
     backend: String,
 }
@@ -238,6 +247,29 @@ impl LeaseHandle {
             Some(l) => code(&l.state()),
             None => (RELEASED, 0.0),
         }
+    }
+
+    /// Why the lease was lost — `'taken'`, `'evicted'` or `'store'` (the store
+    /// lost its data) — or null while it is not.
+    #[napi(catch_unwind)]
+    pub fn lost_reason(&self) -> Option<String> {
+        let guard = self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref().and_then(Lease::lost_reason).map(|r| {
+            match r {
+                LostReason::Taken => "taken",
+                LostReason::Evicted => "evicted",
+                LostReason::StoreLostData => "store",
+                _ => "lost",
+            }
+            .to_owned()
+        })
+    }
+
+    /// Whether the store had a record of the id (false: a new namespace, or
+    /// a store that lost its data; the start waited out the TTL and margin).
+    #[napi(getter)]
+    pub fn has_history(&self) -> bool {
+        self.history
     }
 
     /// `[renewalsOk, renewalsFailed, lastError]`: the last error while the

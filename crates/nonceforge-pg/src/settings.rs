@@ -464,15 +464,12 @@ pub(crate) fn lease_settings() -> Result<LeaseSettings, String> {
     })
 }
 
-/// Whether a store URL carries a password (`scheme://user:password@…` or a
-/// `password=` parameter).
+/// Whether a store URL carries a credential, by the lease crate's one rule for
+/// every face (the userinfo up to the last `@`, `?password=`, `?sslpassword=`,
+/// any query parameter named like a password): what its clients would read a
+/// password from.
 pub(crate) fn url_has_password(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let userinfo_password = authority
-        .rsplit_once('@')
-        .is_some_and(|(userinfo, _)| userinfo.contains(':'));
-    userinfo_password || url.to_ascii_lowercase().contains("password=")
+    nonceforge_lease::url_has_secret(url)
 }
 
 /// Whether uuidv7()/tuid6() take their time from the server-wide clock.
@@ -514,9 +511,11 @@ mod tests {
         assert!(!url_has_password("postgres://app@db/app"));
         assert!(!url_has_password("redis://127.0.0.1:6379/0"));
         assert!(!url_has_password("etcd://10.0.0.1:2379,10.0.0.2:2379"));
-        // An '@' after the authority is not a password.
-        assert!(!url_has_password(
-            "postgres://db/app?application_name=a:b@c"
-        ));
+        // What the clients read a password from, beyond `user:pass@host`.
+        assert!(url_has_password("redis://u:s3/cret@127.0.0.1:6379"));
+        assert!(url_has_password("postgres://app:a@b@db/app"));
+        assert!(url_has_password("postgres://app@db/app?sslpassword=pw"));
+        assert!(url_has_password("postgres://app@db/app?Pass%77ord=pw"));
+        assert!(url_has_password("etcd://root:pw@10.0.0.1:2379"));
     }
 }

@@ -12,7 +12,8 @@ const out = (line) => process.stdout.write(`${line}\n`);
 
 (async () => {
   const g = await NonceGenerator.lease(url, { ids, ttl: Number(ttl), key: Buffer.alloc(32, 7), connectTimeout: 5000 });
-  for (const event of ['lapsed', 'resumed', 'lost']) g.on(event, () => out(`event ${event}`));
+  for (const event of ['lapsed', 'resumed']) g.on(event, () => out(`event ${event}`));
+  g.on('lost', (reason) => out(`event lost ${reason}`));
   if (process.env.HOLDER_DEBUG) setInterval(() => out(`s ${Date.now()} ${JSON.stringify(g.lease, (k, v) => (typeof v === 'bigint' ? String(v) : v))}`), 500).unref();
   out(`id ${g.machineId} ${g.lease.floorUnixMs}`);
   let open = true;

@@ -152,7 +152,55 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
             )?;
         }
     }
+    // An id without history (a new namespace stands in for a store that lost
+    // its data): how long until its first generator may issue.
+    let fresh_options = nonceforge_lease::LeaseOptions {
+        namespace: format!("bench_fresh_{}", std::process::id()),
+        ..options.clone()
+    };
+    let t = Instant::now();
+    let fresh = Lease::acquire(&args.backend, &fresh_options)?;
+    let fresh_generator = fresh.generator()?;
+    fresh_generator.counter_96()?;
+    let start_delay = t.elapsed().as_secs_f64() * 1000.0;
+    let history = fresh.has_history();
+    fresh.release()?;
+    if args.json {
+        let line = serde_json::json!({"name": "lease_start_without_history",
+            "history": history, "first_nonce_after_ms": start_delay});
+        writeln!(out, "{line}")?;
+    } else {
+        writeln!(
+            out,
+            "\nan id without history (a new namespace, as after a data loss): first nonce {start_delay:.0} ms after acquiring began (TTL + margin = {} ms)",
+            (options.ttl
+                + options
+                    .margin
+                    .unwrap_or((options.ttl / 10).max(Duration::from_millis(50))))
+            .as_millis()
+        )?;
+    }
     let (ok, failed) = lease.renewals();
+    let mut rtts: Vec<f64> = lease
+        .renewal_round_trips()
+        .iter()
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .collect();
+    if !rtts.is_empty() {
+        rtts.sort_by(f64::total_cmp);
+        let n = rtts.len();
+        let (med, p90) = (rtts[n / 2], rtts[(n * 9 / 10).min(n - 1)]);
+        if args.json {
+            let line = serde_json::json!({"name": "lease_renewal", "renewals": n,
+                "median_ms": med, "p90_ms": p90});
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(
+                out,
+                "\nrenewal round trip, {n} renewals: median {med:.2} ms, p90 {p90:.2} ms"
+            )?;
+        }
+    }
     if !args.json {
         writeln!(
             out,

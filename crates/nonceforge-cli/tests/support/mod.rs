@@ -263,6 +263,17 @@ impl Redis {
         }
     }
 
+    /// Kills it and removes its data: the server comes back empty, as one
+    /// without persistence does after a restart.
+    pub fn restart_empty(&mut self) {
+        self.down();
+        for entry in std::fs::read_dir(&self.dir.0).expect("redis dir").flatten() {
+            let p = entry.path();
+            let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+        }
+        self.up();
+    }
+
     pub fn cli(&self, args: &[&str]) -> String {
         let out = Command::new(need("redis-cli"))
             .args(["-p", &self.port.to_string()])

@@ -289,12 +289,16 @@ stop_at "$backup"
 check "an operator evicts the server's id and the tool takes it: the server stops"
 
 # Bad lease settings: nonces refuse with a hint, the log says why; the password
-# never reaches the log.
-start_at "$backup" "$port" "${leased[@]}" -c "nonceforge.lease_url=redis://u:s3cret-pw@127.0.0.1:$redis_port"
-refused "$port" "cannot hold" "a URL with a password"
-grep -q "lease_url_file" "$backup.log" || fail "the log does not point to nonceforge.lease_url_file"
-! grep -q "s3cret-pw" "$backup.log" || fail "the password reached the server log"
-stop_at "$backup"
+# never reaches the log — in each form a client reads one from (userinfo with a
+# '/', a password= parameter).
+for url in "redis://u:s3cret-pw@127.0.0.1:$redis_port" "redis://u:s3/cret-pw@127.0.0.1:$redis_port" \
+           "redis://127.0.0.1:$redis_port/0?password=s3cret-pw"; do
+    start_at "$backup" "$port" "${leased[@]}" -c "nonceforge.lease_url=$url"
+    refused "$port" "cannot hold" "a URL with a password ($url)"
+    grep -q "lease_url_file" "$backup.log" || fail "the log does not point to nonceforge.lease_url_file"
+    ! grep -Eq "s3cret-pw|s3/cret-pw" "$backup.log" || fail "the password reached the server log ($url)"
+    stop_at "$backup"
+done
 echo "redis://127.0.0.1:$redis_port" > "$cluster_dir/keys/lease.url"
 chown postgres "$cluster_dir/keys/lease.url"; chmod 644 "$cluster_dir/keys/lease.url"
 start_at "$backup" "$port" "${leased[@]}" -c nonceforge.lease_url= -c "nonceforge.lease_url_file=$cluster_dir/keys/lease.url"
