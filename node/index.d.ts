@@ -40,6 +40,8 @@ export interface LeaseOptions {
   namespace?: string;
   /** This process's name in the store (default host/pid/random). */
   holder?: string;
+  /** PostgreSQL: the schema of the lease tables, the store role's own (default 'nonceforge_lease'). */
+  pgSchema?: string;
   /** At least 32 bytes; needed for encrypted nonces. */
   key?: Bytes;
   /** Move the epoch (Unix ms); every generator of a cluster must use the same. */

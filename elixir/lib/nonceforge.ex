@@ -94,7 +94,7 @@ defmodule Nonceforge do
   Lease options (`{:lease, url, opts}`, url `postgres://…`, `redis://…` or
   `etcd://…`): `:ttl` (ms, default 10000), `:renew_every`, `:margin`,
   `:connect_timeout` (ms, default 5000), `:ids` (a range within 0..511, default
-  0..511), `:namespace` (default `"nonceforge"`), `:holder`. The lease is held by
+  0..511), `:namespace` (default `"nonceforge"`), `:holder`, `:pg_schema` (default `"nonceforge_lease"`). The lease is held by
   the core inside the NIF; `release/1` gives it back.
 
       iex> Nonceforge.init(name: :ids, machine_id: 3, epoch: 1_609_459_200_000)
@@ -272,7 +272,7 @@ defmodule Nonceforge do
   def check_url(url),
     do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
 
-  @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder)a
+  @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder pg_schema)a
   @doc false
   def lease_options(opts) when is_list(opts) do
     case Keyword.keys(opts) -- @lease_opts do
@@ -320,6 +320,11 @@ defmodule Nonceforge do
     unless is_nil(holder) or is_binary(holder),
       do: raise(ArgumentError, "lease option holder must be a string")
 
+    pg_schema = Keyword.get(opts, :pg_schema)
+
+    unless is_nil(pg_schema) or is_binary(pg_schema),
+      do: raise(ArgumentError, "lease option pg_schema must be a string")
+
     %{
       ttl_ms: ms.(:ttl, 10_000),
       renew_every_ms: ms.(:renew_every, nil),
@@ -328,7 +333,8 @@ defmodule Nonceforge do
       ids_first: first,
       ids_last: last,
       namespace: namespace,
-      holder: holder
+      holder: holder,
+      pg_schema: pg_schema
     }
   end
 

@@ -4,16 +4,19 @@
 const { argType, argValue, outOfRange } = require('./errors.js');
 const { checkString, checkInteger } = require('./check.js');
 
-// A duration as the CLI takes it: milliseconds as a number, or '10s',
-// '250ms', '2m', '1h', '1.5' (seconds).
+// A duration as the CLI takes it: milliseconds as a number, or a string
+// ('10s', '250ms', '2m', '1h', '1.5' seconds) read by the lease crate — one
+// parser for every face.
 function duration(value, name) {
   let ms;
   if (typeof value === 'number') {
     ms = value;
   } else if (typeof value === 'string') {
-    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
-    if (m === null) throw argValue(name, "must be a duration: milliseconds, or a string like '10s', '250ms', '2m', '1h'", value);
-    ms = Number(m[1]) * { ms: 1, s: 1000, m: 60000, h: 3600000 }[m[2] || 's'];
+    try {
+      ms = binding().parseLeaseDuration(value);
+    } catch (error) {
+      throw argValue(name, ruleOf(error, "must be a duration: milliseconds, or a string like '10s', '250ms', '2m', '1h'"), value);
+    }
   } else {
     throw argType(name, 'of type number or string', value);
   }
@@ -21,11 +24,23 @@ function duration(value, name) {
   return Math.round(ms);
 }
 
+// `what`, and the lease crate's rule from a parse error of the addon
+// ("ERR_INVALID_ARG_VALUE: <rule>").
+function ruleOf(error, what) {
+  const m = /ERR_INVALID_ARG_VALUE: (.*)$/s.exec(String(error && error.message));
+  return m === null ? what : `${what} (${m[1]})`;
+}
+
+// The addon, loaded when first needed.
+function binding() {
+  return require('./binding.js');
+}
+
 // The lease options of NonceGenerator.lease, with the CLI's names and
 // defaults; the lease crate checks the rules between them (TTL 1 s..1 h,
 // renewal and margin against the TTL) and names the option that breaks one.
 function leaseOptions(options) {
-  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'key', 'epochUnixMs']);
+  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'pgSchema', 'key', 'epochUnixMs']);
   for (const k of Object.keys(options)) {
     if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
   }
@@ -36,10 +51,11 @@ function leaseOptions(options) {
     checkInteger(ids, 'options.ids', 0, 511);
     first = last = ids;
   } else if (typeof ids === 'string') {
-    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(ids);
-    if (m === null) throw argValue('options.ids', "must be 'FIRST-LAST' or one id", ids);
-    first = Number(m[1]);
-    last = m[2] === undefined ? first : Number(m[2]);
+    try {
+      [first, last] = binding().parseLeaseIds(ids);
+    } catch (error) {
+      throw argValue('options.ids', ruleOf(error, "must be 'FIRST-LAST' or one id"), ids);
+    }
   } else if (Array.isArray(ids) && ids.length === 2) {
     [first, last] = ids;
     checkInteger(first, 'options.ids[0]', 0, 511);
@@ -48,9 +64,10 @@ function leaseOptions(options) {
     throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
   }
   if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
-  const { namespace = 'nonceforge', holder } = options;
+  const { namespace = 'nonceforge', holder, pgSchema } = options;
   checkString(namespace, 'options.namespace');
   if (holder !== undefined) checkString(holder, 'options.holder');
+  if (pgSchema !== undefined) checkString(pgSchema, 'options.pgSchema');
   return {
     ttlMs: options.ttl === undefined ? 10000 : duration(options.ttl, 'options.ttl'),
     renewEveryMs: options.renewEvery === undefined ? undefined : duration(options.renewEvery, 'options.renewEvery'),
@@ -60,6 +77,7 @@ function leaseOptions(options) {
     idsLast: last,
     namespace,
     holder,
+    pgSchema,
   };
 }
 

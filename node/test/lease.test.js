@@ -245,7 +245,11 @@ test('lease: bad arguments are Node-style errors naming the option, before any c
   await assert.rejects(NonceGenerator.lease(42), bad('ERR_INVALID_ARG_TYPE', /"url" argument must be of type string/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ttl: 'soon' }), bad('ERR_INVALID_ARG_VALUE', /'options\.ttl' must be a duration/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: [3, 600] }), bad('ERR_OUT_OF_RANGE', /"options\.ids\[1\]"/));
-  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: '9-2' }), bad('ERR_OUT_OF_RANGE', /"options\.ids"/));
+  // Text forms are read by the lease crate, as the CLI reads them: its rule is quoted.
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: '9-2' }), bad('ERR_INVALID_ARG_VALUE', /'options\.ids' must be 'FIRST-LAST' or one id \(.*within 0\.\.=511\)/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: '+5' }), bad('ERR_INVALID_ARG_VALUE', /'options\.ids'/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ttl: '10 parsecs' }), bad('ERR_INVALID_ARG_VALUE', /unknown unit "parsecs"/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { pgSchema: 'pg_catalog' }), bad('ERR_INVALID_ARG_VALUE', /pg_schema/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { machineId: 3 }), bad('ERR_INVALID_ARG_VALUE', /'options\.machineId' is not a lease option/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { key: Buffer.alloc(4) }), bad('ERR_OUT_OF_RANGE', /"options\.key\.byteLength"/));
   await assert.rejects(NonceGenerator.lease('mysql://x'), bad('ERR_INVALID_ARG_VALUE', /mysql/));

@@ -39,6 +39,7 @@ struct LeaseOpts {
     ids_last: u16,
     namespace: String,
     holder: Option<String>,
+    pg_schema: Option<String>,
 }
 
 fn watch(lease: Arc<Mutex<Option<Lease>>>, stop: Arc<AtomicBool>, owner: LocalPid) {
@@ -83,6 +84,9 @@ impl From<LeaseOpts> for LeaseOptions {
             ids: o.ids_first..=o.ids_last,
             namespace: o.namespace,
             holder: o.holder,
+            pg_schema: o
+                .pg_schema
+                .unwrap_or_else(|| nonceforge_lease::DEFAULT_PG_SCHEMA.into()),
             ..LeaseOptions::default()
         }
     }

@@ -52,6 +52,26 @@ pub struct LeaseOpts {
     pub namespace: String,
     /// This holder's name.
     pub holder: Option<String>,
+    /// PostgreSQL: the schema of the lease tables.
+    pub pg_schema: Option<String>,
+}
+
+/// `FIRST-LAST` or one id, read by the lease crate (the CLI's and every
+/// face's one parser): `[first, last]`, or an error naming the rule.
+#[napi(catch_unwind)]
+pub fn parse_lease_ids(text: String) -> Result<Vec<u32>> {
+    nonceforge_lease::parse_ids(&text)
+        .map(|r| vec![*r.start() as u32, *r.end() as u32])
+        .map_err(|rule| Error::new(Status::InvalidArg, format!("ERR_INVALID_ARG_VALUE: {rule}")))
+}
+
+/// A duration text (`10s`, `250ms`, `2m`, `1h`, `1.5`) in milliseconds, read by
+/// the lease crate.
+#[napi(catch_unwind)]
+pub fn parse_lease_duration(text: String) -> Result<f64> {
+    nonceforge_lease::parse_duration(&text)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .map_err(|rule| Error::new(Status::InvalidArg, format!("ERR_INVALID_ARG_VALUE: {rule}")))
 }
 
 fn options(o: LeaseOpts) -> Result<LeaseOptions> {
@@ -72,6 +92,9 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
         ids: id(o.ids_first, "ids[0]")?..=id(o.ids_last, "ids[1]")?,
         namespace: o.namespace,
         holder: o.holder,
+        pg_schema: o
+            .pg_schema
+            .unwrap_or_else(|| nonceforge_lease::DEFAULT_PG_SCHEMA.into()),
         ..LeaseOptions::default()
     })
 }

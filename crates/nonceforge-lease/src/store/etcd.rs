@@ -298,10 +298,7 @@ impl EtcdStore {
             TxnOpResponse::Get(g) => Some(g.kvs().first().map(|kv| kv.value().to_vec())),
             _ => None,
         });
-        let old = match old.flatten() {
-            Some(v) => Some(parse_rec(&rk, &v)),
-            None => None,
-        };
+        let old = old.flatten().map(|v| parse_rec(&rk, &v));
         let grant = Grant {
             machine_id: id,
             token,

@@ -187,7 +187,7 @@ impl RedisStore {
             .invoke_async(&mut self.conn)
             .await
             .map_err(err)?;
-        if flat.len() < 2 || (flat.len() - 2) % 5 != 0 {
+        if flat.len() < 2 || !(flat.len() - 2).is_multiple_of(5) {
             return Err(StoreError::answer(format!(
                 "unexpected answer to status: {} values",
                 flat.len()
