@@ -7,7 +7,7 @@
 //! the id for us — or `:lost`, for good).
 
 use crate::{CryptOpts, Instance, arg_error, build, install};
-use nonceforge_lease::{Lease, LeaseOptions, LeaseState};
+use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState};
 use rustler::types::atom::Atom;
 use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, ResourceArc, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,20 +42,29 @@ struct LeaseOpts {
     pg_schema: Option<String>,
 }
 
+/// Tells `owner` when the lease lapses or is lost, as the lease's thread
+/// pushes the change (a subscription: nothing polls).
 fn watch(lease: Arc<Mutex<Option<Lease>>>, stop: Arc<AtomicBool>, owner: LocalPid) {
+    let Some(events) = lease
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(Lease::subscribe)
+    else {
+        return;
+    };
     std::thread::spawn(move || {
         let mut told: Option<Atom> = None;
-        while !stop.load(Ordering::Acquire) {
-            std::thread::sleep(Duration::from_millis(20));
-            let state = match lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                Some(l) => l.state(),
-                None => return,
-            };
-            let now = match state {
-                LeaseState::Lapsed => Some(atoms::lapsed()),
-                LeaseState::Lost => Some(atoms::lost()),
-                LeaseState::Held { .. } => None,
-                LeaseState::Released => return,
+        // Ends when the lease is released or dropped.
+        for event in events {
+            if stop.load(Ordering::Acquire) {
+                return;
+            }
+            let now = match event {
+                LeaseEvent::Lapsed => Some(atoms::lapsed()),
+                LeaseEvent::Lost(_) => Some(atoms::lost()),
+                LeaseEvent::Released => return,
+                _ => None,
             };
             if let Some(reason) = now
                 && now != told

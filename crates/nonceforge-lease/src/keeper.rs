@@ -2,11 +2,11 @@
 //! runtime renews the lease, and a watchdog task stops the generators at the
 //! local deadline if no renewal has moved it.
 
-use crate::LeaseState;
 use crate::error::{LeaseError, Result};
 use crate::options::{LeaseOptions, Settled};
 use crate::spec::Backend;
 use crate::store::{Ask, Grant, LostReason, Renewal, Store};
+use crate::{LeaseEvent, LeaseState};
 use nonceforge::clock::Clock;
 use nonceforge::{MachineId, NonceGenerator};
 use std::future::Future;
@@ -48,6 +48,15 @@ pub(crate) struct Shared {
     pub(crate) history: bool,
     pub(crate) acquired_in: Duration,
     inner: Mutex<Inner>,
+    /// Who is told of each change (a lock of its own: told after `inner` is
+    /// let go, so a subscriber may look at the lease).
+    subscribers: Mutex<Vec<Subscriber>>,
+}
+
+/// A party told of every change of a lease's state.
+pub(crate) enum Subscriber {
+    Channel(std::sync::mpsc::Sender<LeaseEvent>),
+    Callback(Box<dyn Fn(&LeaseEvent) + Send + Sync>),
 }
 
 struct Inner {
@@ -168,7 +177,29 @@ impl Shared {
                 self.machine_id.get(),
                 self.backend.name()
             );
+            drop(inner);
+            self.emit(LeaseEvent::Lapsed);
         }
+    }
+
+    pub(crate) fn subscribe(&self, s: Subscriber) {
+        self.subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(s);
+    }
+
+    /// Tells every subscriber (on the lease's thread; never under `inner`'s
+    /// lock). A channel whose receiver is gone is dropped.
+    fn emit(&self, event: LeaseEvent) {
+        let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subs.retain(|s| match s {
+            Subscriber::Channel(tx) => tx.send(event.clone()).is_ok(),
+            Subscriber::Callback(f) => {
+                f(&event);
+                true
+            }
+        });
     }
 }
 
@@ -326,6 +357,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
             last_error: None,
             rtts: std::collections::VecDeque::new(),
         }),
+        subscribers: Mutex::new(Vec::new()),
         backend,
         settled,
     });
@@ -397,7 +429,8 @@ async fn keep(
                 for g in inner.gens.iter().skip(readings.len()) {
                     g.set_valid_until(Some((g.clock_unix_ms() + left).min(cap)));
                 }
-                if inner.lapsed {
+                let resumed = inner.lapsed;
+                if resumed {
                     log::warn!(
                         "nonceforge-lease: machine id {} renewed after lapsing (nobody took it): generators resumed",
                         shared.machine_id.get()
@@ -414,6 +447,12 @@ async fn keep(
                 }
                 inner.rtts.push_back(send.elapsed());
                 next = send + s.renew_every;
+                let deadline_in = inner.deadline.saturating_duration_since(Instant::now());
+                drop(inner);
+                if resumed {
+                    shared.emit(LeaseEvent::Resumed);
+                }
+                shared.emit(LeaseEvent::Renewed { deadline_in });
             }
             Ok(Renewal::Lost(reason)) => {
                 Shared::stop_all(&inner);
@@ -423,6 +462,8 @@ async fn keep(
                     shared.machine_id.get()
                 );
                 next = Instant::now() + far;
+                drop(inner);
+                shared.emit(LeaseEvent::Lost(reason));
             }
             Err(e) => {
                 if matches!(
@@ -484,6 +525,7 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
             .max(shared.floor_unix_ms);
         (inner.grant.clone(), floor, inner.lost)
     };
+    shared.emit(LeaseEvent::Released);
     let id = shared.machine_id.get();
     if let Some(reason) = lost {
         return Err(LeaseError::Lost {

@@ -120,6 +120,29 @@ pub enum LeaseState {
     Released,
 }
 
+/// A change of a lease's state, pushed by the lease's thread to its
+/// subscribers ([`Lease::subscribe`], [`Lease::on_event`]) as it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseEvent {
+    /// A renewal succeeded: the generators issue until the new local
+    /// deadline, this far ahead.
+    Renewed {
+        /// Time left until the new deadline, when the event was sent.
+        deadline_in: Duration,
+    },
+    /// The local deadline passed without a renewal: the generators stopped;
+    /// renewals go on.
+    Lapsed,
+    /// A renewal after lapsing found the id still ours: the generators resumed
+    /// (a [`Renewed`](Self::Renewed) follows).
+    Resumed,
+    /// The grant is gone for good, and why.
+    Lost(LostReason),
+    /// Released: the generators stopped for good. The last event.
+    Released,
+}
+
 /// A machine id leased from a store, kept alive by a background thread.
 ///
 /// Dropping it releases the id (as [`release`](Self::release) does, ignoring errors).
@@ -260,6 +283,24 @@ impl Lease {
         self.shared
             .attach(Box::new(generator.clone()) as Box<dyn Gate>);
         Ok(())
+    }
+
+    /// A channel that receives every [`LeaseEvent`] from now on, in order, as
+    /// the lease's thread makes the change: for watchers that would otherwise
+    /// poll [`state`](Self::state). It disconnects when the lease is released
+    /// or dropped (after [`LeaseEvent::Released`]).
+    pub fn subscribe(&self) -> std::sync::mpsc::Receiver<LeaseEvent> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.shared.subscribe(keeper::Subscriber::Channel(tx));
+        rx
+    }
+
+    /// Runs `f` on the lease's thread for every [`LeaseEvent`] from now on,
+    /// right after the change is made to the generators. It must be quick and
+    /// must not block (renewals wait for it); it may look at the lease.
+    pub fn on_event(&self, f: impl Fn(&LeaseEvent) + Send + Sync + 'static) {
+        self.shared
+            .subscribe(keeper::Subscriber::Callback(Box::new(f)));
     }
 
     /// Where the lease stands now.

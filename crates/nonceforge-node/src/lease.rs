@@ -185,8 +185,6 @@ impl LeaseHandle {
 /// renewals keep the deadline seconds ahead, so only failing renewals ever
 /// bring the guard into play.
 const GUARD: Duration = Duration::from_millis(50);
-/// How often the watcher looks at the lease's state otherwise.
-const WATCH_EVERY: Duration = Duration::from_millis(20);
 
 /// State codes given to JavaScript.
 const HELD: u32 = 0;
@@ -344,6 +342,12 @@ impl LeaseHandle {
         let shared = std::ptr::eq(buffer.as_ptr(), data);
         let lease = self.lease.clone();
         let stop = self.stop.clone();
+        // Changes are pushed by the lease's thread; the watcher wakes for
+        // them and, while held, once at the guard before the deadline.
+        let events = match lease.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(l) => l.subscribe(),
+            None => std::sync::mpsc::channel().1,
+        };
         std::thread::Builder::new()
             .name("nonceforge-lease-watch".into())
             .spawn(move || {
@@ -366,14 +370,24 @@ impl LeaseHandle {
                     if now == LOST || now == RELEASED {
                         return;
                     }
-                    // Wake at the guard, and every 20 ms to report changes;
-                    // within the guard, every ms to see a renewal.
-                    let nap = match now {
-                        HELD if up => Duration::from_millis(1),
-                        HELD => (left - GUARD).min(WATCH_EVERY),
-                        _ => WATCH_EVERY,
+                    // Held with time left: wake at the guard (or at the next
+                    // change). Within the guard, lapsed: at the next change
+                    // (a renewal, a loss, the release).
+                    let got = if now == HELD && !up {
+                        events.recv_timeout(left - GUARD)
+                    } else {
+                        events
+                            .recv()
+                            .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected)
                     };
-                    std::thread::sleep(nap);
+                    if got == Err(std::sync::mpsc::RecvTimeoutError::Disconnected) {
+                        // The lease is gone (released or dropped): say so once.
+                        if told != RELEASED && told != LOST {
+                            gate.store(1, Ordering::Release);
+                            tsfn.call(RELEASED, ThreadsafeFunctionCallMode::NonBlocking);
+                        }
+                        return;
+                    }
                 }
             })
             .map_err(|e| Error::from_reason(format!("nonceforge: starting the watcher: {e}")))?;

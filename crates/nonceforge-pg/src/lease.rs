@@ -29,7 +29,7 @@
 use crate::errors::fail;
 use crate::server::{self, ServerClock, SharedState};
 use crate::settings;
-use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState};
+use nonceforge_lease::{Lease, LeaseError, LeaseEvent, LeaseOptions};
 use pgrx::bgworkers::{BackgroundWorker, SignalWakeFlags};
 use pgrx::prelude::*;
 use pgrx::{PgSqlErrorCode, pg_sys};
@@ -53,10 +53,10 @@ pub(crate) const BROKEN: u64 = 5;
 /// How long a first call waits for the keeper's first grant.
 pub(crate) const GRANT_WAIT_MS: u64 = 8_000;
 
-/// How often the keeper copies the lease's state into shared memory. The
-/// published `valid until` is a millisecond the store has recorded, not a
-/// timer, so a late copy never lets a value pass it.
-const PUBLISH_EVERY: Duration = Duration::from_millis(25);
+/// How often the keeper wakes to pass the lease thread's log lines to the
+/// server log. The lease's state is not polled: the lease thread publishes
+/// each change into shared memory as it makes it (`Lease::on_event`).
+const LOG_EVERY: Duration = Duration::from_millis(100);
 
 fn state_name(state: u64) -> &'static str {
     match state {
@@ -293,6 +293,24 @@ pub extern "C-unwind" fn nonceforge_lease_keeper(_arg: pg_sys::Datum) {
     s.lease_until_ms
         .store(generator.valid_until().unwrap_or(0), Ordering::SeqCst);
     s.lease_state.store(HELD, Ordering::Release);
+    // Every change from here on is pushed by the lease's thread, right after
+    // it moves the generator's deadline: shared memory sees it at once. The
+    // published `valid until` is a millisecond the store has recorded, never
+    // a timer.
+    let published = generator.clone();
+    lease.on_event(move |event| {
+        let (state, until) = match event {
+            LeaseEvent::Renewed { .. } | LeaseEvent::Resumed => {
+                (HELD, published.valid_until().unwrap_or(0))
+            }
+            LeaseEvent::Lapsed => (LAPSED, published.valid_until().unwrap_or(0)),
+            LeaseEvent::Lost(_) => (LOST, 0),
+            LeaseEvent::Released => (STOPPED, 0),
+            _ => return,
+        };
+        s.lease_until_ms.store(until, Ordering::SeqCst);
+        s.lease_state.store(state, Ordering::Release);
+    });
     pgrx::log!(
         "nonceforge: machine id {} leased from {} as {} (token {}, previous holders' floor {})",
         lease.machine_id().get(),
@@ -301,21 +319,8 @@ pub extern "C-unwind" fn nonceforge_lease_keeper(_arg: pg_sys::Datum) {
         lease.token(),
         lease.floor_unix_ms()
     );
-    while BackgroundWorker::wait_latch(Some(PUBLISH_EVERY)) {
+    while BackgroundWorker::wait_latch(Some(LOG_EVERY)) {
         flush_log();
-        let state = match lease.state() {
-            LeaseState::Held { .. } => HELD,
-            LeaseState::Lapsed => LAPSED,
-            LeaseState::Lost => LOST,
-            LeaseState::Released => STOPPED,
-        };
-        let until = if state == LOST {
-            0
-        } else {
-            generator.valid_until().unwrap_or(0)
-        };
-        s.lease_until_ms.store(until, Ordering::SeqCst);
-        s.lease_state.store(state, Ordering::Release);
     }
     // Shutdown: stop every backend first, then release with the server's clock
     // (at or past every value's millisecond) as the id's floor.
@@ -342,8 +347,24 @@ fn acquire(
             s.lease_state.store(STOPPED, Ordering::Release);
             return None;
         }
-        let attempt = signals_blocked(|| {
-            let lease = Lease::acquire(url, options)?;
+        // The lease's thread is started with the server's signals blocked
+        // (it inherits the mask); the generator is built after any wait an id
+        // without history needs (the TTL and margin), which answers SIGTERM.
+        let attempt = signals_blocked(|| Lease::acquire(url, options)).and_then(|lease| {
+            let wall_ms = || {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64)
+            };
+            while wall_ms() <= lease.floor_unix_ms() {
+                let left = lease.floor_unix_ms() + 1 - wall_ms();
+                if !BackgroundWorker::wait_latch(Some(Duration::from_millis(left.min(100)))) {
+                    return Err(LeaseError::Generator {
+                        rule: "the server is stopping",
+                    });
+                }
+                flush_log();
+            }
             let generator = lease.builder().clock(ServerClock::new(s)).build()?;
             lease.attach(&generator)?;
             Ok::<_, LeaseError>((lease, generator))
@@ -355,6 +376,10 @@ fn acquire(
                 s.lease_state.store(BROKEN, Ordering::Release);
                 pgrx::warning!("nonceforge: the lease keeper cannot start: {e}");
                 idle();
+                return None;
+            }
+            Err(_) if BackgroundWorker::sigterm_received() => {
+                s.lease_state.store(STOPPED, Ordering::Release);
                 return None;
             }
             Err(e) => {
