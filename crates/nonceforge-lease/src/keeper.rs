@@ -182,6 +182,18 @@ impl Shared {
         }
     }
 
+    /// The store's connection, made again when the last request lost it.
+    async fn reconnect<'a>(&self, store: &'a mut Option<Store>) -> Result<&'a mut Store> {
+        if store.is_none() {
+            let s = &self.settled;
+            *store = Some(
+                Store::connect(&self.backend, &s.namespace, &s.pg_schema, s.request_timeout)
+                    .await?,
+            );
+        }
+        Ok(store.as_mut().expect("connected above"))
+    }
+
     pub(crate) fn subscribe(&self, s: Subscriber) {
         self.subscribers
             .lock()
@@ -400,19 +412,11 @@ async fn keep(
         };
         let ask = shared.ask();
         let answer = tokio::time::timeout(s.request_timeout, async {
-            if store.is_none() {
-                store = Some(
-                    Store::connect(
-                        &shared.backend,
-                        &s.namespace,
-                        &s.pg_schema,
-                        s.request_timeout,
-                    )
-                    .await?,
-                );
-            }
-            let st = store.as_mut().expect("connected above");
-            st.renew(&shared.backend, &ask, &mut grant, cap).await
+            shared
+                .reconnect(&mut store)
+                .await?
+                .renew(&shared.backend, &ask, &mut grant, cap)
+                .await
         })
         .await
         .unwrap_or_else(|_| Err(timed_out(&shared.backend, s.request_timeout)));
@@ -536,19 +540,11 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
     let s = &shared.settled;
     let ask = shared.ask();
     let done = tokio::time::timeout(s.request_timeout, async {
-        if store.is_none() {
-            store = Some(
-                Store::connect(
-                    &shared.backend,
-                    &s.namespace,
-                    &s.pg_schema,
-                    s.request_timeout,
-                )
-                .await?,
-            );
-        }
-        let st = store.as_mut().expect("connected above");
-        st.release(&shared.backend, &ask, &grant, floor).await
+        shared
+            .reconnect(&mut store)
+            .await?
+            .release(&shared.backend, &ask, &grant, floor)
+            .await
     })
     .await
     .unwrap_or_else(|_| Err(timed_out(&shared.backend, s.request_timeout)))?;

@@ -90,6 +90,8 @@ mod secrets;
 mod spec;
 mod store;
 mod syntax;
+#[cfg(test)]
+mod vectors;
 
 pub use error::{LeaseError, Result};
 pub use options::{DEFAULT_PG_SCHEMA, LeaseOptions};

@@ -129,20 +129,9 @@ mod tests {
     /// testdata/vectors/lease-urls.json: the same file the Go module's tests read.
     #[test]
     fn shared_vectors() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../testdata/vectors/lease-urls.json"
-        );
-        let Ok(text) = std::fs::read_to_string(path) else {
-            // Packed alone (cargo package), the repository's vectors are not here.
-            assert!(
-                !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-                    .exists(),
-                "cannot read {path}"
-            );
+        let Some(file) = crate::vectors::read("lease-urls.json") else {
             return;
         };
-        let file: serde_json::Value = serde_json::from_str(&text).expect("JSON");
         let cases = file["cases"].as_array().expect("cases");
         assert!(cases.len() >= 20, "{} cases", cases.len());
         for c in cases {
