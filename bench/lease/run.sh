@@ -108,7 +108,8 @@ pids+=($!)
 for _ in $(seq 100); do grep -q machine_id "$dir/rheld" 2>/dev/null && break; sleep 0.1; done
 rgrant=$(rc HGET ren:rec:0 grant); rinc=$(rc HGET ren:tokens incarnation); rtoken=$(rc HGET ren:rec:0 token)
 r2=$(cat "$root/crates/nonceforge-lease/src/store/redis/renew.lua")
-redis_lat() { redis-benchmark -p "$redis_port" -n 20000 -c 1 --csv "$@" 2>/dev/null | awk -F'","' 'NR == 2 { print $3 * 1000 }'; }
+# The script's text is the CSV's first field (lines and all): count from the end.
+redis_lat() { redis-benchmark -p "$redis_port" -n 20000 -c 1 --csv "$@" 2>/dev/null | awk -F'","' 'END { print $(NF - 5) * 1000 }'; }
 : > "$dir/p1"; : > "$dir/p2"; : > "$dir/r1"; : > "$dir/r2"
 for r in $(seq "$rounds"); do
     pg_lat "$dir/v1.sql" >> "$dir/p1"; pg_lat "$dir/v2.sql" >> "$dir/p2"

@@ -39,7 +39,9 @@ type Options struct {
 	IDs       string
 	Namespace string // default "nonceforge"
 	Holder    string // default host/pid/random
-	// MaxClockWait: how far a generator's clock may be behind the floor (default TTL).
+	// MaxClockWait: how far a generator's clock may be behind the floor
+	// (default TTL + 2×Margin: a floor lies up to TTL + Margin ahead after a
+	// holder that started without history released early).
 	MaxClockWait time.Duration
 	// PGSchema is the PostgreSQL schema of the lease tables (default
 	// "nonceforge_lease"), the store role's own: created when missing,
@@ -179,7 +181,7 @@ func settle(o Options) (settled, error) {
 		return s, badOption("MaxClockWait", s.maxWait, "must not be negative (0: the TTL)")
 	}
 	if s.maxWait == 0 {
-		s.maxWait = s.ttl
+		s.maxWait = s.ttl + 2*s.margin
 	}
 	ids := o.IDs
 	if ids == "" {

@@ -236,19 +236,31 @@ func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) e
 }
 
 func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	tx, err := p.conn.Begin(ctx)
+	// One statement; only when it finds nothing are the namespace's row and
+	// the range's rows put back (lost to a TRUNCATE, a DELETE, a restore: they
+	// come back without history) and the statement tried once more.
+	if g, err := p.take(ctx, s, capMs, grantID); g != nil || err != nil {
+		return g, err
+	}
+	m, err := p.conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING", p.meta), randomID())
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING", p.meta), randomID()); err != nil {
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (machine_id)
+	r, err := p.conn.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (machine_id)
 		SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
-		ON CONFLICT DO NOTHING`, p.leases), s.first, s.last); err != nil {
+		ON CONFLICT DO NOTHING`, p.leases), s.first, s.last)
+	if err != nil {
 		return nil, err
 	}
+	if m.RowsAffected()+r.RowsAffected() == 0 {
+		return nil, nil
+	}
+	return p.take(ctx, s, capMs, grantID)
+}
+
+// take leases the lowest free id of the range in one statement; nil when none
+// is free (or the namespace's row is missing).
+func (p *pgStore) take(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
 	q := fmt.Sprintf(`WITH free AS (
 		SELECT machine_id, floor_unix_ms FROM %[1]s
 		 WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
@@ -271,14 +283,11 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 	var token int64
 	var floor *int64
 	var inc string
-	err = tx.QueryRow(ctx, q, s.first, s.last, s.holder, float64(s.ttl.Milliseconds()), capMs, grantID).Scan(&id, &token, &floor, &inc)
+	err := p.conn.QueryRow(ctx, q, s.first, s.last, s.holder, float64(s.ttl.Milliseconds()), capMs, grantID).Scan(&id, &token, &floor, &inc)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, tx.Commit(ctx)
+		return nil, nil
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return nil, err
 	}
 	g := &grant{id: int(id), token: uint64(token), history: floor != nil, grantID: grantID, incarnation: inc}

@@ -420,6 +420,20 @@ fn postgres_store_shared_with_a_hostile_role() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(sql("SELECT count(*) FROM public.ran"), "0");
 
+    // Rows lost behind the members' backs (a TRUNCATE, a restore): they come
+    // back without history, and the start says so.
+    sql("TRUNCATE nonceforge_lease.nonceforge_leases");
+    let (code, out, err) = acquire(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out[0].contains("history=false") && err.contains("no history"),
+        "{out:?} {err}"
+    );
+    sql("DELETE FROM nonceforge_lease.nonceforge_meta");
+    let (code, out, err) = acquire(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out[0].contains("history=true"), "{out:?}");
+
     // A protocol-1 table of the store role's own: its members may still run.
     sql(
         "SET ROLE store; CREATE SCHEMA legacy; CREATE TABLE legacy.old_leases (machine_id smallint);",

@@ -27,7 +27,7 @@
 //! the last timestamp actually issued. A new holder's generator starts strictly
 //! above the floor ([`nonceforge::NonceGeneratorBuilder::not_before`]), so ids
 //! stay unique across a restart onto a host whose clock is behind — it waits up
-//! to [`LeaseOptions::max_clock_wait`] (default: the TTL) for its clock to pass the floor, and
+//! to [`LeaseOptions::max_clock_wait`] (default: the TTL plus twice the margin) for its clock to pass the floor, and
 //! fails with [`nonceforge::Error::ClockBehind`] rather than issue below it.
 //!
 //! # What each store survives

@@ -40,9 +40,12 @@ pub struct LeaseOptions {
     pub pg_schema: String,
     /// The longest a new generator may wait for its clock to pass the previous
     /// holder's floor; a clock further behind is an error ([`nonceforge::Error::ClockBehind`]).
-    /// Default: the TTL. The floor lies up to TTL − margin ahead when the id was
-    /// freed (`evict`) under a holder that is still alive: it may issue until
-    /// its deadline, so the new holder waits that out.
+    /// Default: the TTL plus twice the margin. A floor lies ahead of the clock
+    /// legitimately: up to TTL − margin when the id was freed (`evict`) under a
+    /// holder that is still alive (it may issue until its deadline), and up to
+    /// TTL + margin when the previous holder started without history and
+    /// released early (its start protected the holders before it); the rest
+    /// is room for the hosts' clocks to differ.
     pub max_clock_wait: Option<Duration>,
 }
 
@@ -201,7 +204,7 @@ impl LeaseOptions {
             namespace: self.namespace.clone(),
             holder,
             pg_schema: self.pg_schema.clone(),
-            max_clock_wait: self.max_clock_wait.unwrap_or(ttl),
+            max_clock_wait: self.max_clock_wait.unwrap_or(ttl + 2 * margin),
         })
     }
 }

@@ -275,29 +275,54 @@ impl PgStore {
         cap: u64,
         grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
+        // One statement; only when it finds nothing are the namespace's row
+        // and the range's rows put back (lost to a TRUNCATE, a DELETE, a
+        // restore: they come back without history, the incarnation new) and
+        // the statement tried once more.
+        if let Some(grant) = self.take(ask, &ids, cap, grant_id).await? {
+            return Ok(Some(grant));
+        }
         let (leases, meta) = (&self.leases, &self.meta);
-        let tx = self.client.transaction().await.map_err(pg_err)?;
-        // Rows or the namespace's record lost (TRUNCATE, DELETE, a restore)
-        // come back without history; the incarnation is new then.
-        tx.execute(
-            &format!(
-                "INSERT INTO {meta} (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING"
-            ),
-            &[&random_id()],
-        )
-        .await
-        .map_err(pg_err)?;
-        tx.execute(
-            &format!(
-                "INSERT INTO {leases} (machine_id)
-                 SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
-                 ON CONFLICT DO NOTHING"
-            ),
-            &[&(*ids.start() as i32), &(*ids.end() as i32)],
-        )
-        .await
-        .map_err(pg_err)?;
-        let row = tx
+        let repaired = self
+            .client
+            .execute(
+                &format!(
+                    "INSERT INTO {meta} (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING"
+                ),
+                &[&random_id()],
+            )
+            .await
+            .map_err(pg_err)?
+            + self
+                .client
+                .execute(
+                    &format!(
+                        "INSERT INTO {leases} (machine_id)
+                         SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
+                         ON CONFLICT DO NOTHING"
+                    ),
+                    &[&(*ids.start() as i32), &(*ids.end() as i32)],
+                )
+                .await
+                .map_err(pg_err)?;
+        if repaired == 0 {
+            return Ok(None);
+        }
+        self.take(ask, &ids, cap, grant_id).await
+    }
+
+    /// The lowest free id of the range, in one statement; None when none is
+    /// free (or the namespace's row is missing).
+    async fn take(
+        &mut self,
+        ask: &Ask<'_>,
+        ids: &RangeInclusive<u16>,
+        cap: u64,
+        grant_id: &str,
+    ) -> Result<Option<Grant>, StoreError> {
+        let (leases, meta) = (&self.leases, &self.meta);
+        let row = self
+            .client
             .query_opt(
                 &format!(
                     "WITH free AS (
@@ -330,7 +355,6 @@ impl PgStore {
             )
             .await
             .map_err(pg_err)?;
-        tx.commit().await.map_err(pg_err)?;
         let Some(r) = row else { return Ok(None) };
         let floor: Option<i64> = r.get(2);
         Ok(Some(Grant {

@@ -13,7 +13,7 @@ defmodule Nonceforge.MachineId.Strategy.Lease do
   Options: `:url` (required: `postgres://…`, `redis://…` or `etcd://…`), and
   the lease options of `Nonceforge.init/1`'s `{:lease, url, opts}`: `:ttl` (ms,
   default 10000), `:renew_every`, `:margin`, `:connect_timeout`, `:ids`,
-  `:namespace`, `:holder`.
+  `:namespace`, `:holder`, `:pg_schema`.
 
   The lease crate renews on its own thread and checks the deadline on every
   nonce: the instances on this lease stop the moment it may have lapsed, even
@@ -113,10 +113,11 @@ defmodule Nonceforge.MachineId.Strategy.SqlLease do
        strategy_opts: [repo: MyApp.Repo],
        instances: [[base_key: System.fetch_env!("BASE_KEY")]]}
 
-  The lease crate creates its table (`<namespace>_leases`, so
-  `nonceforge_leases` by default; docs/lease-protocol.md) on first use: the
-  role needs `CREATE` on the schema once, then `SELECT`/`INSERT`/`UPDATE` on
-  the table. Other options as
+  The lease crate creates its schema and tables (`nonceforge_lease.<namespace>_leases`
+  and `_meta`; lease protocol 2, docs/lease-protocol.md) on first use, owned
+  by the repo's role: it needs `CREATE` on the database once (or a DBA runs
+  `CREATE SCHEMA nonceforge_lease AUTHORIZATION <role>`); a schema or table of
+  another role is refused. `:pg_schema` names another schema. Other options as
   `Nonceforge.MachineId.Strategy.Lease`'s. PostgreSQL only (NoNoncense's also
   speaks MySQL).
   """
