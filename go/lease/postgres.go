@@ -242,18 +242,15 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 	if g, err := p.take(ctx, s, capMs, grantID); g != nil || err != nil {
 		return g, err
 	}
-	m, err := p.conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING", p.meta), randomID())
-	if err != nil {
+	// Another member may be putting them back at this moment: whatever these
+	// inserts find, the statement is tried once more.
+	if _, err := p.conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING", p.meta), randomID()); err != nil {
 		return nil, err
 	}
-	r, err := p.conn.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (machine_id)
+	if _, err := p.conn.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (machine_id)
 		SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
-		ON CONFLICT DO NOTHING`, p.leases), s.first, s.last)
-	if err != nil {
+		ON CONFLICT DO NOTHING`, p.leases), s.first, s.last); err != nil {
 		return nil, err
-	}
-	if m.RowsAffected()+r.RowsAffected() == 0 {
-		return nil, nil
 	}
 	return p.take(ctx, s, capMs, grantID)
 }

@@ -282,9 +282,10 @@ impl PgStore {
         if let Some(grant) = self.take(ask, &ids, cap, grant_id).await? {
             return Ok(Some(grant));
         }
+        // Another member may be putting them back at this moment: whatever
+        // these inserts find, the statement is tried once more.
         let (leases, meta) = (&self.leases, &self.meta);
-        let repaired = self
-            .client
+        self.client
             .execute(
                 &format!(
                     "INSERT INTO {meta} (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING"
@@ -292,22 +293,18 @@ impl PgStore {
                 &[&random_id()],
             )
             .await
-            .map_err(pg_err)?
-            + self
-                .client
-                .execute(
-                    &format!(
-                        "INSERT INTO {leases} (machine_id)
+            .map_err(pg_err)?;
+        self.client
+            .execute(
+                &format!(
+                    "INSERT INTO {leases} (machine_id)
                          SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
                          ON CONFLICT DO NOTHING"
-                    ),
-                    &[&(*ids.start() as i32), &(*ids.end() as i32)],
-                )
-                .await
-                .map_err(pg_err)?;
-        if repaired == 0 {
-            return Ok(None);
-        }
+                ),
+                &[&(*ids.start() as i32), &(*ids.end() as i32)],
+            )
+            .await
+            .map_err(pg_err)?;
         self.take(ask, &ids, cap, grant_id).await
     }
 
