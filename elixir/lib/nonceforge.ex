@@ -539,6 +539,8 @@ defmodule Nonceforge do
   def nif_lease_release(_lease), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_lease_status(_lease), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_lease_lost_reason(_lease), do: :erlang.nif_error(:nif_not_loaded)
 
   @doc false
   def nif_nonces(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)

@@ -289,7 +289,9 @@ defmodule Nonceforge.MachineIdTest do
       assert byte_size(Nonceforge.nonce(:redis_lost_inst, 64)) == 8
       {_, 0} = System.cmd("redis-cli", ["-p", "#{store.port}", "flushall"])
       assert_receive {:lost, reason}, 5000
-      assert reason in [:lost, :expired]
+      # The lease crate's reason (its renewal finds the store's incarnation
+      # gone), unless the manager's own timer ran out first on a busy machine.
+      assert reason in [:store_lost_data, :expired]
       assert_raise DisabledError, fn -> Nonceforge.nonce(:redis_lost_inst, 64) end
     after
       Stores.stop(store)

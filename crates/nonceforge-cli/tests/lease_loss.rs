@@ -212,7 +212,7 @@ fn redis_malformed_records_and_protocol_1() {
 #[test]
 fn no_history_start_is_above_every_earlier_value() {
     use nonceforge::ManualClock;
-    use nonceforge_lease::{Lease, LeaseOptions, LeaseState, LostReason};
+    use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState, LostReason};
     let _g = serial();
     let redis = Redis::start();
     let url = redis.url();
@@ -251,6 +251,7 @@ fn no_history_start_is_above_every_earlier_value() {
         top_a > wall() + 1000,
         "A did not run ahead of its host's clock: {top_a}"
     );
+    let events = a.subscribe();
     assert_eq!(redis.cli(&["FLUSHALL"]), "OK");
     let b = Lease::acquire(&url, &opts).unwrap();
     assert_eq!(b.machine_id(), a.machine_id());
@@ -280,6 +281,21 @@ fn no_history_start_is_above_every_earlier_value() {
     }
     assert_eq!(a.lost_reason(), Some(LostReason::StoreLostData));
     assert!(ga.sortable_64().is_err());
+    // Its subscribers heard it as it happened: renewals (a lapse, on a
+    // stalled machine), then the loss, last.
+    let heard: Vec<LeaseEvent> = events.try_iter().collect();
+    assert_eq!(
+        heard.last(),
+        Some(&LeaseEvent::Lost(LostReason::StoreLostData)),
+        "{heard:?}"
+    );
+    assert!(
+        heard[..heard.len() - 1].iter().all(|e| matches!(
+            e,
+            LeaseEvent::Renewed { .. } | LeaseEvent::Lapsed | LeaseEvent::Resumed
+        )),
+        "{heard:?}"
+    );
     b.release().unwrap();
 }
 

@@ -7,7 +7,7 @@
 //! the id for us — or `:lost`, for good).
 
 use crate::{CryptOpts, Instance, arg_error, build, install};
-use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState};
+use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState, LostReason};
 use rustler::types::atom::Atom;
 use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, ResourceArc, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod atoms {
-    rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none }
+    rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none, taken, evicted, store_lost_data }
 }
 
 /// A held lease and its watcher.
@@ -263,6 +263,26 @@ fn nif_lease_release(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_>
         None => atoms::none().encode(env),
         Some(Ok(())) => atoms::ok().encode(env),
         Some(Err(e)) => (atoms::error(), e).encode(env),
+    }
+}
+
+/// Why a shared lease was lost: `:taken`, `:evicted` or `:store_lost_data`
+/// (the store lost its data); `nil` while it is not lost.
+#[rustler::nif]
+fn nif_lease_lost_reason(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_> {
+    let held = shared.0.lock().unwrap_or_else(|p| p.into_inner());
+    let reason = held.as_ref().and_then(|h| {
+        h.lease
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(Lease::lost_reason)
+    });
+    match reason {
+        Some(LostReason::Taken) => atoms::taken().encode(env),
+        Some(LostReason::Evicted) => atoms::evicted().encode(env),
+        Some(_) => atoms::store_lost_data().encode(env),
+        None => rustler::types::atom::nil().encode(env),
     }
 }
 

@@ -36,9 +36,29 @@
 //! |---|---|---|---|
 //! | holder killed (`kill -9`) | id free after the TTL | id free after the TTL | id free after the TTL |
 //! | holder paused past the TTL | disabled at its deadline; on waking, stays disabled (lost) or resumes if nobody took the id | same | same |
-//! | store restarts (down < TTL − margin − renewal period) | generators keep running; renewals resume | same, if Redis persists (AOF/RDB); without persistence the restarted store is empty and another process may take the id (the holder finds out at its next renewal and stops) | same |
+//! | store restarts (down < TTL − margin − renewal period) | generators keep running; renewals resume | same, if Redis persists (AOF/RDB); without persistence it comes back empty (next row) | same |
 //! | store down longer | generators stop at the deadline; resume when it is back if nobody took the id | same | same |
+//! | store comes back empty (flushed, restarted without persistence, prefix wiped, tables dropped) | every old holder stops at its next renewal ([`LostReason::StoreLostData`]); new holders find no history and start the TTL and margin ahead | same | same |
 //! | a store member lost | no (one server; use a managed HA PostgreSQL with synchronous replication) | **no**: replication is asynchronous — a failover can lose a granted lease and hand the id out twice | **yes**: a minority of members can fail; a new leader extends leases, never shortens them |
+//!
+//! # A store that loses its data, or is shared with others
+//!
+//! Every grant has a random 128-bit id and carries the store's *incarnation*
+//! (drawn by whoever creates the namespace's record): a holder whose grant the
+//! store no longer has stops at its next renewal and says why
+//! ([`Lease::lost_reason`], [`LeaseEvent::Lost`]). An id the store has no
+//! record of ([`Lease::has_history`] false) starts the TTL and margin ahead of
+//! this host's clock, above anything an earlier holder may still issue while
+//! the hosts' clocks agree within twice the margin. In PostgreSQL the lease
+//! tables live in a schema of the store role's own ([`LeaseOptions::pg_schema`]);
+//! objects of other roles are refused, never run ([`LeaseError::Refused`]).
+//! The protocol, its worst cases and their proofs: `docs/lease-protocol.md`.
+//!
+//! # Watching a lease
+//!
+//! [`Lease::subscribe`] (a channel) and [`Lease::on_event`] (a callback on the
+//! lease's thread) hear each change as it is made — renewed, lapsed, resumed,
+//! lost, released — so nothing needs to poll [`Lease::state`].
 //!
 //! # Choosing the TTL and margins
 //!

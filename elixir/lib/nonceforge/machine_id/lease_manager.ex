@@ -262,7 +262,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
   # From the lease crate's watcher (Lease strategies): the core has stopped
   # the instances already; a lapse may come back, a loss will not.
   def handle_info({:nonceforge, :lease_lost, :lost}, %{leased?: true} = state),
-    do: {:noreply, lost(state, :lost)}
+    do: {:noreply, lost(state, lost_reason(state.lease))}
 
   def handle_info({:nonceforge, :lease_lost, _}, state), do: {:noreply, state}
 
@@ -270,6 +270,12 @@ defmodule Nonceforge.MachineId.LeaseManager do
     Logger.warning("Nonceforge.MachineId: unknown message #{inspect(msg)}")
     {:noreply, state}
   end
+
+  # Why the lease crate's lease was lost: :taken, :evicted or :store_lost_data.
+  defp lost_reason({:nonceforge_lease, lease}),
+    do: Nonceforge.nif_lease_lost_reason(lease) || :lost
+
+  defp lost_reason(_), do: :lost
 
   @impl true
   def terminate(_reason, state) do

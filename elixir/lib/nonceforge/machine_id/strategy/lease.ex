@@ -50,7 +50,7 @@ defmodule Nonceforge.MachineId.Strategy.Lease do
     case Nonceforge.nif_lease_status(lease) do
       {:held, _left} -> {:ok, held, Keyword.get(opts, :ttl, 10_000)}
       {:lapsed, _} -> {:error, :retry, :lapsed}
-      {state, _} -> {:error, :lost, state}
+      {state, _} -> {:error, :lost, Nonceforge.nif_lease_lost_reason(lease) || state}
     end
   end
 
