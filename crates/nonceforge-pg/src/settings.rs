@@ -383,14 +383,21 @@ pub(crate) fn lease_mode() -> bool {
 }
 
 fn define_lease_settings() {
-    GucRegistry::define_string_guc(
-        c"nonceforge.lease_url",
-        c"The lease store for nonceforge.machine_id = 'lease': postgres://…, redis://… or etcd://host:port[,host:port…], without a password (use nonceforge.lease_url_file for one).",
-        c"Every member of the fleet (servers, services in any language) leases from the same store and namespace.",
-        &LEASE_URL,
-        GucContext::Postmaster,
-        GucFlags::SUPERUSER_ONLY,
-    );
+    // SAFETY: the show hook is #[pg_guard]ed and returns a palloc'd string, as
+    // PostgreSQL expects of a GUC's show hook; no check or assign hook.
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"nonceforge.lease_url",
+            c"The lease store for nonceforge.machine_id = 'lease': postgres://…, redis://… or etcd://host:port[,host:port…], without a password (use nonceforge.lease_url_file for one).",
+            c"Every member of the fleet (servers, services in any language) leases from the same store and namespace.",
+            &LEASE_URL,
+            GucContext::Postmaster,
+            GucFlags::SUPERUSER_ONLY,
+            None,
+            None,
+            Some(show_lease_url),
+        );
+    }
     GucRegistry::define_string_guc(
         c"nonceforge.lease_url_file",
         c"A file (mode 0600) holding the lease store's URL, password included; read by the lease keeper at server start.",
@@ -417,6 +424,22 @@ fn define_lease_settings() {
         GucContext::Postmaster,
         GucFlags::UNIT_MS,
     );
+}
+
+/// What `SHOW nonceforge.lease_url`, `current_setting()` and `pg_settings`
+/// show: the URL with any credential replaced by `***` (the lease crate's one
+/// rule). A URL carrying one is refused anyway; this keeps it off the screen
+/// of whoever may read settings.
+#[pg_guard]
+unsafe extern "C-unwind" fn show_lease_url() -> *const std::ffi::c_char {
+    let shown = LEASE_URL
+        .get()
+        .map(|v| nonceforge_lease::redact_url(&v.to_string_lossy()))
+        .unwrap_or_default();
+    let shown = CString::new(shown).unwrap_or_default();
+    // SAFETY: pstrdup copies the NUL-terminated string into the current
+    // memory context, which the caller of a show hook owns.
+    unsafe { pg_sys::pstrdup(shown.as_ptr()) }
 }
 
 /// The lease settings, as the postmaster read them.

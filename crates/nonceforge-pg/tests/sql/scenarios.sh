@@ -297,6 +297,8 @@ for url in "redis://u:s3cret-pw@127.0.0.1:$redis_port" "redis://u:s3/cret-pw@127
     refused "$port" "cannot hold" "a URL with a password ($url)"
     grep -q "lease_url_file" "$backup.log" || fail "the log does not point to nonceforge.lease_url_file"
     ! grep -Eq "s3cret-pw|s3/cret-pw" "$backup.log" || fail "the password reached the server log ($url)"
+    shown=$(q "$port" postgres -c "SHOW nonceforge.lease_url" -c "SELECT setting FROM pg_settings WHERE name = 'nonceforge.lease_url'" 2>&1)
+    grep -q '\*\*\*' <<<"$shown" && ! grep -Eq "s3cret-pw|s3/cret-pw" <<<"$shown" || fail "SHOW showed the password ($url): $shown"
     stop_at "$backup"
 done
 echo "redis://127.0.0.1:$redis_port" > "$cluster_dir/keys/lease.url"
