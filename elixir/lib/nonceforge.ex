@@ -298,10 +298,14 @@ defmodule Nonceforge do
       end
     end
 
-    ids = Keyword.get(opts, :ids, 0..511)
+    # What is left out is nil: the lease crate's default (stated there once).
+    ids = Keyword.get(opts, :ids)
 
     {first, last} =
       case ids do
+        nil ->
+          {nil, nil}
+
         a..b//1 when is_integer(a) and is_integer(b) and 0 <= a and a <= b and b <= 511 ->
           {a, b}
 
@@ -310,9 +314,9 @@ defmodule Nonceforge do
                 "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
       end
 
-    namespace = Keyword.get(opts, :namespace, "nonceforge")
+    namespace = Keyword.get(opts, :namespace)
 
-    unless is_binary(namespace),
+    unless is_nil(namespace) or is_binary(namespace),
       do: raise(ArgumentError, "lease option namespace must be a string")
 
     holder = Keyword.get(opts, :holder)
@@ -326,10 +330,10 @@ defmodule Nonceforge do
       do: raise(ArgumentError, "lease option pg_schema must be a string")
 
     %{
-      ttl_ms: ms.(:ttl, 10_000),
+      ttl_ms: ms.(:ttl, nil),
       renew_every_ms: ms.(:renew_every, nil),
       margin_ms: ms.(:margin, nil),
-      connect_timeout_ms: ms.(:connect_timeout, 5_000),
+      connect_timeout_ms: ms.(:connect_timeout, nil),
       ids_first: first,
       ids_last: last,
       namespace: namespace,
@@ -541,6 +545,8 @@ defmodule Nonceforge do
   def nif_lease_status(_lease), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_lease_lost_reason(_lease), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_lease_ttl_ms(_lease), do: :erlang.nif_error(:nif_not_loaded)
 
   @doc false
   def nif_nonces(_name, _kind, _bits, _count), do: :erlang.nif_error(:nif_not_loaded)

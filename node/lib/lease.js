@@ -36,8 +36,8 @@ function binding() {
   return require('./binding.js');
 }
 
-// The lease options of NonceGenerator.lease, with the CLI's names and
-// defaults; the lease crate checks the rules between them (TTL 1 s..1 h,
+// The lease options of NonceGenerator.lease, with the CLI's names; what is
+// left out takes the lease crate's default; the lease crate checks the rules between them (TTL 1 s..1 h,
 // renewal and margin against the TTL) and names the option that breaks one.
 function leaseOptions(options) {
   const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'pgSchema', 'key', 'epochUnixMs']);
@@ -64,17 +64,19 @@ function leaseOptions(options) {
     throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
   }
   if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
-  const { namespace = 'nonceforge', holder, pgSchema } = options;
-  checkString(namespace, 'options.namespace');
+  const { namespace, holder, pgSchema } = options;
+  if (namespace !== undefined) checkString(namespace, 'options.namespace');
   if (holder !== undefined) checkString(holder, 'options.holder');
   if (pgSchema !== undefined) checkString(pgSchema, 'options.pgSchema');
+  // What is left out gets the lease crate's default (every default stated there once).
+  const ms = (name) => (options[name] === undefined ? undefined : duration(options[name], `options.${name}`));
   return {
-    ttlMs: options.ttl === undefined ? 10000 : duration(options.ttl, 'options.ttl'),
-    renewEveryMs: options.renewEvery === undefined ? undefined : duration(options.renewEvery, 'options.renewEvery'),
-    marginMs: options.margin === undefined ? undefined : duration(options.margin, 'options.margin'),
-    connectTimeoutMs: options.connectTimeout === undefined ? 5000 : duration(options.connectTimeout, 'options.connectTimeout'),
-    idsFirst: first,
-    idsLast: last,
+    ttlMs: ms('ttl'),
+    renewEveryMs: ms('renewEvery'),
+    marginMs: ms('margin'),
+    connectTimeoutMs: ms('connectTimeout'),
+    idsFirst: ids === undefined ? undefined : first,
+    idsLast: ids === undefined ? undefined : last,
     namespace,
     holder,
     pgSchema,

@@ -7,12 +7,11 @@
 //! the id for us — or `:lost`, for good).
 
 use crate::{CryptOpts, Instance, arg_error, build, install};
-use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState, LostReason};
+use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState, LostReason, MillisOptions};
 use rustler::types::atom::Atom;
 use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, ResourceArc, Term};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 mod atoms {
     rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none, taken, evicted, store_lost_data }
@@ -28,16 +27,17 @@ pub(crate) fn load(_env: Env) -> bool {
     true
 }
 
-/// The lease options, checked by Nonceforge.init/1 first (milliseconds).
+/// The lease options, checked by Nonceforge.init/1 first (milliseconds; nil:
+/// the lease crate's default).
 #[derive(rustler::NifMap)]
 struct LeaseOpts {
-    ttl_ms: u64,
+    ttl_ms: Option<u64>,
     renew_every_ms: Option<u64>,
     margin_ms: Option<u64>,
-    connect_timeout_ms: u64,
-    ids_first: u16,
-    ids_last: u16,
-    namespace: String,
+    connect_timeout_ms: Option<u64>,
+    ids_first: Option<u16>,
+    ids_last: Option<u16>,
+    namespace: Option<String>,
     holder: Option<String>,
     pg_schema: Option<String>,
 }
@@ -85,19 +85,17 @@ fn watch(lease: Arc<Mutex<Option<Lease>>>, stop: Arc<AtomicBool>, owner: LocalPi
 
 impl From<LeaseOpts> for LeaseOptions {
     fn from(o: LeaseOpts) -> LeaseOptions {
-        LeaseOptions {
-            ttl: Duration::from_millis(o.ttl_ms),
-            renew_every: o.renew_every_ms.map(Duration::from_millis),
-            margin: o.margin_ms.map(Duration::from_millis),
-            connect_timeout: Duration::from_millis(o.connect_timeout_ms),
-            ids: o.ids_first..=o.ids_last,
+        MillisOptions {
+            ttl_ms: o.ttl_ms,
+            renew_every_ms: o.renew_every_ms,
+            margin_ms: o.margin_ms,
+            connect_timeout_ms: o.connect_timeout_ms,
+            ids: o.ids_first.zip(o.ids_last),
             namespace: o.namespace,
             holder: o.holder,
-            pg_schema: o
-                .pg_schema
-                .unwrap_or_else(|| nonceforge_lease::DEFAULT_PG_SCHEMA.into()),
-            ..LeaseOptions::default()
+            pg_schema: o.pg_schema,
         }
+        .into()
     }
 }
 
@@ -264,6 +262,22 @@ fn nif_lease_release(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_>
         Some(Ok(())) => atoms::ok().encode(env),
         Some(Err(e)) => (atoms::error(), e).encode(env),
     }
+}
+
+/// The TTL (ms) a shared lease is kept with: the option given, or the lease
+/// crate's default.
+#[rustler::nif]
+fn nif_lease_ttl_ms(shared: ResourceArc<SharedLease>) -> u64 {
+    let held = shared.0.lock().unwrap_or_else(|p| p.into_inner());
+    held.as_ref()
+        .and_then(|h| {
+            h.lease
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .map(|l| l.ttl().as_millis() as u64)
+        })
+        .unwrap_or(0)
 }
 
 /// Why a shared lease was lost: `:taken`, `:evicted` or `:store_lost_data`

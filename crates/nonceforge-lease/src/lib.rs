@@ -114,7 +114,7 @@ mod syntax;
 mod vectors;
 
 pub use error::{LeaseError, Result};
-pub use options::{DEFAULT_PG_SCHEMA, LeaseOptions};
+pub use options::{DEFAULT_PG_SCHEMA, LeaseOptions, MillisOptions};
 pub use secrets::{redact_url, url_has_secret};
 pub use store::{LostReason, Record, StoreInfo};
 pub use syntax::{parse_duration, parse_ids};
@@ -253,6 +253,11 @@ impl Lease {
     /// Why the lease was lost, once it is.
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.shared.lost_reason()
+    }
+
+    /// The TTL the lease is kept with.
+    pub fn ttl(&self) -> Duration {
+        self.shared.settled.ttl
     }
 
     /// Who holds it, as the store shows it.

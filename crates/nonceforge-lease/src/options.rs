@@ -66,6 +66,48 @@ impl Default for LeaseOptions {
     }
 }
 
+/// The lease options as the bindings pass them (the Node addon, the Elixir
+/// NIF): milliseconds and texts, each `None` for its default. One conversion
+/// for every binding, and every default stated once, in
+/// [`LeaseOptions::default`].
+#[derive(Debug, Clone, Default)]
+pub struct MillisOptions {
+    /// [`LeaseOptions::ttl`], in ms.
+    pub ttl_ms: Option<u64>,
+    /// [`LeaseOptions::renew_every`], in ms.
+    pub renew_every_ms: Option<u64>,
+    /// [`LeaseOptions::margin`], in ms.
+    pub margin_ms: Option<u64>,
+    /// [`LeaseOptions::connect_timeout`], in ms.
+    pub connect_timeout_ms: Option<u64>,
+    /// [`LeaseOptions::ids`]: the first and last id.
+    pub ids: Option<(u16, u16)>,
+    /// [`LeaseOptions::namespace`].
+    pub namespace: Option<String>,
+    /// [`LeaseOptions::holder`].
+    pub holder: Option<String>,
+    /// [`LeaseOptions::pg_schema`].
+    pub pg_schema: Option<String>,
+}
+
+impl From<MillisOptions> for LeaseOptions {
+    fn from(o: MillisOptions) -> LeaseOptions {
+        let d = LeaseOptions::default();
+        let ms = Duration::from_millis;
+        LeaseOptions {
+            ttl: o.ttl_ms.map_or(d.ttl, ms),
+            renew_every: o.renew_every_ms.map(ms),
+            margin: o.margin_ms.map(ms),
+            connect_timeout: o.connect_timeout_ms.map_or(d.connect_timeout, ms),
+            ids: o.ids.map_or(d.ids, |(first, last)| first..=last),
+            namespace: o.namespace.unwrap_or(d.namespace),
+            holder: o.holder,
+            pg_schema: o.pg_schema.unwrap_or(d.pg_schema),
+            ..d
+        }
+    }
+}
+
 /// The options with defaults filled in and every rule checked.
 #[derive(Debug, Clone)]
 pub(crate) struct Settled {

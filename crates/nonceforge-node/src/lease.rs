@@ -12,7 +12,7 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState, LostReason};
+use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState, LostReason, MillisOptions};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,23 +33,24 @@ pub(crate) fn lease_err(e: LeaseError) -> Error {
     Error::new(Status::GenericFailure, format!("{code}: {e}"))
 }
 
-/// The lease options, checked and converted by node/index.js (milliseconds).
+/// The lease options, checked by node/lib/lease.js (milliseconds); absent:
+/// the lease crate's default.
 #[napi(object)]
 pub struct LeaseOpts {
     /// TTL in ms.
-    pub ttl_ms: u32,
+    pub ttl_ms: Option<u32>,
     /// Renewal period in ms.
     pub renew_every_ms: Option<u32>,
     /// Safety margin in ms.
     pub margin_ms: Option<u32>,
     /// Connect/acquire timeout in ms.
-    pub connect_timeout_ms: u32,
+    pub connect_timeout_ms: Option<u32>,
     /// First id of the range.
-    pub ids_first: u32,
+    pub ids_first: Option<u32>,
     /// Last id of the range.
-    pub ids_last: u32,
+    pub ids_last: Option<u32>,
     /// Table/key prefix.
-    pub namespace: String,
+    pub namespace: Option<String>,
     /// This holder's name.
     pub holder: Option<String>,
     /// PostgreSQL: the schema of the lease tables.
@@ -75,7 +76,6 @@ pub fn parse_lease_duration(text: String) -> Result<f64> {
 }
 
 fn options(o: LeaseOpts) -> Result<LeaseOptions> {
-    let ms = |v: u32| Duration::from_millis(v as u64);
     let id = |v: u32, what: &str| {
         u16::try_from(v).map_err(|_| {
             Error::new(
@@ -84,19 +84,22 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
             )
         })
     };
-    Ok(LeaseOptions {
-        ttl: ms(o.ttl_ms),
-        renew_every: o.renew_every_ms.map(ms),
-        margin: o.margin_ms.map(ms),
-        connect_timeout: ms(o.connect_timeout_ms),
-        ids: id(o.ids_first, "ids[0]")?..=id(o.ids_last, "ids[1]")?,
+    let ids = match (o.ids_first, o.ids_last) {
+        (Some(first), Some(last)) => Some((id(first, "ids[0]")?, id(last, "ids[1]")?)),
+        _ => None,
+    };
+    let ms = |v: Option<u32>| v.map(u64::from);
+    Ok(MillisOptions {
+        ttl_ms: ms(o.ttl_ms),
+        renew_every_ms: ms(o.renew_every_ms),
+        margin_ms: ms(o.margin_ms),
+        connect_timeout_ms: ms(o.connect_timeout_ms),
+        ids,
         namespace: o.namespace,
         holder: o.holder,
-        pg_schema: o
-            .pg_schema
-            .unwrap_or_else(|| nonceforge_lease::DEFAULT_PG_SCHEMA.into()),
-        ..LeaseOptions::default()
-    })
+        pg_schema: o.pg_schema,
+    }
+    .into())
 }
 
 /// Acquiring, on libuv's pool: it talks to the store.

@@ -39,16 +39,16 @@ defmodule Nonceforge.MachineId.Strategy.Lease do
           Nonceforge.lease_options(lease_opts)
         )
 
-      {:ok, id, {:nonceforge_lease, lease}, Keyword.get(lease_opts, :ttl, 10_000)}
+      {:ok, id, {:nonceforge_lease, lease}, Nonceforge.nif_lease_ttl_ms(lease)}
     rescue
       e in ArgumentError -> {:error, Exception.message(e)}
     end
   end
 
   @impl true
-  def renew({:nonceforge_lease, lease} = held, _lease_duration, opts) do
+  def renew({:nonceforge_lease, lease} = held, _lease_duration, _opts) do
     case Nonceforge.nif_lease_status(lease) do
-      {:held, _left} -> {:ok, held, Keyword.get(opts, :ttl, 10_000)}
+      {:held, _left} -> {:ok, held, Nonceforge.nif_lease_ttl_ms(lease)}
       {:lapsed, _} -> {:error, :retry, :lapsed}
       {state, _} -> {:error, :lost, Nonceforge.nif_lease_lost_reason(lease) || state}
     end
