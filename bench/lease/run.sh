@@ -35,6 +35,8 @@ etcd --name bench --data-dir "$dir/etcd" \
 pids+=($!)
 for port in "$redis_port" "$etcd_port"; do
     for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || {
+        echo "nothing listens on port $port: $(tail -3 "$dir/etcd.log" 2>/dev/null)" >&2; exit 1; }
 done
 sleep 1 # etcd: elect itself
 
