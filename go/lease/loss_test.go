@@ -133,14 +133,32 @@ func TestFleetSurvivesStoreDataLoss(t *testing.T) {
 			}
 			drawingNonces(t, fresh)
 			stopMembers(append(append([]member{}, old...), fresh...))
-			var groups [][]string
+			var counters, sortables [][]string
 			for _, m := range append(old, fresh...) {
-				groups = append(groups, m.p.nonces())
+				counters = append(counters, m.p.nonces())
+				sortables = append(sortables, nodeSortables(m.p))
 			}
-			n := distinct(t, groups...)
-			t.Logf("%s: %d nonces from %d members, none twice", c.how, n, len(old)+len(fresh))
+			n := distinct(t, counters...)
+			ns := distinct(t, sortables...)
+			t.Logf("%s: %d counter and %d sortable nonces from %d members, none twice", c.how, n, ns, len(old)+len(fresh))
 		})
 	}
+}
+
+// nodeSortables are the sortable-128 nonces (32 hex digits) of a Node
+// member's `n <ms> …` lines.
+func nodeSortables(p *proc) []string {
+	var out []string
+	for _, l := range p.snapshot() {
+		if strings.HasPrefix(l, "n ") {
+			for _, w := range strings.Fields(l)[2:] {
+				if len(w) == 32 {
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func atoi(t *testing.T, s string) int {
