@@ -72,14 +72,6 @@ func recValue(grant string, token uint64, floor int64, holder string) string {
 	return fmt.Sprintf("v2 %s %d %d %s", grant, token, floor, holder)
 }
 
-func digits(s string) (uint64, bool) {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil
-}
-
 // parseRec reads a record strictly: anything else is an error, never token 0 and floor 0.
 func parseRec(key string, v []byte) (rec, error) {
 	bad := refused(fmt.Sprintf("%s is malformed or not a lease protocol 2 record (%q): protocol-1 members may use this namespace", key, v[:min(len(v), 80)]))

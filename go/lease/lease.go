@@ -118,6 +118,16 @@ func badOption(name string, v any, rule string) error {
 	return &Error{Code: "bad-option", Msg: fmt.Sprintf("%s = %v: %s", name, v, rule)}
 }
 
+// digits reads a number in decimal digits only (no sign, space or prefix):
+// what the lease vocabulary and the stores' records call a number.
+func digits(s string) (uint64, bool) {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
 // parseIDs reads "FIRST-LAST" or one id as the CLI does: decimal digits only
 // (no sign, prefix or separator), spaces around each number allowed,
 // FIRST <= LAST <= 511.
@@ -127,12 +137,11 @@ func parseIDs(s string) (first, last int, ok bool) {
 		b = a
 	}
 	num := func(t string) (int, bool) {
-		t = strings.TrimSpace(t)
-		if t == "" || strings.ContainsFunc(t, func(r rune) bool { return r < '0' || r > '9' }) {
+		n, ok := digits(strings.TrimSpace(t))
+		if !ok || n > 511 {
 			return 0, false
 		}
-		n, err := strconv.Atoi(t)
-		return n, err == nil
+		return int(n), true
 	}
 	first, okA := num(a)
 	last, okB := num(b)

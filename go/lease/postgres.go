@@ -56,14 +56,6 @@ func (p *pgStore) ensure(ctx context.Context, s *settled) error {
 		return err
 	}
 	leases, meta := s.ns+"_leases", s.ns+"_meta"
-	var present int64
-	if err := p.conn.QueryRow(ctx, `SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
-		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
-		    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])`,
-		s.schema, leases, meta).Scan(&present); err != nil {
-		return err
-	}
 	rows, err := p.conn.Query(ctx, `SELECT n.nspname::pg_catalog.text, c.relowner OPERATOR(pg_catalog.=) r.oid
 		   FROM pg_catalog.pg_class c
 		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
@@ -90,12 +82,16 @@ func (p *pgStore) ensure(ctx context.Context, s *settled) error {
 		}
 		s.log.Warn("nonceforge lease: a lease protocol 1 table of another role is ignored", "table", t.where+"."+leases)
 	}
-	if present < 2 {
-		if err := p.create(ctx, s); err != nil {
-			return err
-		}
+	if both, err := p.checkOwned(ctx, s.schema, leases, meta); err != nil || both {
+		return err
 	}
-	return p.checkOwned(ctx, s.schema, leases, meta)
+	if err := p.create(ctx, s); err != nil {
+		return err
+	}
+	if both, err := p.checkOwned(ctx, s.schema, leases, meta); err != nil || both {
+		return err
+	}
+	return refused(fmt.Sprintf("the lease tables %s.%s and %s.%s are missing", s.schema, leases, s.schema, meta))
 }
 
 func (p *pgStore) schemaOwner(ctx context.Context, schema string) (owner string, ours, found bool, err error) {
@@ -118,9 +114,14 @@ func (p *pgStore) checkSchema(ctx context.Context, schema string) error {
 	case !found:
 		return refused(fmt.Sprintf("schema %s is missing", schema))
 	case !ours:
-		return refused(fmt.Sprintf("schema %s is owned by role %s, not by the store role: its owner could change the lease tables under every member. Drop or rename it, or choose another schema for the leases", schema, owner))
+		return foreignSchema(schema, owner)
 	}
 	return nil
+}
+
+// foreignSchema: a schema of the leases' name that another role owns.
+func foreignSchema(schema, owner string) error {
+	return refused(fmt.Sprintf("schema %s is owned by role %s, not by the store role: its owner could change the lease tables under every member. Drop or rename it, or choose another schema for the leases", schema, owner))
 }
 
 func (p *pgStore) create(ctx context.Context, s *settled) error {
@@ -172,9 +173,16 @@ func (p *pgStore) create(ctx context.Context, s *settled) error {
 	return tx.Commit(ctx)
 }
 
-func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) error {
-	if err := p.checkSchema(ctx, schema); err != nil {
-		return err
+// checkOwned reports whether the schema and both tables are there, refusing
+// whatever of them is there and not the store role's own.
+func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) (bool, error) {
+	switch owner, ours, found, err := p.schemaOwner(ctx, schema); {
+	case err != nil:
+		return false, err
+	case !found:
+		return false, nil
+	case !ours:
+		return false, foreignSchema(schema, owner)
 	}
 	rows, err := p.conn.Query(ctx, `SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
 		        pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
@@ -195,7 +203,7 @@ func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) e
 		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
 		    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])`, schema, leases, meta)
 	if err != nil {
-		return err
+		return false, err
 	}
 	type rel struct {
 		name, kind, owner                string
@@ -207,10 +215,7 @@ func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) e
 		return x, r.Scan(&x.name, &x.kind, &x.owner, &x.ours, &x.trigger, &x.rule, &x.rowSecurity, &x.grants)
 	})
 	if err != nil {
-		return err
-	}
-	if len(rels) != 2 {
-		return refused(fmt.Sprintf("the lease tables %s.%s and %s.%s are missing", schema, leases, schema, meta))
+		return false, err
 	}
 	for _, x := range rels {
 		why := ""
@@ -229,10 +234,10 @@ func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) e
 			why = "grants other roles a write right (" + *x.grants + ")"
 		}
 		if why != "" {
-			return refused(fmt.Sprintf("%s.%s %s: the lease store trusts only the store role's own plain tables. Drop it (the next member recreates it) or choose another schema", schema, x.name, why))
+			return false, refused(fmt.Sprintf("%s.%s %s: the lease store trusts only the store role's own plain tables. Drop it (the next member recreates it) or choose another schema", schema, x.name, why))
 		}
 	}
-	return nil
+	return len(rels) == 2, nil
 }
 
 func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {

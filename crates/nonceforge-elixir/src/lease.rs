@@ -197,6 +197,16 @@ pub struct SharedLease(Mutex<Option<Held>>);
 #[rustler::resource_impl]
 impl rustler::Resource for SharedLease {}
 
+impl SharedLease {
+    /// `f` of the lease, while it is held (`None` once released).
+    fn with<T>(&self, f: impl FnOnce(&Lease) -> Option<T>) -> Option<T> {
+        let held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let held = held.as_ref()?;
+        let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner());
+        lease.as_ref().and_then(f)
+    }
+}
+
 impl Drop for SharedLease {
     fn drop(&mut self) {
         if let Some(held) = self.0.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
@@ -268,15 +278,8 @@ fn nif_lease_release(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_>
 /// crate's default.
 #[rustler::nif]
 fn nif_lease_ttl_ms(shared: ResourceArc<SharedLease>) -> u64 {
-    let held = shared.0.lock().unwrap_or_else(|p| p.into_inner());
-    held.as_ref()
-        .and_then(|h| {
-            h.lease
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-                .map(|l| l.ttl().as_millis() as u64)
-        })
+    shared
+        .with(|l| Some(l.ttl().as_millis() as u64))
         .unwrap_or(0)
 }
 
@@ -284,15 +287,7 @@ fn nif_lease_ttl_ms(shared: ResourceArc<SharedLease>) -> u64 {
 /// (the store lost its data); `nil` while it is not lost.
 #[rustler::nif]
 fn nif_lease_lost_reason(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_> {
-    let held = shared.0.lock().unwrap_or_else(|p| p.into_inner());
-    let reason = held.as_ref().and_then(|h| {
-        h.lease
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .and_then(Lease::lost_reason)
-    });
-    match reason {
+    match shared.with(Lease::lost_reason) {
         Some(LostReason::Taken) => atoms::taken().encode(env),
         Some(LostReason::Evicted) => atoms::evicted().encode(env),
         Some(_) => atoms::store_lost_data().encode(env),

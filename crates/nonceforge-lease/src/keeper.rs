@@ -79,7 +79,7 @@ struct Inner {
 /// How many renewal round trips are kept for [`Shared::renewal_rtts`].
 const RTT_KEPT: usize = 256;
 
-fn wall_unix_ms() -> u64 {
+pub(crate) fn wall_unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

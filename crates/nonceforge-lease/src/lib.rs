@@ -238,16 +238,21 @@ impl Lease {
     pub fn wait_for_start(&self) {
         let limit = Instant::now() + self.shared.settled.max_clock_wait + self.shared.start_wait;
         loop {
-            let now_ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64);
-            let now = Instant::now();
-            if now_ms > self.shared.floor_unix_ms || now >= limit {
+            let (left, now) = (self.start_in(), Instant::now());
+            if left.is_zero() || now >= limit {
                 return;
             }
-            let left = Duration::from_millis(self.shared.floor_unix_ms + 1 - now_ms);
             std::thread::sleep(left.min(limit - now));
         }
+    }
+
+    /// How long until this host's clock has passed
+    /// [`floor_unix_ms`](Self::floor_unix_ms) (zero once it has): what
+    /// [`wait_for_start`](Self::wait_for_start) waits out, for callers that
+    /// wait their own way (answering signals, say).
+    pub fn start_in(&self) -> Duration {
+        let now_ms = keeper::wall_unix_ms();
+        Duration::from_millis((self.shared.floor_unix_ms + 1).saturating_sub(now_ms))
     }
 
     /// Why the lease was lost, once it is.
@@ -258,6 +263,11 @@ impl Lease {
     /// The TTL the lease is kept with.
     pub fn ttl(&self) -> Duration {
         self.shared.settled.ttl
+    }
+
+    /// How long before the store's expiry the generators stop (the margin).
+    pub fn margin(&self) -> Duration {
+        self.shared.settled.margin
     }
 
     /// Who holds it, as the store shows it.

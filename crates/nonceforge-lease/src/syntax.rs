@@ -38,19 +38,26 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn parse_ids(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
     let bad = || format!("{s:?}: use FIRST-LAST (e.g. 0-511) or one id, within 0..=511");
     let (a, b) = s.split_once('-').unwrap_or((s, s));
-    // Decimal digits only: `parse` would also take a sign ("+5").
     let num = |t: &str| {
-        let t = t.trim();
-        if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        t.parse::<u16>().map_err(|_| bad())
+        decimal(t.trim())
+            .and_then(|n| u16::try_from(n).ok())
+            .ok_or_else(bad)
     };
     let (a, b) = (num(a)?, num(b)?);
     if a > b || b > 511 {
         return Err(bad());
     }
     Ok(a..=b)
+}
+
+/// A number in decimal digits only — no sign, space, prefix or separator
+/// (`parse` alone would take "+5"): what the lease vocabulary and the stores'
+/// records call a number.
+pub(crate) fn decimal(t: &str) -> Option<u64> {
+    if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
 }
 
 #[cfg(test)]

@@ -351,14 +351,12 @@ fn acquire(
         // (it inherits the mask); the generator is built after any wait an id
         // without history needs (the TTL and margin), which answers SIGTERM.
         let attempt = signals_blocked(|| Lease::acquire(url, options)).and_then(|lease| {
-            let wall_ms = || {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64)
-            };
-            while wall_ms() <= lease.floor_unix_ms() {
-                let left = lease.floor_unix_ms() + 1 - wall_ms();
-                if !BackgroundWorker::wait_latch(Some(Duration::from_millis(left.min(100)))) {
+            loop {
+                let left = lease.start_in();
+                if left.is_zero() {
+                    break;
+                }
+                if !BackgroundWorker::wait_latch(Some(left.min(Duration::from_millis(100)))) {
                     return Err(LeaseError::Generator {
                         rule: "the server is stopping",
                     });

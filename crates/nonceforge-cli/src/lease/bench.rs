@@ -91,6 +91,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Sorts `v` (not empty) and returns its median, 90th percentile and maximum.
+fn spread(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (v[n / 2], v[(n * 9 / 10).min(n - 1)], v[n - 1])
+}
+
 pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
     let options = args.lease.options();
     let mut out = std::io::stdout().lock();
@@ -103,8 +110,7 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
         lease.release()?;
     }
     let n = times.len();
-    times.sort_by(f64::total_cmp);
-    let (med, p90, max) = (times[n / 2], times[(n * 9 / 10).min(n - 1)], times[n - 1]);
+    let (med, p90, max) = spread(&mut times);
     let lease = Lease::acquire(&args.backend, &options)?;
     if args.json {
         let line = serde_json::json!({"name": "lease_acquire", "backend": lease.backend(),
@@ -163,7 +169,7 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
     let fresh_generator = fresh.generator()?;
     fresh_generator.counter_96()?;
     let start_delay = t.elapsed().as_secs_f64() * 1000.0;
-    let history = fresh.has_history();
+    let (history, pad) = (fresh.has_history(), fresh.ttl() + fresh.margin());
     fresh.release()?;
     if args.json {
         let line = serde_json::json!({"name": "lease_start_without_history",
@@ -173,11 +179,7 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
         writeln!(
             out,
             "\nan id without history (a new namespace, as after a data loss): first nonce {start_delay:.0} ms after acquiring began (TTL + margin = {} ms)",
-            (options.ttl
-                + options
-                    .margin
-                    .unwrap_or((options.ttl / 10).max(Duration::from_millis(50))))
-            .as_millis()
+            pad.as_millis()
         )?;
     }
     let (ok, failed) = lease.renewals();
@@ -187,9 +189,8 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
         .map(|d| d.as_secs_f64() * 1000.0)
         .collect();
     if !rtts.is_empty() {
-        rtts.sort_by(f64::total_cmp);
         let n = rtts.len();
-        let (med, p90) = (rtts[n / 2], rtts[(n * 9 / 10).min(n - 1)]);
+        let (med, p90, _) = spread(&mut rtts);
         if args.json {
             let line = serde_json::json!({"name": "lease_renewal", "renewals": n,
                 "median_ms": med, "p90_ms": p90});

@@ -67,11 +67,7 @@ fn parse_rec(key: &str, v: &[u8]) -> Result<Rec, StoreError> {
         return Err(bad());
     }
     let grant = it.next().filter(|g| !g.is_empty()).ok_or_else(bad)?;
-    let number = |t: Option<&str>| -> Result<u64, StoreError> {
-        t.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|t| t.parse().ok())
-            .ok_or_else(bad)
-    };
+    let number = |t: Option<&str>| t.and_then(crate::syntax::decimal).ok_or_else(bad);
     let token = number(it.next())?;
     let floor = number(it.next())?;
     Ok(Rec {

@@ -63,24 +63,17 @@ impl PgStore {
     /// Creates the schema and tables when missing, then checks that they are
     /// the store role's own and that nothing of another role's runs on them.
     async fn ensure(&mut self, ns: &str, schema: &str) -> Result<(), StoreError> {
-        let (leases_name, meta_name) = (format!("{ns}_leases"), format!("{ns}_meta"));
-        let present: i64 = self
-            .client
-            .query_one(
-                "SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c
-                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-                  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
-                    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])",
-                &[&schema, &leases_name, &meta_name],
-            )
-            .await
-            .map_err(pg_err)?
-            .get(0);
+        let (leases, meta) = (format!("{ns}_leases"), format!("{ns}_meta"));
         self.check_v1(ns, schema).await?;
-        if present < 2 {
+        if !self.check_owned(schema, &leases, &meta).await? {
             self.create(ns, schema).await?;
+            if !self.check_owned(schema, &leases, &meta).await? {
+                return Err(StoreError::refused(format!(
+                    "the lease tables {schema}.{leases} and {schema}.{meta} are missing"
+                )));
+            }
         }
-        self.check_owned(schema, &leases_name, &meta_name).await
+        Ok(())
     }
 
     /// A protocol-1 table of this namespace, owned by the store role, means
@@ -190,22 +183,25 @@ impl PgStore {
     async fn check_schema(&mut self, schema: &str) -> Result<(), StoreError> {
         match self.schema_owner(schema).await? {
             Some((_, true)) => Ok(()),
-            Some((owner, false)) => Err(StoreError::refused(format!(
-                "schema {schema} is owned by role {owner}, not by the store role: its owner could change the lease tables under every member. Drop or rename it, or choose another schema for the leases"
-            ))),
+            Some((owner, false)) => Err(foreign_schema(schema, &owner)),
             None => Err(StoreError::refused(format!("schema {schema} is missing"))),
         }
     }
 
-    /// Both tables: plain tables owned by the store role, no trigger, rule or
-    /// row security, no write right granted to another role.
+    /// Whether the schema and both tables are there, refusing whatever of them
+    /// is there and not the store role's own: plain tables owned by it, no
+    /// trigger, rule or row security, no write right granted to another role.
     async fn check_owned(
         &mut self,
         schema: &str,
         leases: &str,
         meta: &str,
-    ) -> Result<(), StoreError> {
-        self.check_schema(schema).await?;
+    ) -> Result<bool, StoreError> {
+        match self.schema_owner(schema).await? {
+            None => return Ok(false),
+            Some((owner, false)) => return Err(foreign_schema(schema, &owner)),
+            Some((_, true)) => {}
+        }
         let rows = self
             .client
             .query(
@@ -231,11 +227,7 @@ impl PgStore {
             )
             .await
             .map_err(pg_err)?;
-        if rows.len() != 2 {
-            return Err(StoreError::refused(format!(
-                "the lease tables {schema}.{leases} and {schema}.{meta} are missing"
-            )));
-        }
+        let both = rows.len() == 2;
         for row in rows {
             let name: String = row.get(0);
             let what = format!("{schema}.{name}");
@@ -265,7 +257,7 @@ impl PgStore {
                 return refuse(format!("grants other roles a write right ({grants})"));
             }
         }
-        Ok(())
+        Ok(both)
     }
 
     pub(crate) async fn acquire(
@@ -522,6 +514,13 @@ impl PgStore {
             .map_err(pg_err)?;
         Ok(n == 1)
     }
+}
+
+/// A schema of the leases' name that another role owns.
+fn foreign_schema(schema: &str, owner: &str) -> StoreError {
+    StoreError::refused(format!(
+        "schema {schema} is owned by role {owner}, not by the store role: its owner could change the lease tables under every member. Drop or rename it, or choose another schema for the leases"
+    ))
 }
 
 fn pg_err(e: tokio_postgres::Error) -> StoreError {
