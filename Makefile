@@ -173,6 +173,11 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
 	@echo "== the crates users install, packed and built from their .crate files as crates.io would (cargo package)"
+	@# cargo package verifies each crate against the others' .crate files through a
+	@# local registry, and extracts them under $$CARGO_HOME/registry/src/-<hash of the
+	@# checkout's path>/ once per name and version: a checkout packed before at the
+	@# same path and version would be verified against the old sources. Drop them.
+	@find "$${CARGO_HOME:-$$HOME/.cargo}/registry/src" -mindepth 2 -maxdepth 2 -path '*/-*/nonceforge*' -exec rm -rf {} + 2>/dev/null || true
 	$(CARGO) package --locked --allow-dirty -q $(PUBLISHED_CRATES:%=-p %)
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
