@@ -2,7 +2,7 @@
 #   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql) and Go tests
 #
-# Other targets: make setup | build | bench | bench-criterion | vectors | clean
+# Other targets: make setup | build | pg-check (the PostgreSQL fast tier) | bench | bench-criterion | vectors | clean
 
 SHELL        := /bin/bash
 CARGO        ?= cargo
@@ -34,7 +34,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo setup build test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -106,6 +106,8 @@ test: setup lint
 # data 15 → 18, 17 → 18 and 14 → 15; the .deb and the tarball installed without
 # cargo, the SQL suite run on each (package.sh).
 pg-test: setup
+	@echo "== PostgreSQL 15: the regression tier (pg_regress, tests/regress) ($$(date -u +%T))"
+	PGBIN=$(call pg_bin,15) $(PG_CRATE)/tests/regress/run.sh
 	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
 	  if echo " $(PG_PGRX_TEST_VERSIONS) " | grep -q " $$v "; then \
 	    echo "== PostgreSQL $$v: pgrx tests on a throwaway cluster ($$(date -u +%T))"; \
@@ -122,6 +124,13 @@ pg-test: setup
 	$(PG_CRATE)/tests/sql/upgrade.sh 17 18
 	$(PG_CRATE)/tests/sql/upgrade.sh 14 15
 	$(PG_CRATE)/tests/sql/package.sh
+
+# The PostgreSQL extension's fast tier, for the inner loop (about a minute once
+# built): pg_regress on a throwaway cluster of one major (PG_CHECK_VERSION,
+# default 15), every function's results and errors against tests/regress/expected.
+PG_CHECK_VERSION ?= 15
+pg-check: setup
+	PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) $(PG_CRATE)/tests/regress/run.sh
 
 # Packages for every major in PG_VERSIONS, for servers without Rust: a Debian
 # package postgresql-<N>-nonceforge and a tarball with an install script each,

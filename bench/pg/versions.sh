@@ -23,7 +23,9 @@ if [ "${1:-}" != --one ]; then
     for v in "${majors[@]}"; do header="$header PG $v | × bigserial |"; rule="$rule---:|---:|"; done
     echo "$header"; echo "$rule"
     for what in gen ins; do
-        for label in bigserial gen_random_uuid builtin_uuidv7 ours_uuidv7 ours_uuidv7_server_order; do
+        for label in bigserial gen_random_uuid builtin_uuidv7 ours_uuidv7 ours_uuidv7_server_order \
+                     ours_uuidv7_series_select ours_uuidv7_series_from ours_uuidv7_series_server_order \
+                     ours_nonce96 ours_nonce96_series_select; do
             line="| $label | $what |"
             for v in "${majors[@]}"; do
                 m=$(awk -v v="$v" -v w="$what" -v l="$label" '$1 == v && $2 == w && $3 == l { print $4 }' "$results" | median)
@@ -63,6 +65,16 @@ gen bigserial "nextval('s')"
 gen gen_random_uuid "gen_random_uuid()"
 [ "$builtin" = no ] || gen builtin_uuidv7 "pg_catalog.uuidv7()"
 gen ours_uuidv7 "public.uuidv7()"
+gen ours_nonce96 "public.nonce(96)"
+# The set-returning forms: in the select list (no tuplestore), and in FROM.
+series() { # series LABEL QUERY(with %s for the count)
+    local rate
+    rate=$(q -v query="$2" <<<"SELECT round(pg_temp_rate(format(:'query', 1000000), 1000000))")
+    echo "$major gen $1 $rate" >> "$results"
+}
+series ours_uuidv7_series_select "SELECT count(x) FROM (SELECT public.uuidv7_series(%s) x) s"
+series ours_uuidv7_series_from "SELECT count(*) FROM public.uuidv7_series(%s)"
+series ours_nonce96_series_select "SELECT count(x) FROM (SELECT public.nonce_series(96, %s) x) s"
 
 work=$(mktemp -d)
 tables=(bigserial gen_random_uuid ours_uuidv7)
@@ -89,5 +101,6 @@ for ((r = 1; r <= rounds; r++)); do for t in "${tables[@]}"; do ins "$t" "$t"; d
 # Ours with server order: restart with it on, and bigserial again beside it.
 restart_cluster "$port" "${opts[@]}" -c nonceforge.server_order=on
 gen ours_uuidv7_server_order "public.uuidv7()"
+series ours_uuidv7_series_server_order "SELECT count(x) FROM (SELECT public.uuidv7_series(%s) x) s"
 for ((r = 1; r <= rounds; r++)); do ins ours_uuidv7 ours_uuidv7_server_order; done
 rm -rf "$work"

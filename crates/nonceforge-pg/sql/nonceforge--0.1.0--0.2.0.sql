@@ -50,3 +50,44 @@ CREATE FUNCTION @extschema@.machine_id_status() RETURNS TABLE (
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'machine_id_status_wrapper';
+
+-- The REVOKEs above ran inside an extension script, where PostgreSQL records
+-- each function's whole ACL as it stands then as the extension's *initial*
+-- privileges (pg_init_privs) — grants a DBA gave before the update included
+-- (the order the README advises). pg_dump leaves initial privileges out, so a
+-- dump would carry no GRANT for them and a restore would deny the roles. Make
+-- the initial privileges exactly a fresh install's: EXECUTE for the owner only.
+UPDATE pg_catalog.pg_init_privs i
+   SET initprivs = ARRAY[pg_catalog.makeaclitem(p.proowner, p.proowner, 'EXECUTE', false)]
+  FROM pg_catalog.pg_proc p
+ WHERE i.objoid OPERATOR(pg_catalog.=) p.oid
+   AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+   AND i.objsubid OPERATOR(pg_catalog.=) 0
+   AND p.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
+       '@extschema@.encrypted_nonce(integer)'::pg_catalog.regprocedure,
+       '@extschema@.extid_encode(text, bigint, bigint)'::pg_catalog.regprocedure,
+       '@extschema@.extid_decode(text, uuid)'::pg_catalog.regprocedure]::pg_catalog.oid[]);
+
+-- The floor's copy in the WAL, so that a promoted standby starts above this
+-- server's values whatever its clock (as the install script makes it).
+SELECT pg_catalog.pg_replication_origin_create('nonceforge_floor')
+ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin
+                    WHERE roname OPERATOR(pg_catalog.=) 'nonceforge_floor');
+
+-- New: pg_tuid's C extension's functions (tuid_generate, stuid_generate), and
+-- the set-returning forms for bulk work (series.rs).
+CREATE FUNCTION @extschema@.tuid_generate() RETURNS pg_catalog.uuid
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'tuid_generate_wrapper';
+CREATE FUNCTION @extschema@.tuid_generate_tz(id pg_catalog.uuid) RETURNS pg_catalog.timestamptz
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'tuid_generate_tz_wrapper';
+CREATE FUNCTION @extschema@.stuid_generate() RETURNS pg_catalog.bytea
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'stuid_generate_wrapper';
+CREATE FUNCTION @extschema@.uuidv7_series(count pg_catalog.int8) RETURNS SETOF pg_catalog.uuid
+STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_uuidv7_series';
+CREATE FUNCTION @extschema@.nonce_series(bits pg_catalog.int4, count pg_catalog.int8) RETURNS SETOF pg_catalog.bytea
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_nonce_series';
+CREATE FUNCTION @extschema@.sortable_nonce_series(bits pg_catalog.int4, count pg_catalog.int8) RETURNS SETOF pg_catalog.bytea
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_sortable_nonce_series';
+CREATE FUNCTION @extschema@.encrypted_nonce_series(bits pg_catalog.int4, count pg_catalog.int8) RETURNS SETOF pg_catalog.bytea
+STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_encrypted_nonce_series';
+REVOKE EXECUTE ON FUNCTION @extschema@.encrypted_nonce_series(integer, bigint) FROM PUBLIC;

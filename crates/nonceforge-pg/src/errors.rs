@@ -5,7 +5,9 @@
 //! - every error this extension raises is built here, without a backtrace;
 //! - [`quiet_backtraces`] turns off std's backtrace capture in the server
 //!   process, so a `RUST_BACKTRACE=1` in the server's environment cannot put
-//!   one into pgrx's DETAIL either.
+//!   one into pgrx's DETAIL either;
+//! - the error's LOCATION (the source file PostgreSQL reports) is the library's
+//!   name, not a file of ours (see `src/nonceforge`).
 
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
@@ -14,16 +16,16 @@ use pgrx::{PgLogLevel, PgSqlErrorCode};
 /// Raises an ERROR with `code`, `message` (prefixed "nonceforge: ") and an
 /// optional hint.
 pub(crate) fn fail(code: PgSqlErrorCode, message: impl Into<String>, hint: Option<&str>) -> ! {
-    let mut report = ErrorReport::new(
-        code,
-        format!("nonceforge: {}", message.into()),
-        "nonceforge",
-    );
-    if let Some(h) = hint {
-        report = report.set_hint(h);
-    }
-    report.report(PgLogLevel::ERROR);
-    unreachable!("an ERROR does not return")
+    raise_report(code, format!("nonceforge: {}", message.into()), None, hint)
+}
+
+include!("nonceforge");
+
+/// Raises an ERROR worded exactly as PostgreSQL's own built-in of the same name
+/// does (message and detail, no prefix): for the functions that stand in for
+/// one, so that code written against the built-in sees the same error.
+pub(crate) fn fail_as_builtin(code: PgSqlErrorCode, message: &str, detail: &str) -> ! {
+    raise_report(code, message.to_owned(), Some(detail), None)
 }
 
 /// Raises `error` as an ERROR: malformed text is 22P02 (invalid text

@@ -13,7 +13,7 @@
 
 use crate::errors::{invalid, raise};
 use crate::settings::{self, Key};
-use nonceforge_core::extid::{ExtIdCodec, Keyring};
+use nonceforge_core::extid::{ExtIdCodec, Keyring, check_type_name};
 use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -58,6 +58,10 @@ thread_local! {
 }
 
 fn with_codec<T>(function: &str, type_name: &str, f: impl FnOnce(&ExtIdCodec) -> T) -> T {
+    // The name's rule first, its length before anything: a name of any size
+    // costs nothing more than its check (the error quotes its first 64
+    // characters), and the cache only ever holds names of 63 bytes at most.
+    check_type_name(type_name).unwrap_or_else(|e| raise(e));
     let key = settings::key(function, Key::ExtId);
     CODECS.with(|cell| {
         let mut codecs = cell.borrow_mut();

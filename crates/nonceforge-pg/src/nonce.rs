@@ -66,6 +66,11 @@ fn block_len(bits: Bits) -> u64 {
     if bits == Bits::B64 { 256 } else { 1 << 16 }
 }
 
+/// The bytes of a nonce of `bits` (checked as the functions check it).
+pub(crate) fn nonce_len(function: &str, bits: i32) -> usize {
+    bits_arg(function, bits).bytes()
+}
+
 fn bits_arg(function: &str, bits: i32) -> Bits {
     Bits::new(bits.max(0) as u64).unwrap_or_else(|_| {
         invalid(format!(
@@ -120,7 +125,7 @@ fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
             // Refuses in recovery; waits until the server's clock is past the start
             // (the generator's clock may read up to a millisecond behind it).
             let start = state.run_start(function).max(above);
-            state.wait_for_clock(start + 1);
+            state.wait_for_clock(function, start + 1);
             *slot = Some(Backend {
                 machine_id,
                 leased: matches!(source, MachineSource::Lease),
@@ -172,13 +177,7 @@ fn next_tick(function: &str, b: &mut Backend, bits: Bits) -> u64 {
 fn nonce(bits: i32) -> Vec<u8> {
     let function = "nonce(bits)";
     let bits = bits_arg(function, bits);
-    with_backend(function, |b| {
-        let tick = next_tick(function, b, bits);
-        b.generator
-            .nonce_at_tick(NonceKind::Counter, bits, tick)
-            .unwrap_or_else(|e| raise(e))
-            .to_vec()
-    })
+    with_backend(function, |b| counter_in(function, b, bits))
 }
 
 /// An encrypted nonce of `bits`: unique and unpredictable (needs the key in
@@ -188,19 +187,7 @@ fn encrypted_nonce(bits: i32) -> Vec<u8> {
     let function = "encrypted_nonce(bits)";
     let bits = bits_arg(function, bits);
     let key = settings::key(function, Key::Nonce);
-    with_backend(function, |b| {
-        let tick = next_tick(function, b, bits);
-        if b.keyed.is_none() {
-            let start = b.generator.started_unix_ms();
-            b.keyed = Some(generator(b.state, b.machine_id, start, Some(key)));
-        }
-        b.keyed
-            .as_ref()
-            .expect("made above")
-            .nonce_at_tick(NonceKind::Encrypted, bits, tick)
-            .unwrap_or_else(|e| raise(e))
-            .to_vec()
-    })
+    with_backend(function, |b| encrypted_in(function, b, bits, key))
 }
 
 /// A sortable nonce of 96 or 128 bits: strictly increasing within this backend,
@@ -209,37 +196,85 @@ fn encrypted_nonce(bits: i32) -> Vec<u8> {
 fn sortable_nonce(bits: i32) -> Vec<u8> {
     let function = "sortable_nonce(bits)";
     let bits = bits_arg(function, bits);
+    with_backend(function, |b| sortable_in(function, b, bits))
+}
+
+/// The three kinds, for the set-returning forms (`series`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Counter,
+    Encrypted,
+    Sortable,
+}
+
+/// `count` nonces of a kind, in batches (one backend lookup, one lease check
+/// and one interrupt check per batch): what `series` streams.
+pub(crate) fn batch(function: &str, kind: Kind, bits: i32, count: usize) -> Vec<Vec<u8>> {
+    let bits = bits_arg(function, bits);
+    let key = matches!(kind, Kind::Encrypted).then(|| settings::key(function, Key::Nonce));
     with_backend(function, |b| {
-        let nonce = if bits == Bits::B64 {
-            if !b.sortable_64_started {
-                // The word starts at the run's start (ms << 13, counter 0).
-                let word = b.generator.started_unix_ms() << 13;
-                b.state.sortable_64.fetch_max(word, Ordering::Relaxed);
-                b.sortable_64_started = true;
-            }
-            b.generator
-                .sortable_shared(Bits::B64, &b.state.sortable_64)
-                .unwrap_or_else(|e| raise(e))
-        } else {
-            let j = bits as usize - 1;
-            if b.sortable[j].is_none() {
-                b.sortable[j] = Some(sortable_sequence(b, bits));
-            }
-            b.sortable[j]
-                .as_mut()
-                .expect("made above")
-                .next_nonce()
-                .unwrap_or_else(|e| raise(e))
-        };
-        let bytes = nonce.to_vec();
-        let ms = b
-            .generator
-            .decompose(&bytes)
-            .unwrap_or_else(|e| raise(e))
-            .unix_ms;
-        b.state.admit(function, ms);
-        bytes
+        (0..count)
+            .map(|_| match (kind, key) {
+                (Kind::Encrypted, Some(key)) => encrypted_in(function, b, bits, key),
+                (Kind::Sortable, _) => sortable_in(function, b, bits),
+                _ => counter_in(function, b, bits),
+            })
+            .collect()
     })
+}
+
+fn counter_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
+    let tick = next_tick(function, b, bits);
+    b.generator
+        .nonce_at_tick(NonceKind::Counter, bits, tick)
+        .unwrap_or_else(|e| raise(e))
+        .to_vec()
+}
+
+fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<u8> {
+    let tick = next_tick(function, b, bits);
+    if b.keyed.is_none() {
+        let start = b.generator.started_unix_ms();
+        b.keyed = Some(generator(b.state, b.machine_id, start, Some(key)));
+    }
+    b.keyed
+        .as_ref()
+        .expect("made above")
+        .nonce_at_tick(NonceKind::Encrypted, bits, tick)
+        .unwrap_or_else(|e| raise(e))
+        .to_vec()
+}
+
+fn sortable_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
+    let nonce = if bits == Bits::B64 {
+        if !b.sortable_64_started {
+            // The word starts at the run's start (ms << 13, counter 0).
+            let word = b.generator.started_unix_ms() << 13;
+            b.state.sortable_64.fetch_max(word, Ordering::Relaxed);
+            b.sortable_64_started = true;
+        }
+        b.generator
+            .sortable_shared(Bits::B64, &b.state.sortable_64)
+            .unwrap_or_else(|e| raise(e))
+    } else {
+        let j = bits as usize - 1;
+        if b.sortable[j].is_none() {
+            b.sortable[j] = Some(sortable_sequence(function, b, bits));
+        }
+        b.sortable[j]
+            .as_mut()
+            .expect("made above")
+            .next_nonce()
+            .unwrap_or_else(|e| raise(e))
+    };
+    let bytes = nonce.to_vec();
+    let ms = b
+        .generator
+        .decompose(&bytes)
+        .unwrap_or_else(|e| raise(e))
+        .unix_ms;
+    b.state.admit(function, ms);
+    bytes
 }
 
 /// This backend's sortable sequence of `bits`, in the slot of its backend
@@ -247,8 +282,8 @@ fn sortable_nonce(bits: i32) -> Vec<u8> {
 /// milliseconds up to the server's clock when it exited, so this sequence
 /// starts two milliseconds later (the generator's clock may read up to one
 /// behind the server's).
-fn sortable_sequence(b: &Backend, bits: Bits) -> SortableSequence<ServerClock> {
-    b.state.wait_for_clock(b.state.now_ms() + 2);
+fn sortable_sequence(function: &str, b: &Backend, bits: Bits) -> SortableSequence<ServerClock> {
+    b.state.wait_for_clock(function, b.state.now_ms() + 2);
     b.generator
         .sortable_sequence(bits, backend_slot())
         .unwrap_or_else(|e| raise(e))

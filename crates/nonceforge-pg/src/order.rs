@@ -71,11 +71,31 @@ fn lead_clock_ms(s: &SharedState) -> u64 {
 /// The next server-wide tick (ms << 12 | fraction). `function` names the SQL
 /// function in errors.
 pub(crate) fn next_tick(function: &str) -> u64 {
+    next_ticks(function, 1)
+}
+
+/// The first of `n` (1..) consecutive server-wide ticks, taken with one
+/// compare-and-swap: every one of them is greater than any tick issued before.
+pub(crate) fn next_ticks(function: &str, n: u64) -> u64 {
     let s = server::state(function);
+    // After a promotion, ticks start above the old primary's floor in the WAL.
+    // SAFETY: reads a flag in shared memory (cached per backend once false).
+    if s.wal_floor_unread() && !unsafe { pg_sys::RecoveryInProgress() } {
+        s.floor_from_wal();
+    }
     let mut waits = 0u32;
     loop {
         let last = s.order_last.load(Ordering::Acquire);
-        let t = match choose(last, now_tick(), lead_clock_ms(s)) {
+        let clock_ms = lead_clock_ms(s);
+        let choice = match choose(last, now_tick(), clock_ms) {
+            Choice::Issue(t) => match t.checked_add(n - 1).filter(|&end| end <= LAST_TICK) {
+                None => Choice::Exhausted,
+                Some(end) if end >> 12 > clock_ms.saturating_add(MAX_LEAD_MS) => Choice::Wait,
+                Some(_) => Choice::Issue(t),
+            },
+            other => other,
+        };
+        let t = match choice {
             Choice::Issue(t) => t,
             Choice::Exhausted => fail(
                 PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
@@ -92,9 +112,10 @@ pub(crate) fn next_tick(function: &str) -> u64 {
                 continue;
             }
         };
-        s.admit(function, t >> 12);
+        let end = t + (n - 1);
+        s.admit(function, end >> 12);
         if s.order_last
-            .compare_exchange_weak(last, t, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange_weak(last, end, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
         {
             return t;

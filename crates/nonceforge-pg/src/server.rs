@@ -45,12 +45,14 @@ use std::time::Duration;
 pub(crate) const RESERVE_AHEAD_MS: u64 = 3_000;
 /// …when values come this close to it (one fsync about every 1.5 s of values).
 pub(crate) const REFRESH_WITHIN_MS: u64 = 1_500;
-/// The longest a call waits for the wall clock to reach the run's start (the
-/// floor is at most [`RESERVE_AHEAD_MS`] ahead after a quick restart); past
-/// that the clock is behind the floor and calls refuse.
-const START_WAIT_MS: u64 = RESERVE_AHEAD_MS + 1_000;
 const FLOOR_FILE: &str = "nonceforge_floor";
-const FLOOR_HEADER: &str = "nonceforge floor v1";
+const FLOOR_HEADER_V1: &str = "nonceforge floor v1";
+const FLOOR_HEADER: &str = "nonceforge floor v2";
+/// The replication origin whose progress carries the floor in the WAL (created
+/// by the install and update scripts; see [`SharedState::wal_floor`]).
+const ORIGIN_NAME: &std::ffi::CStr = c"nonceforge_floor";
+/// No origin value is recorded beside the floor in the file.
+const NO_MARK: u64 = u64::MAX;
 /// The end of the 48-bit millisecond range every value here lives in.
 const MS_END: u64 = 1 << 48;
 
@@ -58,8 +60,17 @@ const MS_END: u64 = 1 << 48;
 pub(crate) struct SharedState {
     /// Values carry milliseconds below this (the floor on disk).
     reserved_ms: AtomicU64,
-    /// The floor as read at server start.
+    /// The floor as read at server start (raised at the run's start to the
+    /// floor in the WAL, when that is higher: see [`SharedState::run_start`]).
     floor_at_start_ms: AtomicU64,
+    /// The floor origin's value the file recorded beside its floor ([`NO_MARK`]: none).
+    file_origin_mark: AtomicU64,
+    /// The highest floor origin value read or written in this run (0: none).
+    origin_ms: AtomicU64,
+    /// The server log was told the floor cannot go into the WAL.
+    origin_warned: AtomicBool,
+    /// The floor in the WAL was read in this run ([`SharedState::floor_from_wal`]).
+    wal_floor_read: AtomicBool,
     /// A backend is moving the floor.
     writing: AtomicBool,
     /// The floor file could not be read at start: every function here refuses.
@@ -70,6 +81,8 @@ pub(crate) struct SharedState {
     pub(crate) ticks: [AtomicU64; 3],
     /// The 64-bit sortable sequence (`unix_ms << 13 | counter`).
     pub(crate) sortable_64: AtomicU64,
+    /// The last (Unix µs << 8 | seq) of `tuid_generate()`/`stuid_generate()`.
+    pub(crate) tuid_word: AtomicU64,
     /// The newest millisecond any backend's clock has shown (never goes back).
     clock_ms: AtomicU64,
     /// The last server-order tick issued (`order`).
@@ -146,31 +159,44 @@ fn floor_path() -> std::path::PathBuf {
     std::path::Path::new(&*dir.to_string_lossy()).join(FLOOR_FILE)
 }
 
-/// Parses the floor file's text: the header line, then Unix milliseconds.
-pub(crate) fn parse_floor(text: &str) -> Option<u64> {
+/// Parses the floor file's text: the header line, Unix milliseconds, and (v2)
+/// the floor origin's value when the file was written (`-`: none).
+pub(crate) fn parse_floor(text: &str) -> Option<(u64, u64)> {
     let mut lines = text.lines();
-    (lines.next()? == FLOOR_HEADER).then_some(())?;
+    let v2 = match lines.next()? {
+        FLOOR_HEADER => true,
+        FLOOR_HEADER_V1 => false,
+        _ => return None,
+    };
     let ms: u64 = lines.next()?.trim().parse().ok()?;
-    (ms < MS_END).then_some(ms)
+    let mark = if v2 {
+        match lines.next()?.trim() {
+            "-" => NO_MARK,
+            m => m.parse().ok().filter(|&m| m < MS_END)?,
+        }
+    } else {
+        NO_MARK
+    };
+    (ms < MS_END).then_some((ms, mark))
 }
 
 fn startup_state() -> SharedState {
-    let (floor_ms, broken) = match std::fs::read_to_string(floor_path()) {
+    let (floor_ms, mark, broken) = match std::fs::read_to_string(floor_path()) {
         Ok(text) => match parse_floor(&text) {
-            Some(ms) => (ms, false),
+            Some((ms, mark)) => (ms, mark, false),
             None => {
                 pgrx::warning!(
                     "nonceforge: {FLOOR_FILE} in the data directory is not a floor this version wrote; nonces and server-ordered ids are refused. Remove the file only once the clock is surely past every value issued before."
                 );
-                (0, true)
+                (0, NO_MARK, true)
             }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (0, false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (0, NO_MARK, false),
         Err(e) => {
             pgrx::warning!(
                 "nonceforge: cannot read {FLOOR_FILE} in the data directory ({e}); nonces and server-ordered ids are refused"
             );
-            (0, true)
+            (0, NO_MARK, true)
         }
     };
     // SAFETY: registered in the postmaster while it sets up shared memory;
@@ -179,11 +205,16 @@ fn startup_state() -> SharedState {
     SharedState {
         reserved_ms: AtomicU64::new(floor_ms),
         floor_at_start_ms: AtomicU64::new(floor_ms),
+        file_origin_mark: AtomicU64::new(mark),
+        origin_ms: AtomicU64::new(0),
+        origin_warned: AtomicBool::new(false),
+        wal_floor_read: AtomicBool::new(false),
         writing: AtomicBool::new(false),
         broken: AtomicBool::new(broken),
         run_start_ms: AtomicU64::new(0),
         ticks: Default::default(),
         sortable_64: AtomicU64::new(0),
+        tuid_word: AtomicU64::new(0),
         clock_ms: AtomicU64::new(0),
         // The first server-ordered id is at or past the floor.
         order_last: AtomicU64::new(((floor_ms << 12).saturating_sub(1)).min(LAST_TICK)),
@@ -195,13 +226,18 @@ fn startup_state() -> SharedState {
     }
 }
 
-/// Writes `ms` as the floor, durably.
-fn persist(ms: u64) -> std::io::Result<()> {
+/// Writes `ms` as the floor, durably, with `mark` (the floor origin's value
+/// now, or [`NO_MARK`]).
+fn persist(ms: u64, mark: u64) -> std::io::Result<()> {
     let path = floor_path();
     let tmp = path.with_extension("tmp");
     {
         let mut f = std::fs::File::create(&tmp)?;
-        writeln!(f, "{FLOOR_HEADER}\n{ms}")?;
+        if mark == NO_MARK {
+            writeln!(f, "{FLOOR_HEADER}\n{ms}\n-")?;
+        } else {
+            writeln!(f, "{FLOOR_HEADER}\n{ms}\n{mark}")?;
+        }
         f.sync_all()?;
     }
     std::fs::rename(&tmp, &path)?;
@@ -213,7 +249,8 @@ fn persist(ms: u64) -> std::io::Result<()> {
 /// just past the newest millisecond any value reached, so the next run starts
 /// at the clock instead of up to [`RESERVE_AHEAD_MS`] ahead of it. Every value
 /// carries a millisecond at most the server's clock (whose high-water mark is
-/// kept in `clock_ms`) or, for server-ordered ids, `order_last`. After an
+/// kept in `clock_ms`) or, for server-ordered ids and `tuid_generate()`,
+/// `order_last` and `tuid_word`. After an
 /// immediate stop or a power loss nothing runs here and the write-ahead floor
 /// stands.
 #[pg_guard]
@@ -228,9 +265,18 @@ unsafe extern "C-unwind" fn tighten_floor_at_exit(_code: i32, _arg: pg_sys::Datu
     let tight = s
         .floor_at_start_ms()
         .max(s.clock_ms.load(Ordering::Acquire) + 1)
-        .max((s.order_last.load(Ordering::Acquire) >> 12) + 1);
+        .max((s.order_last.load(Ordering::Acquire) >> 12) + 1)
+        .max((s.tuid_word.load(Ordering::Acquire) >> 8) / 1_000 + 1);
+    // The origin keeps the written-ahead value: the mark says the file's lower
+    // floor supersedes it (see `SharedState::run_start`).
     if tight < s.reserved_ms.load(Ordering::Acquire)
-        && let Err(e) = persist(tight)
+        && let Err(e) = persist(
+            tight,
+            match s.origin_ms.load(Ordering::Acquire) {
+                0 => NO_MARK,
+                ms => ms,
+            },
+        )
     {
         pgrx::log!(
             "nonceforge: could not lower the floor at exit ({e}); the written-ahead floor stands"
@@ -296,7 +342,14 @@ impl SharedState {
             return true; // someone else just moved it
         }
         let target = (ms.max(wall_ms()) + RESERVE_AHEAD_MS).min(MS_END);
-        if let Err(e) = persist(target) {
+        // The WAL first: a crash between the two leaves the higher floor in the
+        // WAL, which the next start takes (its mark differs from the file's).
+        let mark = if self.wal_floor(target) {
+            target
+        } else {
+            NO_MARK
+        };
+        if let Err(e) = persist(target, mark) {
             fail(
                 PgSqlErrorCode::ERRCODE_IO_ERROR,
                 format!(
@@ -309,6 +362,102 @@ impl SharedState {
         }
         self.reserved_ms.store(target, Ordering::Release);
         true
+    }
+
+    /// The floor origin's id, or `None` (with a warning in the server log,
+    /// once a run) when the floor cannot go into the WAL: no origin (the
+    /// extension was never created on this server), or no replication origin
+    /// slots configured.
+    fn floor_origin(&self) -> Option<pg_sys::RepOriginId> {
+        #[cfg(not(feature = "pg18"))]
+        // SAFETY: a GUC variable, read in the backend's own thread.
+        let slots = unsafe { pg_sys::max_replication_slots };
+        #[cfg(feature = "pg18")]
+        // SAFETY: as above.
+        let slots = unsafe { pg_sys::max_active_replication_origins };
+        // SAFETY: a syscache lookup by name (pg_replication_origin is a shared
+        // catalog: the same origin from every database), in the caller's
+        // transaction; missing_ok, so no ERROR.
+        let id = if slots > 0 {
+            unsafe { pg_sys::replorigin_by_name(ORIGIN_NAME.as_ptr(), true) }
+        } else {
+            0
+        };
+        if id != 0 {
+            return Some(id);
+        }
+        if !self.origin_warned.swap(true, Ordering::Relaxed) {
+            pgrx::warning!(
+                "nonceforge: the floor cannot go into the WAL ({}): a standby promoted after this server stops relies on its clock alone to start above this server's values",
+                if slots > 0 {
+                    "no replication origin nonceforge_floor; ALTER EXTENSION nonceforge UPDATE creates it"
+                } else if cfg!(feature = "pg18") {
+                    "max_active_replication_origins = 0"
+                } else {
+                    "max_replication_slots = 0"
+                }
+            );
+        }
+        None
+    }
+
+    /// Writes `ms` as the floor into the WAL, flushed (and, with synchronous
+    /// replication, on the synchronous standbys) before any value passes it:
+    /// the progress of the replication origin `nonceforge_floor`, an ordinary
+    /// WAL record that every standby replays into its own shared memory, keeps
+    /// across its restarts (checkpoints) and carries into promotion, on every
+    /// major from 14 on, without the library loaded for replay. False when it
+    /// cannot (see [`Self::floor_origin`]).
+    fn wal_floor(&self, ms: u64) -> bool {
+        let Some(id) = self.floor_origin() else {
+            return false;
+        };
+        // SAFETY: a valid origin id; the origin's progress only moves forward
+        // (go_backward false). The record is flushed with XLogFlush up to the
+        // insert position (past it), then waited for as a commit would be.
+        unsafe {
+            pg_sys::replorigin_advance(id, ms, 0, false, true);
+            let lsn = pg_sys::GetXLogInsertRecPtr();
+            pg_sys::XLogFlush(lsn);
+            pg_sys::SyncRepWaitForLSN(lsn, false);
+        }
+        self.origin_ms.fetch_max(ms, Ordering::AcqRel);
+        true
+    }
+
+    /// The floor the run starts at or above: the file's, or — when the floor
+    /// in the WAL is not the one the file recorded beside its floor (this
+    /// server replayed another's: a standby promoted, a backup restored with
+    /// WAL) — the higher of the two. Raises the state that follows the floor.
+    pub(crate) fn floor_from_wal(&self) -> u64 {
+        let file = self.floor_at_start_ms();
+        if self.wal_floor_read.load(Ordering::Acquire) {
+            return file;
+        }
+        // SAFETY: the origin id is valid; reads its progress under its lock.
+        let wal = match self.floor_origin() {
+            Some(id) => unsafe { pg_sys::replorigin_get_progress(id, false) },
+            None => return file,
+        };
+        self.origin_ms.fetch_max(wal, Ordering::AcqRel);
+        if wal == self.file_origin_mark.load(Ordering::Relaxed) || wal <= file {
+            self.wal_floor_read.store(true, Ordering::Release);
+            return file;
+        }
+        pgrx::log!(
+            "nonceforge: the floor in the WAL ({wal}) is above this data directory's {FLOOR_FILE} ({file}): values start above it"
+        );
+        self.floor_at_start_ms.fetch_max(wal, Ordering::AcqRel);
+        self.order_last
+            .fetch_max(((wal << 12) - 1).min(LAST_TICK), Ordering::AcqRel);
+        self.wal_floor_read.store(true, Ordering::Release);
+        wal
+    }
+
+    /// Whether the floor in the WAL still has to be read in this run (one load).
+    #[inline]
+    pub(crate) fn wal_floor_unread(&self) -> bool {
+        !self.wal_floor_read.load(Ordering::Relaxed)
     }
 
     /// Milliseconds since the server started (CLOCK_MONOTONIC: the same in
@@ -324,13 +473,14 @@ impl SharedState {
 
     /// The run's start (Unix ms), beginning the run if this is its first call:
     /// strictly after the wall clock and at or above the floor read at start;
-    /// waits (at most [`START_WAIT_MS`]) until the wall clock has reached it.
-    /// Refuses in recovery.
+    /// waits (at most `nonceforge.max_clock_wait`) until the wall clock has
+    /// reached it. Refuses in recovery.
     pub(crate) fn run_start(&self, function: &str) -> u64 {
         refuse_in_recovery(function);
         let start = match self.run_start_ms.load(Ordering::Acquire) {
             0 => {
-                let proposed = (wall_ms() + 1).max(self.floor_at_start_ms());
+                let floor = self.floor_from_wal();
+                let proposed = (wall_ms() + 1).max(floor);
                 match self.run_start_ms.compare_exchange(
                     0,
                     proposed,
@@ -343,26 +493,23 @@ impl SharedState {
             }
             s => s,
         };
-        let behind = start.saturating_sub(self.now_ms());
-        if behind > START_WAIT_MS {
-            fail(
-                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!(
-                    "{function}: the clock is {behind} ms behind the floor of earlier values ({FLOOR_FILE}); nonces resume when it has caught up"
-                ),
-                Some(
-                    "The server's clock went back, or the floor was moved by hand. Check the clock (NTP); values issued before are above it.",
-                ),
-            );
-        }
-        self.wait_for_clock(start);
+        self.wait_for_clock(function, start);
         start
     }
 
     /// Returns once the server's clock reads `ms` or later (a caller that needs
     /// its values in a later millisecond than something else asks for one past
-    /// it). Short waits only: the callers bound them first.
-    pub(crate) fn wait_for_clock(&self, ms: u64) {
+    /// it). Waits at most `nonceforge.max_clock_wait`: a wall clock further
+    /// behind than that (after a restart with the clock back, or a step back
+    /// while running) is refused at once with [`clock_behind`].
+    pub(crate) fn wait_for_clock(&self, function: &str, ms: u64) {
+        if self.now_ms() >= ms {
+            return;
+        }
+        let behind = ms.saturating_sub(wall_ms());
+        if behind > crate::settings::max_clock_wait_ms() {
+            clock_behind(function, behind);
+        }
         while self.now_ms() < ms {
             pgrx::check_for_interrupts!();
             // SAFETY: a plain sleep of 200 µs.
@@ -402,6 +549,21 @@ fn monotonic_ms() -> u64 {
     (ts.tv_sec as u64) * 1_000 + (ts.tv_nsec as u64) / 1_000_000
 }
 
+/// Refuses a call that would have to wait `behind` ms for the wall clock,
+/// more than `nonceforge.max_clock_wait` allows.
+pub(crate) fn clock_behind(function: &str, behind: u64) -> ! {
+    fail(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        format!(
+            "{function}: the clock is {behind} ms behind the floor of earlier values ({FLOOR_FILE}) and the newest value issued; nonces resume when it has caught up"
+        ),
+        Some(&format!(
+            "The server's clock went back (or the floor was moved by hand); calls wait at most nonceforge.max_clock_wait ({} ms) for it. Check the clock (NTP): values issued before are above it.",
+            crate::settings::max_clock_wait_ms()
+        )),
+    );
+}
+
 /// Refuses while the server is in recovery (a standby, or replaying WAL).
 pub(crate) fn refuse_in_recovery(function: &str) {
     // SAFETY: reads a flag in shared memory (cached per backend once false).
@@ -435,11 +597,33 @@ impl Clock for ServerClock {
         self.0.now_ms() * 1_000_000
     }
     fn sleep(&self, duration: Duration) {
+        // A generator waits for the next millisecond of the server's clock,
+        // which stands still while the wall clock is behind it.
+        let behind = self
+            .0
+            .clock_ms
+            .load(Ordering::Relaxed)
+            .saturating_sub(wall_ms());
+        if behind > crate::settings::max_clock_wait_ms() {
+            clock_behind("nonceforge", behind);
+        }
         pgrx::check_for_interrupts!();
         // SAFETY: a plain sleep; at most 1 s at a time.
         unsafe { pg_sys::pg_usleep(duration.as_micros().min(1_000_000) as _) };
     }
 }
+
+extension_sql!(
+    r#"
+-- The floor's copy in the WAL (see server.rs): a replication origin, one for the
+-- whole server (pg_replication_origin is a shared catalog), made by the first
+-- database's CREATE EXTENSION and kept by the others (and by DROP EXTENSION).
+SELECT pg_catalog.pg_replication_origin_create('nonceforge_floor')
+ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin
+                    WHERE roname OPERATOR(pg_catalog.=) 'nonceforge_floor');
+"#,
+    name = "floor_origin"
+);
 
 #[cfg(test)]
 mod tests {
@@ -449,9 +633,19 @@ mod tests {
     fn floor_text() {
         assert_eq!(
             parse_floor("nonceforge floor v1\n1790000000000\n"),
-            Some(1_790_000_000_000)
+            Some((1_790_000_000_000, NO_MARK))
+        );
+        assert_eq!(
+            parse_floor("nonceforge floor v2\n1790000000000\n1790000003000\n"),
+            Some((1_790_000_000_000, 1_790_000_003_000))
+        );
+        assert_eq!(
+            parse_floor("nonceforge floor v2\n1790000000000\n-\n"),
+            Some((1_790_000_000_000, NO_MARK))
         );
         assert_eq!(parse_floor("nonceforge floor v2\n1\n"), None);
+        assert_eq!(parse_floor("nonceforge floor v2\n1\nx\n"), None);
+        assert_eq!(parse_floor("nonceforge floor v3\n1\n-\n"), None);
         assert_eq!(parse_floor("nonceforge floor v1\n-1\n"), None);
         assert_eq!(parse_floor("nonceforge floor v1\n281474976710656\n"), None);
         assert_eq!(parse_floor(""), None);

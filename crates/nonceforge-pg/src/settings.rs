@@ -10,6 +10,7 @@
 //! | `nonceforge.key_file` | server start, preloaded only | file with the base key of `encrypted_nonce()` |
 //! | `nonceforge.extid_key_file` | server start, preloaded only | file with the master key of `extid_encode()`/`extid_decode()` |
 //! | `nonceforge.server_order` | server start, preloaded only | `uuidv7()`/`tuid6()` strictly increasing across every backend and restart |
+//! | `nonceforge.max_clock_wait` | `postgresql.conf` / `ALTER SYSTEM` (reload) | the longest a call waits for a clock that went back (default 5 s); further behind, calls refuse |
 //!
 //! **Keys never travel through a setting.** A setting's value can be read back
 //! by roles that should not see it in too many ways: a placeholder set before
@@ -45,6 +46,7 @@ static LEASE_MODE: OnceLock<bool> = OnceLock::new();
 static KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static EXTID_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static SERVER_ORDER: GucSetting<bool> = GucSetting::<bool>::new(false);
+static MAX_CLOCK_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 
 /// Set when `nonceforge.server_order` was asked for in a server that did not
 /// preload the library: uuidv7()/tuid6() then refuse rather than quietly give
@@ -84,6 +86,16 @@ pub(crate) fn register(preloading: bool) {
             None,
         );
     }
+    GucRegistry::define_int_guc(
+        c"nonceforge.max_clock_wait",
+        c"The longest a call waits for the wall clock to catch up with values issued before (after a restart with the clock back, or a step back while running); a clock further behind is refused at once.",
+        c"0 to 1 min; values are never issued below earlier ones, so a call either waits or refuses.",
+        &MAX_CLOCK_WAIT_MS,
+        0,
+        60_000,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
     if preloading {
         define_lease_settings();
         LEASE_MODE.get_or_init(|| machine_setting() == Ok(MachineSetting::Lease));
@@ -493,6 +505,11 @@ pub(crate) fn lease_settings() -> Result<LeaseSettings, String> {
 /// password from.
 pub(crate) fn url_has_password(url: &str) -> bool {
     nonceforge_lease::url_has_secret(url)
+}
+
+/// `nonceforge.max_clock_wait`, ms.
+pub(crate) fn max_clock_wait_ms() -> u64 {
+    u64::try_from(MAX_CLOCK_WAIT_MS.get()).unwrap_or(0)
 }
 
 /// Whether uuidv7()/tuid6() take their time from the server-wide clock.

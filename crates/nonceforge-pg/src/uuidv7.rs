@@ -6,8 +6,9 @@
 //! (searched first) and is never ambiguous; see the README, "Upgrading to
 //! PostgreSQL 18".
 
-use crate::errors::{invalid, out_of_range, tz_from_unix_us, unix_us_from_tz};
+use crate::errors::{fail_as_builtin, invalid, tz_from_unix_us, unix_us_from_tz};
 use nonceforge_core::uuid as ids;
+use pgrx::PgSqlErrorCode;
 use pgrx::prelude::*;
 use std::cell::RefCell;
 
@@ -16,14 +17,20 @@ thread_local! {
     static V7: RefCell<ids::UuidV7Generator> = RefCell::new(ids::UuidV7Generator::new());
 }
 
-/// A new UUIDv7 (shifted by `shift_ns`): monotonic within this backend, or
+/// Runs `f` on this backend's generator (the series share it with `uuidv7()`:
+/// one monotonic sequence per backend).
+pub(crate) fn with_backend_v7<T>(f: impl FnOnce(&mut ids::UuidV7Generator) -> T) -> T {
+    V7.with(|g| f(&mut g.borrow_mut()))
+}
+
+/// A new UUIDv7 (shifted by `shift_us` microseconds): monotonic within this backend, or
 /// across the whole server with `nonceforge.server_order = on`.
-pub(crate) fn next_v7(function: &str, shift_ns: i64) -> [u8; 16] {
+pub(crate) fn next_v7(function: &str, shift_us: i64) -> [u8; 16] {
     if crate::settings::server_order(function) {
-        let t = ids::v7::shift_tick(crate::order::next_tick(function), shift_ns);
+        let t = ids::v7::shift_tick_us(crate::order::next_tick(function), shift_us);
         ids::v7::from_tick(t, ids::rng::u64())
     } else {
-        V7.with(|g| g.borrow_mut().generate_shifted(shift_ns))
+        V7.with(|g| g.borrow_mut().generate_shifted_us(shift_us))
     }
 }
 
@@ -35,15 +42,25 @@ fn uuidv7() -> pgrx::Uuid {
 }
 
 /// A new UUIDv7 whose timestamp is shifted by `shift` (calendar-aware, as
-/// `now() + shift`).
+/// `now() + shift`). Results and errors are PostgreSQL 18's (18.6 and later):
+/// an infinite interval and a shifted time outside 1970-01-01 … 10889-08-02
+/// (48-bit Unix milliseconds) are refused with 18's messages; a shift that
+/// leaves timestamptz's range fails in `timestamptz + interval`, as in 18.
 #[pg_extern(volatile, strict, parallel_safe, name = "uuidv7")]
 fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
+    if !interval_is_finite(&shift) {
+        fail_as_builtin(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            "interval out of range for UUID version 7",
+            "UUID version 7 does not support infinite intervals.",
+        );
+    }
     // SAFETY: GetCurrentTimestamp reads the clock; no arguments, no state.
     let now =
         pgrx::datum::TimestampWithTimeZone::try_from(unsafe { pg_sys::GetCurrentTimestamp() })
             .unwrap_or_else(|_| invalid("the clock is out of timestamptz range".into()));
     // SAFETY: timestamptz_pl_interval takes a timestamptz and an interval, both
-    // non-null here, and returns a timestamptz.
+    // non-null here, and returns a timestamptz (or raises 22008 itself).
     let then: TimestampWithTimeZone = unsafe {
         pgrx::direct_function_call(
             pg_sys::timestamptz_pl_interval,
@@ -52,16 +69,23 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
     }
     .unwrap_or_else(|| invalid("uuidv7(shift): now() + shift is null".into()));
     let then_us = unix_us_from_tz(then, "uuidv7(shift): now() + shift");
-    // As PostgreSQL 18: the shifted time must fit a UUIDv7 (no clamping).
     if !(0..(1i64 << 48) * 1000).contains(&then_us) {
-        out_of_range(format!(
-            "uuidv7(shift): now() + shift must lie between 1970-01-01 and 10889-08-02 (48-bit Unix milliseconds), got {} ms",
-            then_us.div_euclid(1000)
-        ));
+        fail_as_builtin(
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            "timestamp out of range for UUID version 7",
+            "UUID version 7 supports timestamps from 1970-01-01 to approximately year 10889.",
+        );
     }
+    // Both ends lie within ±2^48 ms here: the difference fits an i64 of µs.
     let shift_us = then_us - unix_us_from_tz(now, "now()");
-    let shift_ns = shift_us.saturating_mul(1000);
-    pgrx::Uuid::from_bytes(next_v7("uuidv7(shift)", shift_ns))
+    pgrx::Uuid::from_bytes(next_v7("uuidv7(shift)", shift_us))
+}
+
+/// Whether an interval is finite: PostgreSQL 17 added `'infinity'` and
+/// `'-infinity'` intervals, every field at its maximum or its minimum.
+fn interval_is_finite(i: &Interval) -> bool {
+    let (m, d, us) = (i.months(), i.days(), i.micros());
+    !((m, d, us) == (i32::MAX, i32::MAX, i64::MAX) || (m, d, us) == (i32::MIN, i32::MIN, i64::MIN))
 }
 
 /// A new random UUID, version 4.

@@ -196,7 +196,7 @@ pub enum Error {
         "type {name:?}: character {position}: {rule} (1 to 63 of a-z and _, starting and ending with a letter)"
     )]
     InvalidTypeName {
-        /// The name given.
+        /// The name given (at most its first 64 characters: see `excerpt`).
         name: String,
         /// Where it breaks the rule (0-based).
         position: usize,
@@ -218,7 +218,7 @@ pub enum Error {
     WrongIdType {
         /// The type this codec is for.
         expected: String,
-        /// The prefix the id carries.
+        /// The prefix the id carries (at most its first 64 characters).
         found: String,
     },
     /// A mode name that is not one of the external-id constructions.
@@ -299,3 +299,34 @@ pub enum Error {
 
 /// A `Result` with nonceforge's [`enum@Error`].
 pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// At most this many characters of a caller's text are kept in an error.
+pub(crate) const EXCERPT_CHARS: usize = 64;
+
+/// The text a caller passed, as an error keeps it: whole up to
+/// [`EXCERPT_CHARS`] characters, else that many then `…` and the full length in
+/// bytes. An error's size never grows with its input (a 1 GB type name makes a
+/// message of about a hundred bytes, not a copy of it).
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_are_bounded() {
+        assert_eq!(excerpt("user"), "user");
+        let long = "é".repeat(1 << 20);
+        let e = excerpt(&long);
+        assert!(e.starts_with(&"é".repeat(EXCERPT_CHARS)));
+        assert!(e.ends_with(&format!("… ({} bytes)", long.len())));
+        assert!(e.len() < 200);
+        let err = crate::extid::check_type_name(&"a".repeat(1 << 24)).unwrap_err();
+        assert!(err.to_string().len() < 300, "{err}");
+    }
+}

@@ -15,3 +15,6 @@ SELECT uuid_v7_to_timestamptz(uuidv7()), uuid_v7_to_timestamp(uuidv7());
 SELECT uuid_timestamptz_to_v7(pg_catalog.now()), uuid_timestamptz_to_v7(pg_catalog.now(), true);
 SELECT uuid_timestamp_to_v7(LOCALTIMESTAMP), uuid_smaller(uuidv7(), uuidv4()), uuid_larger(uuidv7(), uuidv4());
 SELECT min(u), max(u) FROM (VALUES (uuidv7()), (uuidv4())) v(u);
+SELECT tuid_generate(), tuid_generate_tz(tuid_generate()), stuid_generate();
+SELECT uuidv7_series(2), nonce_series(64, 2), sortable_nonce_series(96, 2), encrypted_nonce_series(128, 2);
+SELECT count(*) FROM uuidv7_series(3) JOIN nonce_series(128, 3) ON true;

@@ -204,6 +204,87 @@ DO $$ BEGIN
     ASSERT (SELECT count(DISTINCT encrypted_nonce(64)) FROM generate_series(1, 20000)) = 20000;
 END $$;
 
+-- pg_tuid's C extension: tuid_generate() (a uuid: 64 bits of Unix microseconds
+-- around the UUIDv4 version and variant bits, an 8-bit sequence, random bits)
+-- and stuid_generate() (8 bytes of microseconds, 24 random bytes), beside tuid6.
+DO $$ DECLARE a uuid := tuid_generate(); b uuid; t6 uuid; s bytea; us bigint; BEGIN
+    ASSERT substr(a::text, 15, 1) = '4', 'version nibble';
+    ASSERT substr(a::text, 20, 1) IN ('8', '9', 'a', 'b'), 'variant';
+    ASSERT tuid_generate_tz(a) BETWEEN now() - interval '1 minute' AND clock_timestamp();
+    -- pg_tuid's layout: the first 48 bits are the microseconds' bits 63..16,
+    -- the 12 bits after the version nibble their bits 15..4.
+    us := (extract(epoch FROM tuid_generate_tz(a)) * 1000000)::bigint;
+    ASSERT ('x' || substr(replace(a::text, '-', ''), 1, 12))::bit(48)::bigint = us >> 16;
+    ASSERT ('x' || substr(replace(a::text, '-', ''), 14, 3))::bit(12)::int = (us >> 4) & 4095;
+    ASSERT (SELECT count(DISTINCT tuid_generate()) FROM generate_series(1, 100000)) = 100000;
+    -- Strictly increasing, in uuid order, across the server (one shared word).
+    ASSERT (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY i) p
+            FROM (SELECT tuid_generate() x, i FROM generate_series(1, 50000) i) g) s WHERE p IS NOT NULL);
+    -- Beside tuid6: both carry the time they were made, tuid6 to the millisecond.
+    t6 := tuid6(); PERFORM pg_sleep(0.002); b := tuid_generate();
+    ASSERT tuid6_tz(t6) <= tuid_generate_tz(b) AND b > a;
+    ASSERT tuid_generate_tz(b) - tuid6_tz(t6) < interval '1 minute';
+    s := stuid_generate();
+    ASSERT length(s) = 32;
+    ASSERT stuid_tz(s) BETWEEN now() - interval '1 minute' AND clock_timestamp();
+    ASSERT stuid_generate() > s;
+    ASSERT (SELECT count(DISTINCT substr(stuid_generate(), 9)) FROM generate_series(1, 10000)) = 10000;
+END $$;
+
+-- The README's examples for pg_tuid's C functions and the bulk forms, as written
+-- (temporary tables: app may create those).
+CREATE TEMP TABLE sessions (id uuid DEFAULT tuid_generate() PRIMARY KEY, token bytea DEFAULT stuid_generate());
+INSERT INTO sessions DEFAULT VALUES;
+CREATE TEMP TABLE orders (id uuid DEFAULT uuidv7() PRIMARY KEY);
+CREATE TEMP TABLE tokens (nonce bytea);
+INSERT INTO orders (id) SELECT uuidv7_series(1000000);
+INSERT INTO tokens (nonce) SELECT nonce_series(96, 500000);
+DO $$ BEGIN
+    ASSERT (SELECT count(*) FROM orders) = 1000000 AND (SELECT count(DISTINCT nonce) FROM tokens) = 500000;
+    ASSERT (SELECT length(token) FROM sessions) = 32;
+END $$;
+DROP TABLE sessions, orders, tokens;
+
+-- The set-returning forms: as many values as asked, each the same kind of value
+-- as the one-value function makes, in its order, never one it made.
+DO $$ DECLARE before uuid := public.uuidv7(); after uuid; BEGIN
+    ASSERT (SELECT count(*) FROM uuidv7_series(100000)) = 100000;
+    ASSERT (SELECT count(DISTINCT x) FROM (SELECT uuidv7_series(100000) x) s) = 100000;
+    ASSERT (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY i) p
+            FROM uuidv7_series(20000) WITH ORDINALITY AS g(x, i)) s WHERE p IS NOT NULL);
+    ASSERT (SELECT min(x) FROM uuidv7_series(1000) x) > before;
+    after := public.uuidv7();
+    ASSERT (SELECT max(x) FROM uuidv7_series(10) x) > after;
+    ASSERT (SELECT bool_and(public.uuid_extract_version(x) = 7) FROM uuidv7_series(1000) x);
+    ASSERT (SELECT count(*) FROM uuidv7_series(0)) = 0;
+    ASSERT (SELECT count(*) FROM nonce_series(64, 0)) = 0;
+    ASSERT (SELECT count(DISTINCT x) = 30000 AND min(length(x)) = 8 AND max(length(x)) = 8
+            FROM (SELECT nonce(64) x FROM generate_series(1, 10000)
+                  UNION ALL SELECT nonce_series(64, 10000) UNION ALL SELECT * FROM nonce_series(64, 10000)) s);
+    ASSERT (SELECT count(DISTINCT x) = 20000 AND bool_and(length(x) = 12) FROM (SELECT nonce_series(96, 20000) x) s);
+    ASSERT (SELECT count(DISTINCT x) = 20000 AND bool_and(length(x) = 16) FROM nonce_series(128, 20000) x);
+    ASSERT (SELECT count(DISTINCT x) = 20000 AND bool_and(length(x) = 16) FROM encrypted_nonce_series(128, 20000) x);
+    ASSERT (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY i) p
+            FROM sortable_nonce_series(96, 20000) WITH ORDINALITY AS g(x, i)) s WHERE p IS NOT NULL);
+    ASSERT (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY i) p
+            FROM sortable_nonce_series(64, 20000) WITH ORDINALITY AS g(x, i)) s WHERE p IS NOT NULL);
+    ASSERT (SELECT bool_and(((('x' || encode(x, 'hex'))::bit(64)::bigint >> 13) & 511) = 7) FROM nonce_series(64, 1000) x);
+END $$;
+SELECT pg_temp.expect_error($q$SELECT * FROM uuidv7_series(-1)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT nonce_series(65, 10)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT * FROM sortable_nonce_series(0, 10)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT * FROM encrypted_nonce_series(64, -5)$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT uuidv7_series(1)::text || uuidv7_series(2)::text FROM (VALUES (uuidv7_series(3))) v$q$, '0A000');
+
+-- uuidv7(shift) is PostgreSQL 18's, to the result and the error: a shift past
+-- 292 years (the end of 64-bit nanoseconds) is where it was asked to be.
+DO $$ DECLARE y int := extract(year FROM now() AT TIME ZONE 'UTC'); BEGIN
+    ASSERT extract(year FROM public.uuid_extract_timestamp(public.uuidv7('300 years')) AT TIME ZONE 'UTC') BETWEEN y + 300 AND y + 301;
+    ASSERT extract(year FROM public.uuid_extract_timestamp(public.uuidv7('1000 years')) AT TIME ZONE 'UTC') BETWEEN y + 1000 AND y + 1001;
+    ASSERT extract(year FROM public.uuid_extract_timestamp(public.uuidv7('8000 years')) AT TIME ZONE 'UTC') BETWEEN y + 8000 AND y + 8001;
+    ASSERT extract(year FROM public.uuid_extract_timestamp(public.uuidv7('-56 years')) AT TIME ZONE 'UTC') BETWEEN y - 56 AND y - 55;
+END $$;
+
 -- Every error path: the SQLSTATE, a clean message, a HINT where the server
 -- must be set up differently.
 SELECT pg_temp.expect_error($q$SELECT tuid6_from_compact('AYOFdhN7r5ymN75rjTKvb')$q$, '22P02');
@@ -261,3 +342,39 @@ SELECT pg_temp.expect_error($q$SET nonceforge.key = '000102030405060708090a0b0c0
 \endif
 
 DO $$ BEGIN ASSERT (SELECT 1) = 1; END $$;
+
+-- Side by side with PostgreSQL 18's own uuidv7(interval) (18.6 and later reject
+-- infinite and out-of-range shifts): the same time for every shift it accepts,
+-- the same SQLSTATE, message and detail for every one it refuses.
+SELECT current_setting('server_version_num')::int >= 180000 AS has_builtin_uuidv7 \gset
+\if :has_builtin_uuidv7
+DO $$
+DECLARE
+    shift interval;
+    ours timestamptz; theirs timestamptz;
+    o text; t text;
+    o_state text; t_state text; o_msg text; t_msg text; o_detail text; t_detail text;
+BEGIN
+    FOREACH shift IN ARRAY ARRAY['0', '1 day', '-1 day', '300 years', '1000 years', '8000 years',
+                                  '-56 years', '8862 years', '1 mon 3 days 04:05:06.789']::interval[] LOOP
+        ours := public.uuid_extract_timestamp(public.uuidv7(shift));
+        theirs := pg_catalog.uuid_extract_timestamp(pg_catalog.uuidv7(shift));
+        ASSERT abs(extract(epoch FROM ours - theirs)) < 5, format('%s: ours %s, 18''s %s', shift, ours, theirs);
+    END LOOP;
+    FOREACH shift IN ARRAY ARRAY['infinity', '-infinity', '9000 years', '-100 years', '-57 years',
+                                  '200000 years', '300000 years', '-300000 years']::interval[] LOOP
+        o_state := NULL; t_state := NULL;
+        BEGIN PERFORM public.uuidv7(shift);
+        EXCEPTION WHEN others THEN
+            GET STACKED DIAGNOSTICS o_state = RETURNED_SQLSTATE, o_msg = MESSAGE_TEXT, o_detail = PG_EXCEPTION_DETAIL;
+        END;
+        BEGIN PERFORM pg_catalog.uuidv7(shift);
+        EXCEPTION WHEN others THEN
+            GET STACKED DIAGNOSTICS t_state = RETURNED_SQLSTATE, t_msg = MESSAGE_TEXT, t_detail = PG_EXCEPTION_DETAIL;
+        END;
+        ASSERT t_state IS NOT NULL, format('18 accepted %s', shift);
+        ASSERT (o_state, o_msg, o_detail) IS NOT DISTINCT FROM (t_state, t_msg, t_detail),
+            format('%s: ours (%s, %s, %s), 18''s (%s, %s, %s)', shift, o_state, o_msg, o_detail, t_state, t_msg, t_detail);
+    END LOOP;
+END $$;
+\endif

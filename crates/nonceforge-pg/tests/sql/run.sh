@@ -98,7 +98,7 @@ roles_state() {
 }
 grant_key_functions() { # grant_key_functions ROLE...
     local r; for r in "$@"; do
-        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), extid_encode(text, bigint, bigint), extid_decode(text, uuid) TO $r"
+        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint), extid_encode(text, bigint, bigint), extid_decode(text, uuid) TO $r"
     done
 }
 attack_round() { # the first call of every function, in fresh backends, under each search_path
@@ -185,13 +185,18 @@ concurrent() {
                     INSERT INTO nonces SELECT 'e128', encrypted_nonce(128) FROM generate_series(1, 30000);
                     INSERT INTO nonces SELECT 's96', sortable_nonce(96) FROM generate_series(1, 30000);
                     INSERT INTO nonces SELECT 's128', sortable_nonce(128) FROM generate_series(1, 30000);
-                    INSERT INTO nonces SELECT 's64', sortable_nonce(64) FROM generate_series(1, 30000);" &
+                    INSERT INTO nonces SELECT 's64', sortable_nonce(64) FROM generate_series(1, 30000);
+                    INSERT INTO nonces SELECT 'c64', nonce_series(64, 30000);
+                    INSERT INTO nonces SELECT 'c128', v FROM nonce_series(128, 30000) v;
+                    INSERT INTO nonces SELECT 'e96', encrypted_nonce_series(96, 30000);
+                    INSERT INTO nonces SELECT 's64', sortable_nonce_series(64, 30000);
+                    INSERT INTO nonces SELECT 's96', v FROM sortable_nonce_series(96, 30000) v;" &
         pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p"; done
-    [ "$(su_sql -At -c "SELECT count(*) = 960000 AND count(*) = count(DISTINCT (kind, v)) FROM nonces")" = t ]
+    [ "$(su_sql -At -c "SELECT count(*) = 1560000 AND count(*) = count(DISTINCT (kind, v)) FROM nonces")" = t ]
 }
-step "4 backends of app, all nonces distinct" concurrent
+step "4 backends of app, all nonces distinct (one by one and in series)" concurrent
 
 per_backend_order_fails() {
     # The turns test must fail when uuidv7()/tuid6() are only per-backend monotonic.
@@ -211,10 +216,77 @@ restarts() {
                 INSERT INTO nonces SELECT 'c64 after', nonce(64) FROM generate_series(1, 20000)" &&
     [ "$(su_sql -At -c "SELECT (SELECT v FROM nonces WHERE kind = 's64 after' ORDER BY v LIMIT 1)
                           > (SELECT v FROM nonces WHERE kind = 's64' ORDER BY v DESC LIMIT 1)
-                       AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 's64%') = 140000
-                       AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 'c64%') = 140000")" = t ]
+                       AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 's64%') = 260000
+                       AND (SELECT count(DISTINCT v) FROM nonces WHERE kind LIKE 'c64%') = 260000")" = t ]
 }
 step "restarts" restarts
+
+no_source_file_in_location() {
+    # Verbose errors (psql's VERBOSITY verbose, log_error_verbosity = verbose)
+    # name the library as the error's location, never a source file of ours.
+    local out="" query
+    for query in "SELECT nonce(65)" "SELECT extid_encode('User', 1, 1)" "SELECT tuid6_from_compact('x')" \
+                 "SELECT * FROM uuidv7_series(-1)" "SELECT public.uuidv7('-100 years')"; do
+        out+=$(app_sql -c '\set VERBOSITY verbose' -c "$query" 2>&1 || true)$'\n'
+    done
+    [ "$(grep -c '^LOCATION:' <<<"$out")" = 5 ] || { echo "expected 5 errors with a LOCATION: $out"; return 1; }
+    ! grep '^LOCATION:' <<<"$out" | grep -Eq '\.rs|/src/|errors' || { echo "a source file in LOCATION: $out"; return 1; }
+}
+step "errors: LOCATION names no source file" no_source_file_in_location
+
+big_inputs() {
+    # Text of 1 GB (the most a text value holds) into every function that takes
+    # text: refused for its length first, the error quoting 64 characters, the
+    # backend's peak memory that of the argument itself (not copies of it), the
+    # server log as small.
+    local pidfile hwm out log_before log_after
+    pidfile=$(mktemp); hwm=$(mktemp); chmod 666 "$pidfile" "$hwm"
+    log_before=$(stat -c %s "$cluster_dir/log")
+    peak() { echo "\\! grep VmHWM /proc/\$(tr -dc 0-9 < $pidfile)/status | tr -dc 0-9 >> $hwm; echo >> $hwm"; }
+    # One backend for all (its peak is compared), going on after each error.
+    out=$(app_sql -At -v ON_ERROR_STOP=0 -c "\o $pidfile" -c "SELECT pg_backend_pid()" -c "\o" \
+        -c "SELECT length(repeat('a', 1073741000))" -c "$(peak)" \
+        -c "SELECT extid_encode(repeat('a', 1073741000), 1, 1)" \
+        -c "SELECT * FROM extid_decode(repeat('b', 1073741000), '01838576-137b-8f9c-a637-be6b8d32af6e')" \
+        -c "SELECT tuid6_from_compact(repeat('c', 1073741000))" \
+        -c "SELECT stuid_from_compact(repeat('d', 1073741000))" -c "$(peak)" 2>&1 || true)
+    log_after=$(stat -c %s "$cluster_dir/log")
+    local base after; { read -r base; read -r after; } < "$hwm"; rm -f "$pidfile" "$hwm"
+    echo "1 GB text arguments: peak memory ${base} kB with the argument alone, ${after} kB after 4 refusals; errors $(wc -c <<<"$out") bytes; log +$((log_after - log_before)) bytes"
+    [ "$(grep -c '^ERROR:' <<<"$out")" = 4 ] || { echo "expected 4 errors: $(cut -c1-300 <<<"$out")"; return 1; }
+    [ "$(wc -c <<<"$out")" -lt 4000 ] || { echo "errors of $(wc -c <<<"$out") bytes"; return 1; }
+    [ $((log_after - log_before)) -lt 8000 ] || { echo "the log grew by $((log_after - log_before)) bytes"; return 1; }
+    [ -n "$base" ] && [ -n "$after" ] && [ "$after" -lt $((base + 65536)) ] ||
+        { echo "peak memory grew from $base kB to $after kB"; return 1; }
+}
+step "1 GB text arguments: refused first, bounded errors and memory" big_inputs
+
+clock_step_back() {
+    # The wall clock steps an hour back while the server runs (libfaketime,
+    # its offset read from a file at every call): calls that need the clock to
+    # move on refuse with 55000 within nonceforge.max_clock_wait, never hang
+    # until statement_timeout; the clock back, they go on, above every value.
+    local off="$cluster_dir/faketime.offset" out before
+    echo "+0" > "$off"; chmod 644 "$off"
+    server_env=(RUST_BACKTRACE=1 "LD_PRELOAD=$faketime_lib" "FAKETIME_TIMESTAMP_FILE=$off" FAKETIME_NO_CACHE=1
+                FAKETIME_DONT_FAKE_MONOTONIC=1)
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}"
+    server_env=(RUST_BACKTRACE=1)
+    before=$(app_sql -At -c "SELECT encode(max(n), 'hex') FROM (SELECT sortable_nonce(64) n FROM generate_series(1, 20000)) s")
+    echo "-1h" > "$off"
+    out=$(app_sql -c "SET statement_timeout = '60s'" -c '\set VERBOSITY verbose' \
+        -c "SELECT count(sortable_nonce(64)) FROM generate_series(1, 100000)" 2>&1 || true)
+    grep -q "55000" <<<"$out" && grep -q "behind" <<<"$out" && grep -q "max_clock_wait" <<<"$out" ||
+        { echo "a 64-bit sortable nonce with the clock stepped back: $out"; return 1; }
+    out=$(app_sql -c "SET statement_timeout = '60s'" -c '\set VERBOSITY verbose' -c "SELECT sortable_nonce(96)" 2>&1 || true)
+    grep -q "55000" <<<"$out" && grep -q "behind" <<<"$out" ||
+        { echo "a 96-bit sortable nonce in a new backend with the clock stepped back: $out"; return 1; }
+    echo "+0" > "$off"
+    out=$(app_sql -At -c "SELECT encode(min(n), 'hex') > '$before' FROM (SELECT sortable_nonce(64) n FROM generate_series(1, 20000)) s")
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}"
+    [ "$out" = t ] || { echo "after the clock came back: $out"; return 1; }
+}
+step "the clock steps back while running: refused within max_clock_wait" clock_step_back
 
 # 3. Server-wide order.
 order=(-c nonceforge.server_order=on)

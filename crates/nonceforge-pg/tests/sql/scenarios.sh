@@ -88,11 +88,20 @@ cp "$here/fixtures/nonceforge--0.1.0.sql" "$old_script"
 trap 'rm -f "$old_script"; stop_cluster' EXIT
 q "$port" postgres -c "CREATE DATABASE db4"
 q "$port" db4 -c "CREATE EXTENSION nonceforge VERSION '0.1.0'"
+# The README's order: the key functions granted before the update.
+q "$port" postgres -c "CREATE ROLE app LOGIN" -c "CREATE ROLE app2 LOGIN"
+q "$port" db4 -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), extid_encode(text, bigint, bigint), extid_decode(text, uuid) TO app"
 emit "$port" db4 & emit "$port" db4 & emit "$port" db2 &
 sleep 0.3
 q "$port" db4 -c "ALTER EXTENSION nonceforge UPDATE"
 wait
 emit "$port" db4
+# The extension's initial privileges (what pg_dump leaves out).
+init_privs() {
+    q "$port" "$1" -c "SELECT pg_describe_object(i.classoid, i.objoid, i.objsubid) || ' ' || i.privtype || ' ' || i.initprivs::text
+        FROM pg_init_privs i JOIN pg_depend d ON d.classid = i.classoid AND d.objid = i.objoid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge' ORDER BY 1"
+}
 members() {
     q "$port" "$1" -c "SELECT pg_describe_object(d.classid, d.objid, 0) || coalesce((SELECT ' ' || p.provolatile::text
             || p.proparallel::text || p.proisstrict::text || p.prosecdef::text || ' ' || pg_get_function_result(p.oid)
@@ -103,11 +112,40 @@ members() {
 }
 [ "$(q "$port" db4 -c "SELECT extversion FROM pg_extension WHERE extname = 'nonceforge'")" = 0.2.0 ] ||
     fail "ALTER EXTENSION UPDATE did not reach 0.2.0"
-members db4 > "$cluster_dir/updated.txt"; members db2 > "$cluster_dir/fresh.txt"
+# Member by member as a fresh install, the DBA's grants to app aside.
+members db4 | sed 's/,app=X\/postgres//' > "$cluster_dir/updated.txt"; members db2 > "$cluster_dir/fresh.txt"
 [ "$(wc -l < "$cluster_dir/fresh.txt")" -ge 25 ] || fail "too few extension members: $(cat "$cluster_dir/fresh.txt")"
 diff "$cluster_dir/updated.txt" "$cluster_dir/fresh.txt" >&2 || fail "the updated extension differs from a fresh install"
+init_privs db4 > "$cluster_dir/updated.txt"; init_privs db2 > "$cluster_dir/fresh.txt"
+[ "$(wc -l < "$cluster_dir/fresh.txt")" -ge 3 ] || fail "too few initial privileges: $(cat "$cluster_dir/fresh.txt")"
+diff "$cluster_dir/updated.txt" "$cluster_dir/fresh.txt" >&2 || fail "the updated extension's initial privileges differ from a fresh install's"
 rm -f "$old_script"
 check "ALTER EXTENSION UPDATE from 0.1.0 while other backends draw nonces"
+
+# Grants survive pg_dump and restore, whatever their order with the update:
+# app's were given before it (above), app2's after; and in a fresh install.
+q "$port" db4 -c "GRANT EXECUTE ON FUNCTION extid_decode(text, uuid), encrypted_nonce(integer) TO app2"
+q "$port" db2 -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer) TO app"
+for db in db4 db2; do
+    as_pg "$pgbin/pg_dump" -h 127.0.0.1 -p "$port" -U postgres -Fc -f "$cluster_dir/$db.dump" "$db"
+    q "$port" postgres -c "CREATE DATABASE ${db}_restored"
+    as_pg "$pgbin/pg_restore" -h 127.0.0.1 -p "$port" -U postgres -d "${db}_restored" "$cluster_dir/$db.dump"
+done
+granted() { # granted DB ROLE FUNCTION: whether ROLE may execute it
+    q "$port" "$1" -c "SELECT has_function_privilege('$2', '$3', 'EXECUTE')"
+}
+for f in "encrypted_nonce(integer)" "extid_encode(text, bigint, bigint)" "extid_decode(text, uuid)"; do
+    [ "$(granted db4_restored app "$f")" = t ] || fail "restored: app lost EXECUTE on $f (granted before the update)"
+done
+for f in "encrypted_nonce(integer)" "extid_decode(text, uuid)"; do
+    [ "$(granted db4_restored app2 "$f")" = t ] || fail "restored: app2 lost EXECUTE on $f (granted after the update)"
+done
+[ "$(granted db4_restored app2 "extid_encode(text, bigint, bigint)")" = f ] || fail "restored: app2 may run extid_encode, never granted"
+[ "$(granted db2_restored app "encrypted_nonce(integer)")" = t ] || fail "restored: app lost EXECUTE on a fresh install"
+[ "$(granted db2_restored app "extid_encode(text, bigint, bigint)")" = f ] || fail "restored: PUBLIC may run extid_encode"
+psql -h 127.0.0.1 -p "$port" -U app -d db4_restored -X -q -At -v ON_ERROR_STOP=1 -c "SELECT length(encrypted_nonce(96))" >/dev/null ||
+    fail "restored: app cannot call encrypted_nonce"
+passed=$((passed + 1))
 
 backup="$cluster_dir/backup"
 as_pg "$pgbin/pg_basebackup" -c fast -h 127.0.0.1 -p "$port" -U postgres -D "$backup" -X stream
@@ -171,6 +209,42 @@ start_at "$clone" $((port + 1)) "${preload[@]}" -c nonceforge.machine_id=8
 emit "$port" postgres & emit $((port + 1)) postgres & wait
 check "a clone with its own machine id beside its origin"
 stop_at "$clone"; stop_at "$backup"
+
+# A streaming standby whose clock is 10 s behind its primary's (libfaketime).
+# The primary draws for 6 s (the floor goes into the WAL as it moves), the
+# standby replays it all, the primary dies, the standby is promoted: its clock
+# is behind the old primary's floor by more than nonceforge.max_clock_wait, so
+# it refuses (55000) instead of repeating the last 10 s of the old primary's
+# values; allowed to wait, it issues values above all of them.
+lagging="$cluster_dir/lagging"
+start_at "$backup" "$port" "${preload[@]}"
+as_pg "$pgbin/pg_basebackup" -c fast -h 127.0.0.1 -p "$port" -U postgres -D "$lagging" -X stream -R
+server_env=("LD_PRELOAD=$faketime_lib" "FAKETIME=-10s" FAKETIME_DONT_FAKE_MONOTONIC=1)
+start_at "$lagging" $((port + 1)) "${preload[@]}"
+server_env=()
+lag=$(q $((port + 1)) postgres -c "SELECT round(extract(epoch FROM '$(date -u +%FT%T.%N)+00'::timestamptz - clock_timestamp()))")
+[ "$lag" -ge 9 ] || fail "the standby's clock is not behind: $lag s"
+draw_until=$((SECONDS + 6))
+while [ "$SECONDS" -lt "$draw_until" ]; do
+    q "$port" postgres -c "SELECT 's64 ' || encode(sortable_nonce(64), 'hex') FROM generate_series(1, 50000)" > "$(values_file)"
+done
+emit "$port" postgres
+flushed=$(q "$port" postgres -c "SELECT pg_current_wal_flush_lsn()")
+for _ in $(seq 100); do
+    [ "$(q $((port + 1)) postgres -c "SELECT pg_last_wal_replay_lsn() >= '$flushed'")" = t ] && break; sleep 0.1
+done
+[ "$(q $((port + 1)) postgres -c "SELECT pg_last_wal_replay_lsn() >= '$flushed'")" = t ] || fail "the standby did not catch up"
+stop_at "$backup" immediate
+as_pg "$pgbin/pg_ctl" -D "$lagging" -w promote >/dev/null
+out=$(q $((port + 1)) postgres -c '\set VERBOSITY verbose' -c "SELECT sortable_nonce(64)" 2>&1 || true)
+grep -q "55000" <<<"$out" && grep -q "behind" <<<"$out" || fail "a promoted standby 10 s behind: $out"
+out=$(q $((port + 1)) postgres -c '\set VERBOSITY verbose' -c "SELECT nonce(96)" 2>&1 || true)
+grep -q "55000" <<<"$out" && grep -q "behind" <<<"$out" || fail "a promoted standby 10 s behind, nonce(96): $out"
+q $((port + 1)) postgres -c "ALTER SYSTEM SET nonceforge.max_clock_wait = '40s'" -c "SELECT pg_reload_conf()" >/dev/null
+emit $((port + 1)) postgres; emit $((port + 1)) db2
+q $((port + 1)) postgres -c "SELECT 's64 ' || encode(sortable_nonce(64), 'hex') FROM generate_series(1, 50000)" > "$(values_file)"
+check "a standby promoted with its clock 10 s behind its old primary's"
+stop_at "$lagging"
 
 # --- Leased machine ids: Redis on loopback is the fleet's store (TTL 2 s).
 redis_port=$((port + 20))

@@ -57,9 +57,11 @@ DO $$ BEGIN
                        WHERE p.prosecdef OR p.proconfig IS NOT NULL);
     -- The key functions are not PUBLIC's; the others are.
     ASSERT NOT has_function_privilege('nobody', 'encrypted_nonce(integer)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'encrypted_nonce_series(integer, bigint)', 'EXECUTE');
     ASSERT NOT has_function_privilege('nobody', 'extid_encode(text, bigint, bigint)', 'EXECUTE');
     ASSERT NOT has_function_privilege('nobody', 'extid_decode(text, uuid)', 'EXECUTE');
     ASSERT has_function_privilege('nobody', 'nonce(integer)', 'EXECUTE');
+    ASSERT has_function_privilege('nobody', 'nonce_series(integer, bigint)', 'EXECUTE');
     ASSERT has_function_privilege('app', 'encrypted_nonce(integer)', 'EXECUTE');
 END $$;
 -- …and yet every function works for it (nonceforge.sql ran as app too).
@@ -71,6 +73,7 @@ END $$;
 \c - nobody
 \ir expect_error.sql
 SELECT pg_temp.expect_error('SELECT encrypted_nonce(64)', '42501');
+SELECT pg_temp.expect_error('SELECT encrypted_nonce_series(64, 3)', '42501');
 SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 1)$q$, '42501');
 SELECT pg_temp.expect_error($q$SELECT * FROM extid_decode('user', '01838576-137b-8f9c-a637-be6b8d32af6e')$q$, '42501');
 DO $$ BEGIN

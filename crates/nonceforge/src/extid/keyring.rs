@@ -121,7 +121,7 @@ impl Keyring {
 /// underscores, starting and ending with a letter (TypeID's prefix rule).
 pub fn check_type_name(name: &str) -> Result<()> {
     let bad = |position: usize, rule: &'static str| Error::InvalidTypeName {
-        name: name.to_owned(),
+        name: crate::error::excerpt(name),
         position,
         rule,
     };

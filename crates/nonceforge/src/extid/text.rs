@@ -163,7 +163,7 @@ impl ExtId {
                 Some(at) => {
                     return Err(Error::WrongIdType {
                         expected: p.to_owned(),
-                        found: s[..at].to_owned(),
+                        found: crate::error::excerpt(&s[..at]),
                     });
                 }
                 None => {

@@ -1,0 +1,20 @@
+-- External ids with the fixed test key: the same ids on every run and every
+-- face (the CLI gives these for NONCEFORGE_EXTID_KEY = the test key).
+SELECT extid_encode('user', 42, 7);
+SELECT extid_encode('order', 42, 7);
+SELECT extid_encode('invoice_line', 72057594037927935, 4611686018427387903);
+SELECT * FROM extid_decode('user', extid_encode('user', 42, 7));
+SELECT uuid_extract_version(extid_encode('user', 0, 0));
+-- Errors: the type name's rule, checked (its length first) before anything else.
+SELECT extid_encode('User', 1, 1);
+SELECT extid_encode('', 1, 1);
+SELECT extid_encode('user_', 1, 1);
+SELECT extid_encode(repeat('a', 64), 1, 1);
+SELECT extid_encode(repeat('ab', 100000), 1, 1);
+SELECT * FROM extid_decode(repeat('é', 100), '01838576-137b-8f9c-a637-be6b8d32af6e');
+SELECT extid_encode('user', -1, 1);
+SELECT extid_encode('user', 1, -1);
+SELECT extid_encode('user', 1, 4611686018427387904);
+SELECT extid_encode('user', 72057594037927936, 1);
+SELECT * FROM extid_decode('user', '01838576-137b-af9c-a637-be6b8d32af6e');
+SELECT * FROM extid_decode('order', extid_encode('user', 42, 7));

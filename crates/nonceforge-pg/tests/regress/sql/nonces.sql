@@ -1,0 +1,33 @@
+-- Nonces: sizes, uniqueness, the machine id (7) in counter and sortable ones.
+SELECT length(nonce(64)), length(nonce(96)), length(nonce(128));
+SELECT length(sortable_nonce(64)), length(sortable_nonce(96)), length(sortable_nonce(128));
+SELECT length(encrypted_nonce(64)), length(encrypted_nonce(96)), length(encrypted_nonce(128));
+SELECT count(DISTINCT nonce(64)) FROM generate_series(1, 20000);
+SELECT count(DISTINCT encrypted_nonce(128)) FROM generate_series(1, 20000);
+SELECT (('x' || encode(nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511 AS machine_id;
+SELECT (('x' || encode(sortable_nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511 AS machine_id;
+SELECT bool_and(n > p) AS increasing FROM (SELECT n, lag(n) OVER (ORDER BY i) p
+  FROM (SELECT sortable_nonce(96) n, i FROM generate_series(1, 20000) i) g) s WHERE p IS NOT NULL;
+SELECT machine_id, source, state FROM machine_id_status();
+-- Errors.
+SELECT nonce(65);
+SELECT nonce(-64);
+SELECT encrypted_nonce(0);
+SELECT sortable_nonce(0);
+SET nonceforge.machine_id = 3;
+SET nonceforge.server_order = on;
+SET nonceforge.key_file = '/tmp/k';
+SET nonceforge.extid_key = '00';
+SET nonceforge.max_clock_wait = '10s';
+-- The key functions are not PUBLIC's.
+SET ROLE regress_app;
+SELECT length(encrypted_nonce(64));
+RESET ROLE;
+CREATE ROLE regress_nobody;
+SET ROLE regress_nobody;
+SELECT encrypted_nonce(64);
+SELECT encrypted_nonce_series(64, 2);
+SELECT extid_encode('user', 1, 1);
+SELECT length(nonce(64));
+RESET ROLE;
+DROP ROLE regress_nobody;
