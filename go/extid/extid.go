@@ -122,11 +122,28 @@ func (r *Keyring) derive(mode, typeName string, version uint8, n int) ([]byte, e
 	return hkdf.Key(sha256.New, master, nil, fmt.Sprintf("nonceforge/extid/v1/%s/%s/%d", mode, typeName, version), n)
 }
 
+// excerptRunes is how many characters of a caller's text an error keeps.
+const excerptRunes = 64
+
+// excerpt is the text a caller passed as an error keeps it: whole up to 64
+// characters, else those then "…" and the full length in bytes, so that an
+// error's size never grows with its input (the Rust core's rule).
+func excerpt(s string) string {
+	n := 0
+	for i := range s {
+		if n == excerptRunes {
+			return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+		}
+		n++
+	}
+	return s
+}
+
 // CheckTypeName checks an id type name: 1 to 63 characters, a-z and _,
 // starting and ending with a letter (TypeID's prefix rule).
 func CheckTypeName(name string) error {
 	e := func(pos int, rule string) error {
-		return &Error{Op: "CheckTypeName", Arg: fmt.Sprintf("type %q", name), Position: pos, Rule: rule}
+		return &Error{Op: "CheckTypeName", Arg: fmt.Sprintf("type %q", excerpt(name)), Position: pos, Rule: rule}
 	}
 	if len(name) == 0 || len(name) > 63 {
 		return e(0, "it must be 1 to 63 characters long")

@@ -388,3 +388,20 @@ func TestParseAnyFormCheckIssuedAndEncodings(t *testing.T) {
 		t.Error("15 bytes accepted")
 	}
 }
+
+// A type name of any size makes an error of bounded size that quotes its
+// first 64 characters and its length.
+func TestLongTypeNameErrorIsBounded(t *testing.T) {
+	name := strings.Repeat("é", 1<<22)
+	err := CheckTypeName(name)
+	if err == nil {
+		t.Fatal("a 8 MB type name was accepted")
+	}
+	msg := err.Error()
+	if len(msg) > 400 || !strings.Contains(msg, strings.Repeat("é", 64)+"… (8388608 bytes)") {
+		t.Fatalf("error of %d bytes: %.300s", len(msg), msg)
+	}
+	if got := CheckTypeName("User").Error(); !strings.Contains(got, `type "User"`) {
+		t.Fatalf("a short name is quoted whole: %s", got)
+	}
+}

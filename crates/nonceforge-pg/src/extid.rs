@@ -12,7 +12,7 @@
 //! bounded whatever names callers pass.
 
 use crate::errors::{invalid, raise};
-use crate::settings::{self, Key};
+use crate::keys::{self, Key};
 use nonceforge_core::extid::{ExtIdCodec, Keyring, check_type_name};
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -62,7 +62,7 @@ fn with_codec<T>(function: &str, type_name: &str, f: impl FnOnce(&ExtIdCodec) ->
     // costs nothing more than its check (the error quotes its first 64
     // characters), and the cache only ever holds names of 63 bytes at most.
     check_type_name(type_name).unwrap_or_else(|e| raise(e));
-    let key = settings::key(function, Key::ExtId);
+    let key = keys::key(function, Key::ExtId);
     CODECS.with(|cell| {
         let mut codecs = cell.borrow_mut();
         f(codecs.get_or_make(type_name, || {

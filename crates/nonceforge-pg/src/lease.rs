@@ -27,6 +27,7 @@
 //! leases a new id above its floor.
 
 use crate::errors::fail;
+use crate::server::lease_state::{BROKEN, HELD, LAPSED, LOST, STOPPED, WAITING};
 use crate::server::{self, ServerClock, SharedState};
 use crate::settings;
 use nonceforge_lease::{Lease, LeaseError, LeaseEvent, LeaseOptions};
@@ -36,19 +37,6 @@ use pgrx::{PgSqlErrorCode, pg_sys};
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// No grant yet: the keeper is trying.
-pub(crate) const WAITING: u64 = 0;
-/// Held and renewed.
-pub(crate) const HELD: u64 = 1;
-/// No renewal reached the store before the deadline: stopped until one does.
-pub(crate) const LAPSED: u64 = 2;
-/// Another holder took the id: stopped until the server restarts.
-pub(crate) const LOST: u64 = 3;
-/// Released at shutdown.
-pub(crate) const STOPPED: u64 = 4;
-/// The keeper cannot run (settings, or it failed once): the log says why.
-pub(crate) const BROKEN: u64 = 5;
 
 /// How long a first call waits for the keeper's first grant.
 pub(crate) const GRANT_WAIT_MS: u64 = 8_000;

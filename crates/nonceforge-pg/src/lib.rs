@@ -13,6 +13,7 @@ use pgrx::prelude::*;
 
 mod errors;
 mod extid;
+mod keys;
 mod lease;
 mod nonce;
 mod order;

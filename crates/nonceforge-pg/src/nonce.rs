@@ -31,9 +31,10 @@
 //! These functions change shared state, so they are VOLATILE and PARALLEL UNSAFE.
 
 use crate::errors::{invalid, raise};
+use crate::keys::{self, Key};
 use crate::lease;
 use crate::server::{self, ServerClock, SharedState};
-use crate::settings::{self, Key, MachineSource};
+use crate::settings::{self, MachineSource};
 use nonceforge_core::{Bits, MachineId, NonceGenerator, NonceKind, SortableSequence};
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -186,7 +187,7 @@ fn nonce(bits: i32) -> Vec<u8> {
 fn encrypted_nonce(bits: i32) -> Vec<u8> {
     let function = "encrypted_nonce(bits)";
     let bits = bits_arg(function, bits);
-    let key = settings::key(function, Key::Nonce);
+    let key = keys::key(function, Key::Nonce);
     with_backend(function, |b| encrypted_in(function, b, bits, key))
 }
 
@@ -211,7 +212,7 @@ pub(crate) enum Kind {
 /// and one interrupt check per batch): what `series` streams.
 pub(crate) fn batch(function: &str, kind: Kind, bits: i32, count: usize) -> Vec<Vec<u8>> {
     let bits = bits_arg(function, bits);
-    let key = matches!(kind, Kind::Encrypted).then(|| settings::key(function, Key::Nonce));
+    let key = matches!(kind, Kind::Encrypted).then(|| keys::key(function, Key::Nonce));
     with_backend(function, |b| {
         (0..count)
             .map(|_| match (kind, key) {

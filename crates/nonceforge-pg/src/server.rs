@@ -56,6 +56,23 @@ const NO_MARK: u64 = u64::MAX;
 /// The end of the 48-bit millisecond range every value here lives in.
 const MS_END: u64 = 1 << 48;
 
+/// The words of `SharedState::lease_state` (`nonceforge.machine_id = 'lease'`;
+/// the keeper in `lease` writes them, the backends read them).
+pub(crate) mod lease_state {
+    /// No grant yet: the keeper is trying.
+    pub(crate) const WAITING: u64 = 0;
+    /// Held and renewed.
+    pub(crate) const HELD: u64 = 1;
+    /// No renewal reached the store before the deadline: stopped until one does.
+    pub(crate) const LAPSED: u64 = 2;
+    /// Another holder took the id: stopped until the server restarts.
+    pub(crate) const LOST: u64 = 3;
+    /// Released at shutdown.
+    pub(crate) const STOPPED: u64 = 4;
+    /// The keeper cannot run (settings, or it failed once): the log says why.
+    pub(crate) const BROKEN: u64 = 5;
+}
+
 /// Every counter the backends share.
 pub(crate) struct SharedState {
     /// Values carry milliseconds below this (the floor on disk).
@@ -219,7 +236,7 @@ fn startup_state() -> SharedState {
         // The first server-ordered id is at or past the floor.
         order_last: AtomicU64::new(((floor_ms << 12).saturating_sub(1)).min(LAST_TICK)),
         started_monotonic_ms: AtomicU64::new(monotonic_ms()),
-        lease_state: AtomicU64::new(crate::lease::WAITING),
+        lease_state: AtomicU64::new(lease_state::WAITING),
         lease_machine_id: AtomicU64::new(0),
         lease_floor_ms: AtomicU64::new(0),
         lease_until_ms: AtomicU64::new(0),
@@ -390,7 +407,7 @@ impl SharedState {
             pgrx::warning!(
                 "nonceforge: the floor cannot go into the WAL ({}): a standby promoted after this server stops relies on its clock alone to start above this server's values",
                 if slots > 0 {
-                    "no replication origin nonceforge_floor; ALTER EXTENSION nonceforge UPDATE creates it"
+                    "no replication origin nonceforge_floor: CREATE EXTENSION makes it, pg_upgrade does not carry it; a superuser makes it with SELECT pg_replication_origin_create('nonceforge_floor')"
                 } else if cfg!(feature = "pg18") {
                     "max_active_replication_origins = 0"
                 } else {

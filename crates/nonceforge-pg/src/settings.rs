@@ -1,4 +1,4 @@
-//! The extension's settings, and the keys.
+//! The extension's settings (the key files they name are read by `keys`).
 //!
 //! | setting | context | what |
 //! |---|---|---|
@@ -28,7 +28,6 @@ use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ffi::CString;
-use std::os::unix::fs::PermissionsExt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI64, Ordering};
 use zeroize::Zeroizing;
@@ -53,21 +52,7 @@ static MAX_CLOCK_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 /// per-backend order.
 static ORDER_WITHOUT_PRELOAD: OnceLock<bool> = OnceLock::new();
 
-/// A key as the postmaster found it.
-pub(crate) enum KeyState {
-    /// Read from its file.
-    Loaded(Zeroizing<Vec<u8>>),
-    /// Its setting is empty.
-    NotSet,
-    /// Its file could not be used; why is in the server log (not sent to
-    /// clients: it may name paths).
-    Unusable,
-}
-
-static NONCE_KEY: OnceLock<KeyState> = OnceLock::new();
-static EXTID_KEY: OnceLock<KeyState> = OnceLock::new();
-
-const PRELOAD_HINT: &str = "As a superuser: add nonceforge to shared_preload_libraries in postgresql.conf, set the key's file (see the README, \"Keys\"), and restart the server.";
+pub(crate) const PRELOAD_HINT: &str = "As a superuser: add nonceforge to shared_preload_libraries in postgresql.conf, set the key's file (see the README, \"Keys\"), and restart the server.";
 
 /// Defines the settings; `preloading` when the postmaster loads us.
 pub(crate) fn register(preloading: bool) {
@@ -125,8 +110,7 @@ pub(crate) fn register(preloading: bool) {
             GucContext::Postmaster,
             GucFlags::default(),
         );
-        NONCE_KEY.get_or_init(|| load_key("nonceforge.key_file", &KEY_FILE));
-        EXTID_KEY.get_or_init(|| load_key("nonceforge.extid_key_file", &EXTID_KEY_FILE));
+        crate::keys::load(&KEY_FILE, &EXTID_KEY_FILE);
         ORDER_WITHOUT_PRELOAD.get_or_init(|| false);
     } else {
         ORDER_WITHOUT_PRELOAD.get_or_init(placeholder_asks_for_order);
@@ -160,98 +144,6 @@ fn placeholder_asks_for_order() -> bool {
         .to_string_lossy()
         .to_ascii_lowercase();
     matches!(value.trim(), "on" | "true" | "yes" | "1" | "t" | "y")
-}
-
-/// Reads a key file in the postmaster. Problems go to the server log, never to
-/// a client.
-fn load_key(setting: &str, file: &GucSetting<Option<CString>>) -> KeyState {
-    let Some(path) = file.get() else {
-        return KeyState::NotSet;
-    };
-    let path = path.to_string_lossy().into_owned();
-    if path.is_empty() {
-        return KeyState::NotSet;
-    }
-    match read_key_file(&path) {
-        Ok(key) => KeyState::Loaded(key),
-        Err(why) => {
-            pgrx::warning!(
-                "nonceforge: {setting} = '{path}' cannot be used: {why}; the functions that need this key will refuse until it is fixed and the server restarted"
-            );
-            KeyState::Unusable
-        }
-    }
-}
-
-fn read_key_file(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
-    let bytes = read_secret_file(path)?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| "it is not text".to_string())?;
-    decode_key(text).ok_or_else(|| "it must hold hex or base64 of at least 32 bytes".into())
-}
-
-/// A secret file's bytes, if only its owner may read or write it.
-fn read_secret_file(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it ({e})"))?;
-    if !meta.is_file() {
-        return Err("it is not a regular file".into());
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(format!(
-            "it is readable or writable by group or others (mode {:o}); it must be mode 0600, owned by the server's user",
-            meta.permissions().mode() & 0o777
-        ));
-    }
-    std::fs::read(path)
-        .map(Zeroizing::new)
-        .map_err(|e| format!("cannot read it ({e})"))
-}
-
-/// A key's bytes from hex or base64 text (at least 32 bytes).
-pub(crate) fn decode_key(text: &str) -> Option<Zeroizing<Vec<u8>>> {
-    use base64::Engine;
-    let t = text.trim();
-    let bytes = if t.len().is_multiple_of(2) && t.bytes().all(|b| b.is_ascii_hexdigit()) {
-        hex::decode(t).ok()
-    } else {
-        base64::engine::general_purpose::STANDARD.decode(t).ok()
-    }?;
-    let bytes = Zeroizing::new(bytes);
-    (bytes.len() >= 32).then_some(bytes)
-}
-
-/// The key a function needs, or an error that says how to provide it.
-/// `function` names the SQL function, `setting` the key's file setting.
-pub(crate) fn key(function: &str, which: Key) -> &'static [u8] {
-    let (setting, state) = match which {
-        Key::Nonce => ("nonceforge.key_file", NONCE_KEY.get()),
-        Key::ExtId => ("nonceforge.extid_key_file", EXTID_KEY.get()),
-    };
-    match state {
-        Some(KeyState::Loaded(k)) => k,
-        None => not_configured(
-            format!(
-                "{function} needs a key, and keys are read only when the library is in shared_preload_libraries"
-            ),
-            PRELOAD_HINT,
-        ),
-        Some(KeyState::NotSet) => not_configured(
-            format!("{function} needs a key: {setting} is not set"),
-            "As a superuser: write the key (hex or base64 of 32+ bytes) to a file only the server's user can read (chmod 600), name it in postgresql.conf, and restart the server.",
-        ),
-        Some(KeyState::Unusable) => not_configured(
-            format!(
-                "{function} needs a key: the file named by {setting} could not be used at server start"
-            ),
-            "The server log says why (a superuser can fix the file and restart the server).",
-        ),
-    }
-}
-
-/// Which key.
-#[derive(Clone, Copy)]
-pub(crate) enum Key {
-    Nonce,
-    ExtId,
 }
 
 /// What `nonceforge.machine_id` says.
@@ -485,7 +377,7 @@ pub(crate) fn lease_settings() -> Result<LeaseSettings, String> {
             Zeroizing::new(url)
         }
         (None, Some(path)) => {
-            let bytes = read_secret_file(&path)
+            let bytes = crate::keys::read_secret_file(&path)
                 .map_err(|why| format!("nonceforge.lease_url_file = '{path}': {why}"))?;
             let url = std::str::from_utf8(&bytes)
                 .map_err(|_| format!("nonceforge.lease_url_file = '{path}': not UTF-8 text"))?;

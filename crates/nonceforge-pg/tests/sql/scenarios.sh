@@ -98,7 +98,7 @@ wait
 emit "$port" db4
 # The extension's initial privileges (what pg_dump leaves out).
 init_privs() {
-    q "$port" "$1" -c "SELECT pg_describe_object(i.classoid, i.objoid, i.objsubid) || ' ' || i.privtype || ' ' || i.initprivs::text
+    q "$port" "$1" -c "SELECT pg_describe_object(i.classoid, i.objoid, i.objsubid) || ' ' || i.privtype::text || ' ' || i.initprivs::text
         FROM pg_init_privs i JOIN pg_depend d ON d.classid = i.classoid AND d.objid = i.objoid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'nonceforge' ORDER BY 1"
 }

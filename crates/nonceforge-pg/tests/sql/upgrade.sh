@@ -89,6 +89,22 @@ above=$(q -c "SELECT string_agg(t || ':' || ok::text, ',' ORDER BY t) FROM (
     UNION ALL SELECT 't_nonce', (SELECT count(*) FROM t_nonce) = 20000) s")
 [ "$above" = "t_gen:true,t_nonce:true,t_tuid:true,t_v7:true" ] || fail "new ids above the old: $above"
 
+# pg_upgrade does not carry the replication origin that holds the floor in the
+# WAL (it restores the extension's objects, not its script's side effects): the
+# server log says so at the first floor move, and how to make it; made, the
+# floor goes into it.
+grep -q "pg_replication_origin_create('nonceforge_floor')" "$cluster_dir/new.log" ||
+    fail "no warning that the floor origin is missing after pg_upgrade"
+q -c "SELECT pg_replication_origin_create('nonceforge_floor')" >/dev/null
+for _ in $(seq 60); do
+    q -c "SELECT count(sortable_nonce(96)) FROM generate_series(1, 1000)" >/dev/null
+    [ "$(q -c "SELECT count(*) FROM pg_replication_origin_status s JOIN pg_replication_origin o ON o.roident = s.local_id
+                WHERE o.roname = 'nonceforge_floor' AND s.remote_lsn > '0/0'")" = 1 ] && break
+    sleep 0.1
+done
+[ "$(q -c "SELECT count(*) FROM pg_replication_origin_status s JOIN pg_replication_origin o ON o.roident = s.local_id
+            WHERE o.roname = 'nonceforge_floor' AND s.remote_lsn > '0/0'")" = 1 ] || fail "the floor does not reach the WAL"
+
 decoded=$(q -c "SELECT count(*) FROM t_ext, extid_decode('user', id) d WHERE d.seq = t_ext.seq AND d.rand = t_ext.seq % 7")
 [ "$decoded" = 10000 ] || fail "external ids made on $old decode on $new: $decoded of 10000"
 
