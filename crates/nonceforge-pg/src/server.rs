@@ -426,6 +426,12 @@ impl SharedState {
     /// major from 14 on, without the library loaded for replay. False when it
     /// cannot (see [`Self::floor_origin`]).
     fn wal_floor(&self, ms: u64) -> bool {
+        // A standby writes no WAL (its server-ordered ids, the one thing it
+        // issues, are covered by its own file: nothing of it is replicated).
+        // SAFETY: reads a flag in shared memory.
+        if unsafe { pg_sys::RecoveryInProgress() } {
+            return false;
+        }
         let Some(id) = self.floor_origin() else {
             return false;
         };

@@ -220,8 +220,12 @@ lagging="$cluster_dir/lagging"
 start_at "$backup" "$port" "${preload[@]}"
 as_pg "$pgbin/pg_basebackup" -c fast -h 127.0.0.1 -p "$port" -U postgres -D "$lagging" -X stream -R
 server_env=("LD_PRELOAD=$faketime_lib" "FAKETIME=-10s" FAKETIME_DONT_FAKE_MONOTONIC=1)
-start_at "$lagging" $((port + 1)) "${preload[@]}"
+start_at "$lagging" $((port + 1)) "${preload[@]}" -c nonceforge.server_order=on
 server_env=()
+# Server-ordered ids on the standby, in recovery: its floor moves in its own
+# data directory (a standby writes no WAL).
+[ "$(q $((port + 1)) postgres -c "SELECT count(DISTINCT public.uuidv7()) FROM generate_series(1, 100000)")" = 100000 ] ||
+    fail "server-ordered uuidv7() on a standby"
 lag=$(q $((port + 1)) postgres -c "SELECT round(extract(epoch FROM '$(date -u +%FT%T.%N)+00'::timestamptz - clock_timestamp()))")
 [ "$lag" -ge 9 ] || fail "the standby's clock is not behind: $lag s"
 draw_until=$((SECONDS + 6))
