@@ -26,14 +26,14 @@ if [ "${1:-}" != --one ]; then
         for label in bigserial gen_random_uuid builtin_uuidv7 ours_uuidv7 ours_uuidv7_server_order \
                      ours_uuidv7_series_select ours_uuidv7_series_from ours_uuidv7_series_server_order \
                      ours_nonce96 ours_nonce96_series_select; do
-            line="| $label | $what |"
+            line="| $label | $what |"; any=no
             for v in "${majors[@]}"; do
                 m=$(awk -v v="$v" -v w="$what" -v l="$label" '$1 == v && $2 == w && $3 == l { print $4 }' "$results" | median)
                 b=$(awk -v v="$v" -v w="$what" '$1 == v && $2 == w && $3 == "bigserial" { print $4 }' "$results" | median)
                 if [ -z "$m" ]; then line="$line — | — |"; else
-                    line="$line $(awk -v m="$m" -v b="$b" 'BEGIN { printf "%\047d | %.2f", m, m / b }') |"; fi
+                    line="$line $(awk -v m="$m" -v b="$b" 'BEGIN { printf "%\047d | %.2f", m, m / b }') |"; any=yes; fi
             done
-            echo "$line"
+            [ "$any" = no ] || echo "$line"
         done
     done
     exit 0
