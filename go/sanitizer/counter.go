@@ -11,6 +11,14 @@ import (
 // values below it, a set bit marking a value not sealed yet. The next value in
 // order takes one load and one compare-and-swap; everything else takes the
 // lock, and a jump marks high as locked while it rewrites bits.
+//
+// Below the window: a value leaves the window sealed unless it was a hole then
+// (the fast path only reuses a slot whose value was sealed); the holes that
+// leave are kept as ranges (lost, at most lostRanges; past that, everything
+// from the lowest range dropped on is unknown). A value below the window is
+// certainly sealed before unless it lies in a lost hole or the unknown part,
+// so a counter that restarts from its first value after any number of seals
+// is caught exactly (the Rust core's rule, crates/nonceforge/src/aead/counter.rs).
 type counterTrack struct {
 	width  uint64 // a power of two
 	high   atomic.Uint64
@@ -19,6 +27,54 @@ type counterTrack struct {
 	tags   []byte // width * 16, when identical messages are allowed
 	tagged []bool
 	slow   bool // every call takes the lock
+	lost   lostHoles
+}
+
+// lostRanges is how many ranges of never-sealed values below the window are
+// kept exactly.
+const lostRanges = 64
+
+// lostHoles: sorted, disjoint half-open ranges of values below the window that
+// were never sealed, and where knowledge ends (unknown: values from
+// unknownFrom up, below the window, may or may not have been sealed).
+type lostHoles struct {
+	ranges      [][2]uint64
+	unknown     bool
+	unknownFrom uint64
+}
+
+// sealedBefore says whether x, below the window, was certainly sealed.
+func (l *lostHoles) sealedBefore(x uint64) bool {
+	if l.unknown && x >= l.unknownFrom {
+		return false
+	}
+	lo, hi := 0, len(l.ranges)
+	for lo < hi { // the first range whose end is above x
+		m := (lo + hi) / 2
+		if l.ranges[m][1] <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo == len(l.ranges) || l.ranges[lo][0] > x
+}
+
+// add records [lo, hi) as never sealed (in increasing order: the window only
+// moves up).
+func (l *lostHoles) add(lo, hi uint64) {
+	if lo >= hi || (l.unknown && lo >= l.unknownFrom) {
+		return
+	}
+	n := len(l.ranges)
+	switch {
+	case n > 0 && l.ranges[n-1][1] >= lo:
+		l.ranges[n-1][1] = max(l.ranges[n-1][1], hi)
+	case n == lostRanges:
+		l.unknown, l.unknownFrom = true, lo
+	default:
+		l.ranges = append(l.ranges, [2]uint64{lo, hi})
+	}
 }
 
 const (
@@ -89,6 +145,9 @@ func (c *counterTrack) slowPath(x uint64) (counterSeen, *[16]byte) {
 		h := c.high.Load() // only lock holders set counterLocked
 		if h != 0 && x < h {
 			if h-1-x >= c.width {
+				if c.lost.sealedBefore(x) {
+					return counterAgain, nil
+				}
 				return counterTooOld, nil
 			}
 			w, b := c.bit(x)
@@ -110,6 +169,7 @@ func (c *counterTrack) slowPath(x uint64) (counterSeen, *[16]byte) {
 			continue // a fast path moved high: decide again
 		}
 		from := h
+		c.loseLeaving(from, x)
 		if x-from >= c.width {
 			for i := range c.holes {
 				c.holes[i].Store(^uint64(0))
@@ -131,6 +191,49 @@ func (c *counterTrack) slowPath(x uint64) (counterSeen, *[16]byte) {
 		c.high.Store(x + 1)
 		return counterNew, nil
 	}
+}
+
+// loseLeaving records, before a jump from high = from to x rewrites the
+// bitmap, the holes among the values whose slots [from, x] take over (they
+// leave the window), and the holes the jump opens below its new window.
+func (c *counterTrack) loseLeaving(from, x uint64) {
+	leaveHi := uint64(0)
+	if x+1 > c.width {
+		leaveHi = x + 1 - c.width
+	}
+	leaveLo := uint64(0)
+	if from > c.width {
+		leaveLo = from - c.width
+	}
+	if leaveHi <= leaveLo || (c.lost.unknown && leaveLo >= c.lost.unknownFrom) {
+		return
+	}
+	end := min(leaveHi, from)
+	run, inRun := uint64(0), false
+	for v := leaveLo; v < end; {
+		w, b := c.bit(v)
+		word := c.holes[w].Load()
+		if word == 0 && v%64 == 0 && v+64 <= end { // a whole word without holes
+			if inRun {
+				c.lost.add(run, v)
+				inRun = false
+			}
+			v += 64
+			continue
+		}
+		hole := word&b != 0
+		if hole && !inRun {
+			run, inRun = v, true
+		} else if !hole && inRun {
+			c.lost.add(run, v)
+			inRun = false
+		}
+		v++
+	}
+	if inRun {
+		c.lost.add(run, end)
+	}
+	c.lost.add(from, leaveHi)
 }
 
 func (c *counterTrack) setTag(x uint64, tag []byte) {

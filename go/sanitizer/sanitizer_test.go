@@ -421,3 +421,69 @@ func TestWrongNonceLengthPanicsAsTheOriginal(t *testing.T) {
 		t.Fatal("a valid nonce after the refused ones was not sealed")
 	}
 }
+
+// The bugs the nonce-sanitizer post is for, made as a user makes them, in the
+// default configuration (Auto mode): a counter that restarts after 10^5 and
+// 10^6 seals, a nonce variable reused after a refactor, two goroutines that
+// share one IV variable.
+func TestTheClassicBugsAreCaughtInTheDefaultMode(t *testing.T) {
+	for _, seals := range []uint64{100_000, 1_000_000} {
+		key := freshKey(t)
+		var got []*Violation
+		var mu sync.Mutex
+		a, err := NewWithConfig(gcm(t, key), "AES-256-GCM", key, collect(&got, &mu))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := uint64(0); i < seals; i++ {
+			a.Seal(nil, counterNonce(i), []byte("m"), nil)
+		}
+		if len(got) != 0 {
+			t.Fatalf("%d false positives", len(got))
+		}
+		for i := uint64(0); i < 2000; i++ {
+			if v := refused(t, a, counterNonce(i), []byte("m")); v == nil || v.Kind != Reuse {
+				t.Fatalf("counter restarted after %d seals: %d not refused as reuse: %v", seals, i, v)
+			}
+		}
+		if v := refused(t, a, counterNonce(seals/2), []byte("m")); v == nil {
+			t.Fatalf("a nonce from the middle of %d seals sealed again", seals)
+		}
+	}
+	// A nonce variable reused after a refactor, long after the first seals.
+	key := freshKey(t)
+	var got []*Violation
+	var mu sync.Mutex
+	a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, collect(&got, &mu))
+	iv := make([]byte, 12)
+	for i := range iv[:8] {
+		iv[i] = 7
+	}
+	for i := uint32(0); i < 70_000; i++ {
+		binary.BigEndian.PutUint32(iv[8:], i)
+		a.Seal(nil, iv, []byte("m"), nil)
+	}
+	if v := refused(t, a, iv, []byte("m")); v == nil {
+		t.Fatal("the same nonce twice in a row was sealed")
+	}
+	// Two goroutines sharing one IV variable: read, seal, bump (not atomic).
+	key = freshKey(t)
+	var n atomic.Int64
+	a, _ = NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{OnViolation: func(error) { n.Add(1) }})
+	var shared atomic.Uint64
+	var wg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 50_000; j++ {
+				a.Seal(nil, counterNonce(shared.Load()/2), []byte("m"), nil)
+				shared.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n.Load() != 50_000 {
+		t.Fatalf("%d of 50,000 repeats refused", n.Load())
+	}
+}

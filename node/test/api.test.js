@@ -192,6 +192,35 @@ test('sanitized AEAD: node:crypto bytes, refuses a second seal under one nonce',
   assert.throws(() => new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(31)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'key' is invalid: key must be 32 bytes/));
 });
 
+test('sanitized AEAD, default options: the classic bugs are caught (a counter restarted after 10^5 seals, a reused nonce variable)', () => {
+  const key = crypto.randomBytes(32);
+  const aead = new nf.SanitizedAead('aes-256-gcm', key);
+  const nonce = (i) => {
+    const n = Buffer.alloc(12);
+    n.writeBigUInt64BE(BigInt(i), 4);
+    return n;
+  };
+  const msg = Buffer.from('m');
+  for (let i = 0; i < 100000; i++) aead.seal(nonce(i), msg);
+  // The counter restarts: every one of the first 1,000 repeats is refused.
+  let refused = 0;
+  for (let i = 0; i < 1000; i++) {
+    try {
+      aead.seal(nonce(i), msg);
+    } catch (e) {
+      assert.equal(e.code, 'ERR_NONCE_REUSE');
+      refused++;
+    }
+  }
+  assert.equal(refused, 1000);
+  assert.throws(() => aead.seal(nonce(50000), msg), { code: 'ERR_NONCE_REUSE' });
+  // The same nonce variable sealed twice after a refactor.
+  const iv = crypto.randomBytes(12);
+  const other = new nf.SanitizedAead('chacha20-poly1305', crypto.randomBytes(32));
+  other.seal(iv, msg);
+  assert.throws(() => other.seal(iv, msg), { code: 'ERR_NONCE_REUSE' });
+});
+
 test('promises: cipher, hash, hmac agree with node:crypto; an aborted signal rejects', async () => {
   const data = crypto.randomBytes(100000);
   assert.ok((await nf.hash('sha256', data)).equals(crypto.createHash('sha256').update(data).digest()));

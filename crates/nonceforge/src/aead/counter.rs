@@ -16,6 +16,15 @@
 //! holes, filling a hole, a repeat, tags to remember) takes the lock. While the
 //! lock holder rewrites bits for a jump it marks `high` as LOCKED, so no fast
 //! path can move past bits that are being rewritten.
+//!
+//! **Below the window.** A value leaves the window sealed unless it was a hole
+//! then (the fast path only reuses a slot whose value was sealed). The holes
+//! that leave — never sealed, so still free — are kept as ranges ([`Lost`], at
+//! most [`LOST_RANGES`]; past that, everything from the lowest range dropped
+//! on is "unknown"). So a value below the window is *certainly sealed before*
+//! unless it lies in a lost hole or in the unknown part: the classic bug — a
+//! counter that restarts from its first value after any number of seals — is
+//! caught exactly, in O(1) memory for a counter with few gaps.
 
 use super::Tag;
 use std::sync::Mutex;
@@ -24,6 +33,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const LOCKED: u64 = 1 << 63;
 /// Counter values from here on are not treated as counters (room for LOCKED).
 pub(crate) const COUNTER_LIMIT: u64 = 1 << 62;
+/// How many ranges of never-sealed values below the window are kept exactly.
+pub(crate) const LOST_RANGES: usize = 64;
 
 /// What the counter path says of `x`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +44,43 @@ pub(crate) enum CounterSeen {
     Again {
         tag: Option<Tag>,
     },
-    /// More than the window below the highest: cannot be proven fresh.
+    /// More than the window below the highest, and in a hole that left the
+    /// window (or the part past [`LOST_RANGES`]): cannot be proven fresh.
     TooOld,
+}
+
+/// The never-sealed values below the window: sorted, disjoint half-open
+/// ranges, and where knowledge ends (values from `unknown_from` up that are
+/// below the window may or may not have been sealed).
+#[derive(Debug, Default)]
+struct Lost {
+    ranges: Vec<(u64, u64)>,
+    unknown_from: Option<u64>,
+}
+
+impl Lost {
+    /// Whether `x`, below the window, was certainly sealed.
+    fn sealed_before(&self, x: u64) -> bool {
+        if self.unknown_from.is_some_and(|u| x >= u) {
+            return false;
+        }
+        let i = self.ranges.partition_point(|&(_, hi)| hi <= x);
+        self.ranges.get(i).is_none_or(|&(lo, _)| lo > x)
+    }
+
+    /// Records [lo, hi) as never sealed (ranges arrive in increasing order:
+    /// the window only moves up).
+    fn add(&mut self, lo: u64, hi: u64) {
+        if lo >= hi || self.unknown_from.is_some_and(|u| lo >= u) {
+            return;
+        }
+        let full = self.ranges.len() == LOST_RANGES;
+        match self.ranges.last_mut() {
+            Some(last) if last.1 >= lo => last.1 = last.1.max(hi),
+            _ if full => self.unknown_from = Some(lo),
+            _ => self.ranges.push((lo, hi)),
+        }
+    }
 }
 
 pub(crate) struct CounterTrack {
@@ -53,6 +99,8 @@ type Tags = (Box<[Tag]>, Box<[bool]>);
 struct Slow {
     /// Tags by position, when identical messages may be sealed again.
     tags: Option<Tags>,
+    /// Never-sealed values that left the window.
+    lost: Lost,
 }
 
 impl CounterTrack {
@@ -71,6 +119,7 @@ impl CounterTrack {
                         vec![false; width].into_boxed_slice(),
                     )
                 }),
+                lost: Lost::default(),
             }),
             always_slow: always_slow || keep_tags,
         }
@@ -152,7 +201,11 @@ impl CounterTrack {
         if h != 0 && x < h {
             let last = h - 1;
             if last - x >= self.width {
-                return CounterSeen::TooOld;
+                return if slow.lost.sealed_before(x) {
+                    CounterSeen::Again { tag: None }
+                } else {
+                    CounterSeen::TooOld
+                };
             }
             let (w, b) = self.bit(x);
             if self.holes[w].fetch_and(!b, Ordering::AcqRel) & b != 0 {
@@ -185,6 +238,41 @@ impl CounterTrack {
         }
         // Values in (last, x) become holes; x itself is sealed.
         let from = h; // first value above the previous highest (0 when empty)
+        // The values whose slots [from, x] take over leave the window: those
+        // that are holes were never sealed (kept as lost), the others were.
+        let leave_hi = (x + 1).saturating_sub(self.width);
+        let leave_lo = from.saturating_sub(self.width);
+        if leave_hi > leave_lo && slow.lost.unknown_from.is_none_or(|u| leave_lo < u) {
+            let end = leave_hi.min(from);
+            let mut run: Option<u64> = None;
+            let mut v = leave_lo;
+            while v < end {
+                let (w, b) = self.bit(v);
+                let word = self.holes[w].load(Ordering::Relaxed);
+                // A whole word without holes (the common case) at once.
+                if word == 0 && v.is_multiple_of(64) && v + 64 <= end {
+                    if let Some(lo) = run.take() {
+                        slow.lost.add(lo, v);
+                    }
+                    v += 64;
+                    continue;
+                }
+                match (word & b != 0, run) {
+                    (true, None) => run = Some(v),
+                    (false, Some(lo)) => {
+                        slow.lost.add(lo, v);
+                        run = None;
+                    }
+                    _ => {}
+                }
+                v += 1;
+            }
+            if let Some(lo) = run {
+                slow.lost.add(lo, end);
+            }
+            // Holes opened by this jump that fall below the new window at once.
+            slow.lost.add(from, leave_hi);
+        }
         if x - from >= self.width {
             for word in self.holes.iter() {
                 word.store(u64::MAX, Ordering::Relaxed);
@@ -243,7 +331,8 @@ mod tests {
             assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
         }
         assert_eq!(c.check_and_insert(999), CounterSeen::Again { tag: None });
-        assert_eq!(c.check_and_insert(500), CounterSeen::TooOld);
+        // Below the window, and sealed: known (no hole left the window).
+        assert_eq!(c.check_and_insert(500), CounterSeen::Again { tag: None });
         // A jump leaves holes: each is accepted once, then refused.
         assert_eq!(c.check_and_insert(1100), CounterSeen::New);
         for x in [1050, 1001, 1099, 1000] {
@@ -265,6 +354,79 @@ mod tests {
         for x in 10_001..10_400 {
             assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
         }
+    }
+
+    #[test]
+    fn a_counter_restarted_after_any_number_of_seals_is_caught() {
+        for (width, seals) in [(64u64, 10_000u64), (1 << 16, 100_000), (1 << 16, 1_000_000)] {
+            let c = CounterTrack::new(width as usize, false, false);
+            for x in 0..seals {
+                assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+            }
+            // The restart: every value again from the first, far below the window.
+            for x in 0..1000 {
+                assert_eq!(
+                    c.check_and_insert(x),
+                    CounterSeen::Again { tag: None },
+                    "{x} of {seals}"
+                );
+            }
+            assert_eq!(
+                c.check_and_insert(seals - width - 1),
+                CounterSeen::Again { tag: None }
+            );
+        }
+    }
+
+    #[test]
+    fn holes_below_the_window_stay_free_and_everything_else_is_known() {
+        let c = CounterTrack::new(64, false, false);
+        // 0..100 sealed but 10..13 and 50; then far ahead.
+        for x in (0..100).filter(|x| !(10..13).contains(x) && *x != 50) {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+        }
+        for x in 100..1000 {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+        }
+        for x in [10, 11, 12, 50] {
+            assert_eq!(
+                c.check_and_insert(x),
+                CounterSeen::TooOld,
+                "{x} was never sealed"
+            );
+        }
+        for x in [0, 9, 13, 49, 51, 99, 500, 935] {
+            assert_eq!(
+                c.check_and_insert(x),
+                CounterSeen::Again { tag: None },
+                "{x}"
+            );
+        }
+        // A jump past the window: the values skipped are free, the rest known.
+        assert_eq!(c.check_and_insert(5000), CounterSeen::New);
+        for x in 5001..5200 {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+        }
+        assert_eq!(c.check_and_insert(3000), CounterSeen::TooOld);
+        assert_eq!(c.check_and_insert(999), CounterSeen::Again { tag: None });
+        assert_eq!(c.check_and_insert(5000), CounterSeen::Again { tag: None });
+    }
+
+    #[test]
+    fn past_the_lost_ranges_knowledge_ends_but_below_it_stays_exact() {
+        let c = CounterTrack::new(64, false, false);
+        // Every third value only: a hole range per sealed value.
+        let mut x = 0;
+        while x < 3 * (LOST_RANGES as u64 + 200) {
+            assert_eq!(c.check_and_insert(x), CounterSeen::New, "{x}");
+            x += 3;
+        }
+        assert_eq!(c.check_and_insert(0), CounterSeen::Again { tag: None });
+        assert_eq!(c.check_and_insert(3), CounterSeen::Again { tag: None });
+        assert_eq!(c.check_and_insert(1), CounterSeen::TooOld);
+        // Far past the 64 ranges: unknown, so refused in Counter mode, left to
+        // the window in Auto.
+        assert_eq!(c.check_and_insert(3 * 100), CounterSeen::TooOld);
     }
 
     #[test]
