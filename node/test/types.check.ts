@@ -20,8 +20,14 @@ const id: string = codec.encode(42n, 7);
 const back: bigint = codec.decode(id).seq;
 
 const aead = new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(32));
+const strict: nf.SanitizedAeadOptions = { mode: 'counter', counterWindow: 1 << 20, allowIdentical: true, checkOpen: true, maxSeals: 1e6 };
+new nf.SanitizedAead('xchacha20-poly1305', Buffer.alloc(32), strict);
+// @ts-expect-error: no such mode
+new nf.SanitizedAead('aes-192-gcm', Buffer.alloc(24), { mode: 'fast' });
+// @ts-expect-error: no such option
+new nf.SanitizedAead('aes-192-gcm', Buffer.alloc(24), { allowIdenticals: true });
 const sealed: Buffer = aead.seal(Buffer.alloc(12), Buffer.from('x'));
-// @ts-expect-error only the three AEADs
+// @ts-expect-error only the five AEADs
 new nf.SanitizedAead('aes-256-cbc', Buffer.alloc(32));
 
 async function promises(signal: AbortSignal): Promise<string> {

@@ -75,7 +75,7 @@ pub use guard::{NonceGuard, SealTicket};
 #[cfg(feature = "ring")]
 pub use ring_adapter::SanitizedLessSafeKey;
 #[cfg(feature = "rustcrypto-aead")]
-pub use rustcrypto::{NamedAead, Sanitized};
+pub use rustcrypto::{Aes192Gcm, NamedAead, Sanitized};
 
 use std::fmt;
 use std::sync::Arc;

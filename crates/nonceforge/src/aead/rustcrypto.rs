@@ -21,8 +21,13 @@ macro_rules! named {
         $(impl NamedAead for $t { const NAME: &'static str = $name; })*
     };
 }
+/// AES-192 in GCM with a 96-bit nonce (aes-gcm names only the 128- and 256-bit
+/// keys).
+pub type Aes192Gcm = aes_gcm::AesGcm<aes_gcm::aes::Aes192, aes_gcm::aead::consts::U12>;
+
 named!(
     aes_gcm::Aes128Gcm => "AES-128-GCM",
+    Aes192Gcm => "AES-192-GCM",
     aes_gcm::Aes256Gcm => "AES-256-GCM",
     chacha20poly1305::ChaCha20Poly1305 => "ChaCha20-Poly1305",
     chacha20poly1305::XChaCha20Poly1305 => "XChaCha20-Poly1305",
