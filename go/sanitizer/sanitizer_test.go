@@ -487,3 +487,41 @@ func TestTheClassicBugsAreCaughtInTheDefaultMode(t *testing.T) {
 		t.Fatalf("%d of 50,000 repeats refused", n.Load())
 	}
 }
+
+// A repeat across two AEADs of one key is caught whatever the garbage
+// collector did between them: the registry keeps a key's state for RetainFor
+// after an AEAD of it was made (for the last RetainKeys keys), and past that
+// bound the key starts afresh.
+func TestCrossInstanceDetectionDoesNotDependOnTheCollector(t *testing.T) {
+	key := freshKey(t)
+	nonce := counterNonce(7)
+	func() {
+		a, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{OnViolation: func(error) {}})
+		a.Seal(nil, nonce, []byte("first"), nil)
+	}()
+	for range 5 {
+		runtime.GC()
+	}
+	var got []*Violation
+	var mu sync.Mutex
+	b, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, collect(&got, &mu))
+	b.Seal(nil, nonce, []byte("second"), nil)
+	if len(got) != 1 || got[0].Kind != Reuse {
+		t.Fatalf("a repeat after the first AEAD was collected: %v", got)
+	}
+	// Past the bound: RetainKeys other keys made since, this one's AEADs gone
+	// and collected — the key starts afresh.
+	b = nil
+	for range RetainKeys + 1 {
+		k := freshKey(t)
+		_ = New(gcm(t, k), "AES-256-GCM", k)
+	}
+	for range 5 {
+		runtime.GC()
+	}
+	c, _ := NewWithConfig(gcm(t, key), "AES-256-GCM", key, collect(&got, &mu))
+	c.Seal(nil, nonce, []byte("third"), nil)
+	if len(got) != 1 {
+		t.Fatalf("the state outlived its bound: %v", got)
+	}
+}

@@ -314,6 +314,27 @@ test('sanitized AEAD: Wycheproof vectors for aes-gcm (128/192/256) and xchacha20
   assert.ok(checked > 100, `${checked} vectors`);
 });
 
+test('sanitized AEAD: a repeat across instances is caught after the first was garbage-collected', async () => {
+  require('node:v8').setFlagsFromString('--expose-gc');
+  const gc = require('node:vm').runInNewContext('gc');
+  const key = crypto.randomBytes(32);
+  const nonce = crypto.randomBytes(12);
+  let collected = false;
+  const watch = new FinalizationRegistry(() => { collected = true; });
+  (() => {
+    const first = new nf.SanitizedAead('aes-256-gcm', key);
+    first.seal(nonce, Buffer.from('first'));
+    watch.register(first, 'first');
+  })();
+  for (let i = 0; i < 50 && !collected; i++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.ok(collected, 'the first instance was collected');
+  for (let i = 0; i < 3; i++) gc(); // and its native half finalized
+  assert.throws(() => new nf.SanitizedAead('aes-256-gcm', key).seal(nonce, Buffer.from('second')), { code: 'ERR_NONCE_REUSE' });
+});
+
 test('promises: cipher, hash, hmac agree with node:crypto; an aborted signal rejects', async () => {
   const data = crypto.randomBytes(100000);
   assert.ok((await nf.hash('sha256', data)).equals(crypto.createHash('sha256').update(data).digest()));

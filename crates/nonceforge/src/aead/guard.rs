@@ -13,10 +13,11 @@ use crossbeam_utils::CachePadded;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
 
 /// Seals a shard takes from the key's budget at a time, so the budget's atomic
@@ -25,10 +26,49 @@ use subtle::ConstantTimeEq;
 /// 256 × shards seals early (never late). Smaller limits are kept exactly.
 const BUDGET_CHUNK: u64 = 256;
 
-type Registry = Mutex<HashMap<[u8; 32], Weak<dyn Any + Send + Sync>>>;
+/// How long a key's state is kept after an instance of it was last made, even
+/// with no instance left…
+pub const RETAIN_FOR: Duration = Duration::from_secs(600);
+/// …for this many keys at most (the most recently made ones): a repeat across
+/// two instances of one key is caught whether or not the first was dropped (or,
+/// in Node and Elixir, collected) before the second was made, within these
+/// bounds — not only while the garbage collector happens to keep it.
+pub const RETAIN_KEYS: usize = 128;
 
-fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+#[derive(Default)]
+struct Registry {
+    /// Every key's state while an instance (or the retention) holds it.
+    states: HashMap<[u8; 32], Weak<dyn Any + Send + Sync>>,
+    /// States kept alive by the retention, with when their key was last made.
+    retained: HashMap<[u8; 32], (Instant, Arc<dyn Any + Send + Sync>)>,
+    /// (when, key) in the order made; an entry whose time is no longer the
+    /// key's in `retained` is stale and skipped.
+    order: VecDeque<(Instant, [u8; 32])>,
+}
+
+impl Registry {
+    /// Keeps `state` for `RETAIN_FOR` from `now`, dropping what is past the
+    /// bounds (amortized O(1)).
+    fn retain(&mut self, fingerprint: [u8; 32], state: &Arc<dyn Any + Send + Sync>, now: Instant) {
+        self.retained.insert(fingerprint, (now, state.clone()));
+        self.order.push_back((now, fingerprint));
+        while let Some(&(when, fp)) = self.order.front() {
+            let current = self.retained.get(&fp).map(|(t, _)| *t);
+            if current != Some(when) {
+                self.order.pop_front(); // stale: made again since
+                continue;
+            }
+            if now.duration_since(when) < RETAIN_FOR && self.retained.len() <= RETAIN_KEYS {
+                break;
+            }
+            self.order.pop_front();
+            self.retained.remove(&fp);
+        }
+    }
+}
+
+fn registry() -> &'static Mutex<Registry> {
+    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
     REGISTRY.get_or_init(Default::default)
 }
 
@@ -178,12 +218,12 @@ impl<const N: usize> NonceGuard<N> {
         mac.update(&[0, N as u8]);
         mac.update(key);
         let fingerprint: [u8; 32] = mac.finalize().into_bytes().into();
-        let mut map = lock(registry());
-        if let Some(state) = map
-            .get(&fingerprint)
-            .and_then(Weak::upgrade)
-            .and_then(|s| s.downcast::<KeyState<N>>().ok())
+        let mut reg = lock(registry());
+        let now = Instant::now();
+        if let Some(any) = reg.states.get(&fingerprint).and_then(Weak::upgrade)
+            && let Ok(state) = any.clone().downcast::<KeyState<N>>()
         {
+            reg.retain(fingerprint, &any, now);
             return NonceGuard {
                 state,
                 policy: config.policy,
@@ -191,13 +231,12 @@ impl<const N: usize> NonceGuard<N> {
         }
         let key_id = u32::from_be_bytes(fingerprint[..4].try_into().expect("4 bytes"));
         let state = Arc::new(KeyState::<N>::new(algorithm, key_id, &config));
-        if map.len() >= 64 && map.len().is_power_of_two() {
-            map.retain(|_, w| w.strong_count() > 0);
+        let any = state.clone() as Arc<dyn Any + Send + Sync>;
+        if reg.states.len() >= 64 && reg.states.len().is_power_of_two() {
+            reg.states.retain(|_, w| w.strong_count() > 0);
         }
-        map.insert(
-            fingerprint,
-            Arc::downgrade(&(state.clone() as Arc<dyn Any + Send + Sync>)),
-        );
+        reg.states.insert(fingerprint, Arc::downgrade(&any));
+        reg.retain(fingerprint, &any, now);
         NonceGuard {
             state,
             policy: config.policy,

@@ -71,7 +71,7 @@ mod spin;
 mod window;
 
 pub use crate::violation::{Violation, ViolationKind};
-pub use guard::{NonceGuard, SealTicket};
+pub use guard::{NonceGuard, RETAIN_FOR, RETAIN_KEYS, SealTicket};
 #[cfg(feature = "ring")]
 pub use ring_adapter::SanitizedLessSafeKey;
 #[cfg(feature = "rustcrypto-aead")]
