@@ -44,7 +44,7 @@ fn next_word(function: &str) -> u64 {
     let start_us = s.run_start(function) * 1_000;
     loop {
         let last = s.tuid_word.load(Ordering::Acquire);
-        let t = (wall_us().max(start_us) << 8).max(last + 1);
+        let t = (server::wall_us().max(start_us) << 8).max(last + 1);
         s.admit(function, (t >> 8) / 1_000);
         if s.tuid_word
             .compare_exchange_weak(last, t, Ordering::AcqRel, Ordering::Relaxed)
@@ -53,12 +53,6 @@ fn next_word(function: &str) -> u64 {
             return t;
         }
     }
-}
-
-fn wall_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// The tuid of a (microsecond << 8 | seq) word and 64 random bits (50 kept).

@@ -243,18 +243,15 @@ fn startup_state() -> SharedState {
     }
 }
 
-/// Writes `ms` as the floor, durably, with `mark` (the floor origin's value
-/// now, or [`NO_MARK`]).
-fn persist(ms: u64, mark: u64) -> std::io::Result<()> {
+/// Writes `ms` as the floor, durably, with `mark`: the floor origin's value
+/// now, if this run knows it (`-` in the file otherwise).
+fn persist(ms: u64, mark: Option<u64>) -> std::io::Result<()> {
     let path = floor_path();
     let tmp = path.with_extension("tmp");
     {
         let mut f = std::fs::File::create(&tmp)?;
-        if mark == NO_MARK {
-            writeln!(f, "{FLOOR_HEADER}\n{ms}\n-")?;
-        } else {
-            writeln!(f, "{FLOOR_HEADER}\n{ms}\n{mark}")?;
-        }
+        let mark = mark.map_or_else(|| "-".to_owned(), |m| m.to_string());
+        writeln!(f, "{FLOOR_HEADER}\n{ms}\n{mark}")?;
         f.sync_all()?;
     }
     std::fs::rename(&tmp, &path)?;
@@ -289,10 +286,7 @@ unsafe extern "C-unwind" fn tighten_floor_at_exit(_code: i32, _arg: pg_sys::Datu
     if tight < s.reserved_ms.load(Ordering::Acquire)
         && let Err(e) = persist(
             tight,
-            match s.origin_ms.load(Ordering::Acquire) {
-                0 => NO_MARK,
-                ms => ms,
-            },
+            Some(s.origin_ms.load(Ordering::Acquire)).filter(|&ms| ms != 0),
         )
     {
         pgrx::log!(
@@ -361,11 +355,7 @@ impl SharedState {
         let target = (ms.max(wall_ms()) + RESERVE_AHEAD_MS).min(MS_END);
         // The WAL first: a crash between the two leaves the higher floor in the
         // WAL, which the next start takes (its mark differs from the file's).
-        let mark = if self.wal_floor(target) {
-            target
-        } else {
-            NO_MARK
-        };
+        let mark = self.wal_floor(target).then_some(target);
         if let Err(e) = persist(target, mark) {
             fail(
                 PgSqlErrorCode::ERRCODE_IO_ERROR,
@@ -460,7 +450,12 @@ impl SharedState {
         // SAFETY: the origin id is valid; reads its progress under its lock.
         let wal = match self.floor_origin() {
             Some(id) => unsafe { pg_sys::replorigin_get_progress(id, false) },
-            None => return file,
+            None => {
+                // No floor in the WAL to read (the warning said why): not
+                // looked up again on every server-ordered id of the run.
+                self.wal_floor_read.store(true, Ordering::Release);
+                return file;
+            }
         };
         self.origin_ms.fetch_max(wal, Ordering::AcqRel);
         if wal == self.file_origin_mark.load(Ordering::Relaxed) || wal <= file {
@@ -556,9 +551,14 @@ impl SharedState {
 
 /// The wall clock, Unix ms.
 pub(crate) fn wall_ms() -> u64 {
+    wall_us() / 1_000
+}
+
+/// The wall clock, Unix µs.
+pub(crate) fn wall_us() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// CLOCK_MONOTONIC in ms: one clock for every process of the machine.

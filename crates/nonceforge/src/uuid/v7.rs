@@ -156,21 +156,23 @@ pub const fn tick_of_ns(ns: u64) -> u64 {
 /// clamped to the UUIDv7 range — `uuidv7(shift interval)` of PostgreSQL 18.
 /// (128-bit division costs tens of ns: only when there is a shift.)
 pub fn shift_tick(tick: u64, shift_ns: i64) -> u64 {
-    if shift_ns == 0 {
-        return tick;
-    }
-    let shift = (shift_ns as i128 * 4096).div_euclid(1_000_000);
-    (tick as i128 + shift).clamp(0, LAST_TICK as i128) as u64
+    add_ticks(tick, shift_ns, 1_000_000)
 }
 
 /// `tick` moved by `shift_us` microseconds (in whole 1/4096 ms, rounded down),
 /// clamped to the UUIDv7 range: [`shift_tick`] for shifts past ±292 years.
 pub fn shift_tick_us(tick: u64, shift_us: i64) -> u64 {
-    if shift_us == 0 {
+    add_ticks(tick, shift_us, 1_000)
+}
+
+/// `tick` moved by `shift` units of which `per_ms` make a millisecond (in
+/// whole ticks, rounded down), clamped to the UUIDv7 range.
+fn add_ticks(tick: u64, shift: i64, per_ms: i128) -> u64 {
+    if shift == 0 {
         return tick;
     }
-    let shift = (shift_us as i128 * 4096).div_euclid(1_000);
-    (tick as i128 + shift).clamp(0, LAST_TICK as i128) as u64
+    let ticks = (shift as i128 * 4096).div_euclid(per_ms);
+    (tick as i128 + ticks).clamp(0, LAST_TICK as i128) as u64
 }
 
 /// The UUIDv7 of a tick (see [`tick_of_ns`]) and 62 random bits.
