@@ -19,15 +19,54 @@ import (
 // certainly sealed before unless it lies in a lost hole or the unknown part,
 // so a counter that restarts from its first value after any number of seals
 // is caught exactly (the Rust core's rule, crates/nonceforge/src/aead/counter.rs).
+//
+// State grows with use: the bitmap is made at the first hole (a counter that
+// only goes up in order never needs it; none reads as no holes), and tags, when
+// kept, grow to the highest position used.
 type counterTrack struct {
-	width  uint64 // a power of two
-	high   atomic.Uint64
-	holes  []atomic.Uint64
-	mu     sync.Mutex
-	tags   []byte // width * 16, when identical messages are allowed
-	tagged []bool
-	slow   bool // every call takes the lock
-	lost   lostHoles
+	width    uint64 // a power of two
+	high     atomic.Uint64
+	holes    atomic.Pointer[[]atomic.Uint64]
+	mu       sync.Mutex
+	keepTags bool   // identical messages are allowed
+	tags     []byte // 16 bytes a position, grown to the highest used
+	tagged   []bool
+	slow     bool // every call takes the lock
+	lost     lostHoles
+}
+
+// holeWord is word w of the bitmap (0 while there is none).
+func (c *counterTrack) holeWord(w int) uint64 {
+	if p := c.holes.Load(); p != nil {
+		return (*p)[w].Load()
+	}
+	return 0
+}
+
+// holesMade is the bitmap, made if need be (by lock holders only).
+func (c *counterTrack) holesMade() []atomic.Uint64 {
+	if p := c.holes.Load(); p != nil {
+		return *p
+	}
+	h := make([]atomic.Uint64, c.width/64)
+	c.holes.Store(&h)
+	return h
+}
+
+// tagAt is the tag at position p, if one was recorded.
+func (c *counterTrack) tagAt(p uint64) (*[16]byte, bool) {
+	if p >= uint64(len(c.tagged)) || !c.tagged[p] {
+		return nil, false
+	}
+	t := new([16]byte) // a repeat: off the hot path
+	copy(t[:], c.tags[p*16:p*16+16])
+	return t, true
+}
+
+func (c *counterTrack) clearTag(p uint64) {
+	if p < uint64(len(c.tagged)) {
+		c.tagged[p] = false
+	}
 }
 
 // lostRanges is how many ranges of never-sealed values below the window are
@@ -96,16 +135,17 @@ func newCounterTrack(width int, keepTags, slow bool) *counterTrack {
 	for w < uint64(width) {
 		w <<= 1
 	}
-	c := &counterTrack{width: w, holes: make([]atomic.Uint64, w/64), slow: slow || keepTags}
-	if keepTags {
-		c.tags = make([]byte, w*16)
-		c.tagged = make([]bool, w)
-	}
-	return c
+	return &counterTrack{width: w, keepTags: keepTags, slow: slow || keepTags}
 }
 
 func (c *counterTrack) memoryBytes() int {
-	return 8*len(c.holes) + len(c.tags) + len(c.tagged)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	holes := 0
+	if p := c.holes.Load(); p != nil {
+		holes = 8 * len(*p)
+	}
+	return holes + cap(c.tags) + cap(c.tagged)
 }
 
 func (c *counterTrack) bit(x uint64) (int, uint64) {
@@ -122,7 +162,7 @@ func (c *counterTrack) tryFast(x uint64) bool {
 		return false
 	}
 	p := x & (c.width - 1)
-	return c.holes[p>>6].Load()&(1<<(p&63)) == 0 && c.high.CompareAndSwap(h, h+1)
+	return c.holeWord(int(p>>6))&(1<<(p&63)) == 0 && c.high.CompareAndSwap(h, h+1)
 }
 
 func (c *counterTrack) checkAndInsert(x uint64) (counterSeen, *[16]byte) {
@@ -130,7 +170,7 @@ func (c *counterTrack) checkAndInsert(x uint64) (counterSeen, *[16]byte) {
 		h := c.high.Load()
 		if h != 0 && x == h && h&counterLocked == 0 {
 			w, b := c.bit(x)
-			if c.holes[w].Load()&b == 0 && c.high.CompareAndSwap(h, h+1) {
+			if c.holeWord(w)&b == 0 && c.high.CompareAndSwap(h, h+1) {
 				return counterNew, nil
 			}
 		}
@@ -151,19 +191,12 @@ func (c *counterTrack) slowPath(x uint64) (counterSeen, *[16]byte) {
 				return counterTooOld, nil
 			}
 			w, b := c.bit(x)
-			if c.holes[w].And(^b)&b != 0 {
-				if c.tagged != nil {
-					c.tagged[x&(c.width-1)] = false
-				}
+			if p := c.holes.Load(); p != nil && (*p)[w].And(^b)&b != 0 {
+				c.clearTag(x & (c.width - 1))
 				return counterNew, nil
 			}
-			if c.tagged != nil && c.tagged[x&(c.width-1)] {
-				p := x & (c.width - 1)
-				t := new([16]byte) // a repeat: off the hot path
-				copy(t[:], c.tags[p*16:p*16+16])
-				return counterAgain, t
-			}
-			return counterAgain, nil
+			t, _ := c.tagAt(x & (c.width - 1))
+			return counterAgain, t
 		}
 		if !c.high.CompareAndSwap(h, h|counterLocked) {
 			continue // a fast path moved high: decide again
@@ -171,21 +204,25 @@ func (c *counterTrack) slowPath(x uint64) (counterSeen, *[16]byte) {
 		from := h
 		c.loseLeaving(from, x)
 		if x-from >= c.width {
-			for i := range c.holes {
-				c.holes[i].Store(^uint64(0))
+			holes := c.holesMade()
+			for i := range holes {
+				holes[i].Store(^uint64(0))
 			}
-		} else {
+		} else if from < x {
+			holes := c.holesMade()
 			for v := from; v < x; v++ {
 				w, b := c.bit(v)
-				c.holes[w].Or(b)
+				holes[w].Or(b)
 			}
 		}
-		w, b := c.bit(x)
-		c.holes[w].And(^b)
-		if c.tagged != nil {
+		if p := c.holes.Load(); p != nil {
+			w, b := c.bit(x)
+			(*p)[w].And(^b)
+		}
+		if len(c.tagged) > 0 {
 			span := min(x-from+1, c.width)
 			for v := x + 1 - span; v <= x; v++ {
-				c.tagged[v&(c.width-1)] = false
+				c.clearTag(v & (c.width - 1))
 			}
 		}
 		c.high.Store(x + 1)
@@ -212,7 +249,7 @@ func (c *counterTrack) loseLeaving(from, x uint64) {
 	run, inRun := uint64(0), false
 	for v := leaveLo; v < end; {
 		w, b := c.bit(v)
-		word := c.holes[w].Load()
+		word := c.holeWord(w)
 		if word == 0 && v%64 == 0 && v+64 <= end { // a whole word without holes
 			if inRun {
 				c.lost.add(run, v)
@@ -240,10 +277,19 @@ func (c *counterTrack) setTag(x uint64, tag []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.high.Load() &^ counterLocked
-	if c.tagged == nil || h == 0 || x >= h || h-1-x >= c.width {
+	if !c.keepTags || h == 0 || x >= h || h-1-x >= c.width {
 		return
 	}
 	p := x & (c.width - 1)
+	if p >= uint64(len(c.tagged)) {
+		n := uint64(firstLimit)
+		for n <= p {
+			n <<= 1
+		}
+		n = min(n, c.width)
+		c.tags = append(c.tags, make([]byte, int(n)*16-len(c.tags))...)
+		c.tagged = append(c.tagged, make([]bool, int(n)-len(c.tagged))...)
+	}
 	copy(c.tags[p*16:p*16+16], tag)
 	c.tagged[p] = true
 }
@@ -254,6 +300,6 @@ func (c *counterTrack) forget(x uint64) {
 	h := c.high.Load() &^ counterLocked
 	if h != 0 && x < h && h-1-x < c.width {
 		w, b := c.bit(x)
-		c.holes[w].Or(b)
+		c.holesMade()[w].Or(b)
 	}
 }

@@ -9,7 +9,10 @@
 //
 // State is per key, not per instance: a salted fingerprint of the key (never
 // the key) is computed once, and every instance wrapping the same key and
-// algorithm in this process shares one state while any of them lives.
+// algorithm in this process shares one state while any of them lives. The
+// state grows with use, up to the configured windows: a new key holds a few
+// hundred bytes, so a server may hold a key per session or per file (100,000
+// live keys sealing a few messages each: 1.5–3.2 KB a key; bench/RESULTS.md).
 //
 // What is checked, as in the Rust crate's aead module:
 //   - counter-shaped nonces (XOR with the key's first nonce is a big-endian
@@ -17,7 +20,7 @@
 //     a high-water mark and an out-of-order bitmap, exact over all history;
 //   - any nonce: an exact window of the last Config.Window seals (default
 //     1024), sharded so goroutines do not serialise on one lock, with no
-//     allocation per Seal;
+//     allocation per Seal once grown;
 //   - optionally, the same message sealed again under the same nonce
 //     (Config.AllowIdentical): equal tags under one key and nonce mean the
 //     same message;
@@ -37,6 +40,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	stdhash "hash"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -125,7 +129,9 @@ func (v *Violation) Is(target error) bool { return target == ErrNonceReuse }
 // later instances share it and keep their own OnViolation.
 type Config struct {
 	Mode Mode
-	// Window: seals remembered exactly (default 1024; 64..2^24).
+	// Window: seals remembered exactly (default 1024; 64..2^24). Memory grows
+	// as the key is used, to 4 × Window × (nonce size + 2) bytes a shard (and
+	// 68 × Window more with AllowIdentical).
 	Window int
 	// CounterWindow: how far below the highest a counter may arrive and still
 	// be checked exactly (default 65536).
@@ -240,15 +246,19 @@ func retain(fp [32]byte, s *keyState, now time.Time) {
 	}
 }
 
-func random64() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-func stateFor(algorithm string, key []byte, n int, cfg *Config) *keyState {
+// saltedMAC is HMAC-SHA-256 keyed with the salt and fed the domain string,
+// made once: each key clones it (two compressions fewer than keying anew).
+var saltedMAC = sync.OnceValue(func() stdhash.Cloner {
 	mac := hmac.New(sha256.New, registry.salt[:])
 	mac.Write([]byte("nonceforge sanitizer v1\x00"))
+	return mac.(stdhash.Cloner)
+})
+
+func stateFor(algorithm string, key []byte, n int, cfg *Config) *keyState {
+	mac, err := saltedMAC().Clone()
+	if err != nil {
+		panic("sanitizer: HMAC-SHA-256 cannot be cloned: " + err.Error())
+	}
 	mac.Write([]byte(algorithm))
 	mac.Write([]byte{0, byte(n)})
 	mac.Write(key)
@@ -261,7 +271,7 @@ func stateFor(algorithm string, key []byte, n int, cfg *Config) *keyState {
 		retain(fp, s, now)
 		return s
 	}
-	s := newKeyState(algorithm, binary.BigEndian.Uint32(fp[:4]), n, cfg)
+	s := newKeyState(algorithm, fp, n, cfg)
 	registry.m[fp] = weak.Make(s)
 	retain(fp, s, now)
 	runtime.AddCleanup(s, func(fp [32]byte) {
@@ -274,7 +284,11 @@ func stateFor(algorithm string, key []byte, n int, cfg *Config) *keyState {
 	return s
 }
 
-func newKeyState(algorithm string, keyID uint32, n int, c *Config) *keyState {
+// newKeyState makes the state; fp, the key's fingerprint, gives its id (the
+// first 4 bytes) and the windows' hash keys (bits shown nowhere, as secret as
+// the process's salt).
+func newKeyState(algorithm string, fp [32]byte, n int, c *Config) *keyState {
+	word := func(i int) uint64 { return binary.LittleEndian.Uint64(fp[i:]) }
 	window := c.Window
 	if window == 0 {
 		window = 1024
@@ -289,9 +303,9 @@ func newKeyState(algorithm string, keyID uint32, n int, c *Config) *keyState {
 		shards = min(runtime.GOMAXPROCS(0), 8)
 	}
 	s := &keyState{
-		algorithm: algorithm, keyID: keyID, n: n, mode: c.Mode,
+		algorithm: algorithm, keyID: binary.BigEndian.Uint32(fp[:4]), n: n, mode: c.Mode,
 		allowIdentical: c.AllowIdentical,
-		k0:             random64(), k1: random64() | 1,
+		k0:             word(16), k1: word(24) | 1,
 		maxSeals: c.MaxSeals, maxBytes: c.MaxBytes,
 	}
 	if s.maxSeals == 0 {
@@ -312,15 +326,17 @@ func newKeyState(algorithm string, keyID uint32, n int, c *Config) *keyState {
 	}
 	s.fast = !c.AllowIdentical && c.MaxBytes == 0
 	s.shards = make([]shard, shards)
+	sealHash := func(b []byte) uint64 { return hash(b, s.k0, s.k1) }
 	for i := range s.shards {
-		s.shards[i].w = newWindow(window, n, c.AllowIdentical)
+		s.shards[i].w = newWindow(window, n, c.AllowIdentical, sealHash)
 	}
 	if c.CheckOpen {
+		s.openKey = [2]uint64{word(4), word(8) | 1}
+		openHash := func(b []byte) uint64 { return hash(b, s.openKey[0], s.openKey[1]) }
 		s.open = make([]shard, shards)
 		for i := range s.open {
-			s.open[i].w = newWindow(window, n, false)
+			s.open[i].w = newWindow(window, n, false, openHash)
 		}
-		s.openKey = [2]uint64{random64(), random64() | 1}
 	}
 	return s
 }
@@ -563,11 +579,12 @@ func (s *keyState) memoryBytes() int {
 	if s.counter != nil {
 		total += s.counter.memoryBytes()
 	}
-	for i := range s.shards {
-		total += s.shards[i].w.memoryBytes()
-	}
-	for i := range s.open {
-		total += s.open[i].w.memoryBytes()
+	for _, shards := range [][]shard{s.shards, s.open} {
+		for i := range shards {
+			shards[i].mu.Lock()
+			total += shards[i].w.memoryBytes()
+			shards[i].mu.Unlock()
+		}
 	}
 	return total
 }
@@ -616,7 +633,8 @@ func (a *AEAD) NonceSize() int { return a.inner.NonceSize() }
 // Overhead is the wrapped AEAD's.
 func (a *AEAD) Overhead() int { return a.inner.Overhead() }
 
-// MemoryBytes is the size of this key's state (fixed at construction).
+// MemoryBytes is the size of this key's state now: it grows with use, up to
+// the configured windows.
 func (a *AEAD) MemoryBytes() int { return a.state.memoryBytes() }
 
 // SharesStateWith says whether a and b guard one key.

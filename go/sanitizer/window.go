@@ -13,6 +13,14 @@ import (
 // everything remembered was really sealed, so remembering more than
 // `capacity` never makes a false positive.
 //
+// Grown with use: a window holds nothing until its first nonce (a key whose
+// nonces all take the counter path never allocates one); its first table
+// holds firstLimit nonces and doubles (every nonce re-inserted) each time it
+// fills, until it holds `capacity`; the older generation is made at the first
+// swap. Until then nothing was ever dropped, so every size remembers all it
+// saw: the detection is the same at every size, and a key that seals a few
+// messages holds a few hundred bytes.
+//
 // A table is groups of 8 slots with one control word per group: a byte a slot,
 // 0 when empty, else 0x80 | 7 bits of the hash. A probe compares the 8 bytes at
 // once (SWAR), so it rarely branches on a single slot; with tables at most half
@@ -20,23 +28,32 @@ import (
 // probing with one branch a slot: see bench/RESULTS.md.
 type window struct {
 	n        int
-	ctrl     [2][]uint64
-	keys     [2][]byte // group*8+slot -> nonce
-	gmask    uint64
+	t        [2]table
 	cur      int
 	count    int
+	limit    int // count at which the current table is full
 	capacity int
-	epochs   [2]uint64
-	epoch    uint64
-	tags     [2][]byte // 16 bytes a slot, when identical messages are allowed
-	tagged   [2][]bool
-	// filter: one bit per bucket of 16 × capacity and generation; clear means
-	// "not in this generation", so a fresh nonce usually probes neither table.
-	filter [2][]uint64
+	keepTags bool
+	hash     func([]byte) uint64 // what callers hash with, to re-insert
+}
+
+// table is one generation.
+type table struct {
+	ctrl   []uint64
+	keys   []byte // group*8+slot -> nonce
+	gmask  uint64
+	tags   []byte // 16 bytes a slot, when identical messages are allowed
+	tagged []bool
+	// filter: one bit per bucket of 16 × the nonces the table holds; clear
+	// means "not in this table", so a fresh nonce usually probes neither.
+	filter []uint64
 	fmask  uint64
 }
 
-// wpos is where a nonce went: generation (by epoch) and slot.
+// firstLimit is how many nonces a window's first table holds.
+const firstLimit = 8
+
+// wpos is where a nonce went: generation and slot.
 type wpos struct {
 	table int
 	slot  uint64
@@ -47,34 +64,80 @@ const (
 	msbs = 0x8080808080808080
 )
 
-func newWindow(capacity, n int, keepTags bool) *window {
+// newWindow remembers at least the last capacity nonces hashed by hash; it
+// allocates nothing until the first.
+func newWindow(capacity, n int, keepTags bool, hash func([]byte) uint64) *window {
+	return &window{n: n, capacity: capacity, keepTags: keepTags, hash: hash}
+}
+
+// makeTable sizes a table for limit nonces: at most half full.
+func makeTable(limit, n int, keepTags bool) table {
 	groups := 1
-	for groups*8 < 2*capacity {
+	for groups*8 < 2*limit {
 		groups <<= 1
 	}
 	fbits := 64
-	for fbits < 16*capacity {
+	for fbits < 16*limit {
 		fbits <<= 1
 	}
-	w := &window{n: n, gmask: uint64(groups - 1), capacity: capacity, epochs: [2]uint64{1, 0}, epoch: 1, fmask: uint64(fbits - 1)}
-	for i := range w.ctrl {
-		w.filter[i] = make([]uint64, fbits/64)
-		w.ctrl[i] = make([]uint64, groups)
-		w.keys[i] = make([]byte, groups*8*n)
-		if keepTags {
-			w.tags[i] = make([]byte, groups*8*16)
-			w.tagged[i] = make([]bool, groups*8)
-		}
+	t := table{
+		ctrl: make([]uint64, groups), keys: make([]byte, groups*8*n), gmask: uint64(groups - 1),
+		filter: make([]uint64, fbits/64), fmask: uint64(fbits - 1),
 	}
-	return w
+	if keepTags {
+		t.tags = make([]byte, groups*8*16)
+		t.tagged = make([]bool, groups*8)
+	}
+	return t
 }
 
 func (w *window) memoryBytes() int {
 	total := 0
-	for i := range w.ctrl {
-		total += 8*len(w.ctrl[i]) + len(w.keys[i]) + len(w.tags[i]) + len(w.tagged[i]) + 8*len(w.filter[i])
+	for i := range w.t {
+		t := &w.t[i]
+		total += 8*len(t.ctrl) + len(t.keys) + len(t.tags) + len(t.tagged) + 8*len(t.filter)
 	}
 	return total
+}
+
+// grow doubles the current table (or makes the first), re-inserting what it
+// holds with its tags; the older table is empty until the first swap.
+func (w *window) grow() {
+	limit := min(max(w.limit*2, firstLimit), w.capacity)
+	old := w.t[w.cur]
+	w.t[w.cur] = makeTable(limit, w.n, w.keepTags)
+	w.limit = limit
+	for g, c := range old.ctrl {
+		for i := range 8 {
+			if c>>(8*i)&0x80 == 0 {
+				continue
+			}
+			s := uint64(g*8 + i)
+			nonce := old.keys[int(s)*w.n : int(s)*w.n+w.n]
+			d := w.insert(w.cur, nonce, w.hash(nonce))
+			if old.tagged != nil && old.tagged[s] {
+				copy(w.t[w.cur].tags[d*16:d*16+16], old.tags[s*16:s*16+16])
+				w.t[w.cur].tagged[d] = true
+			}
+		}
+	}
+}
+
+// insert puts nonce (not in table t) into t.
+func (w *window) insert(t int, nonce []byte, h uint64) uint64 {
+	s, _ := w.find(t, nonce, h)
+	w.place(t, s, nonce, h)
+	return s
+}
+
+// place writes nonce into the empty slot s of table t.
+func (w *window) place(t int, s uint64, nonce []byte, h uint64) {
+	tb := &w.t[t]
+	g, i := s/8, s%8
+	tb.ctrl[g] |= uint64(uint8(h>>57)|0x80) << (8 * i)
+	copy(tb.keys[int(s)*w.n:], nonce)
+	b := (h >> 20) & tb.fmask
+	tb.filter[b>>6] |= 1 << (b & 63)
 }
 
 // matches has the top bit set in each byte of c equal to b (and, rarely, in a
@@ -90,7 +153,7 @@ func empties(c uint64) uint64 {
 }
 
 func (w *window) equal(t int, slot uint64, nonce []byte) bool {
-	k := w.keys[t][int(slot)*w.n : int(slot)*w.n+w.n]
+	k := w.t[t].keys[int(slot)*w.n : int(slot)*w.n+w.n]
 	n := w.n
 	// Nonces are 8 to 24 bytes: compare in words (the last word overlapping).
 	if binary.LittleEndian.Uint64(k) != binary.LittleEndian.Uint64(nonce) ||
@@ -103,15 +166,20 @@ func (w *window) equal(t int, slot uint64, nonce []byte) bool {
 // mayHold is false when nonce (of hash h) is surely not in table t. The bits
 // used are neither the group index (low bits) nor the tag (top 7).
 func (w *window) mayHold(t int, h uint64) bool {
-	b := (h >> 20) & w.fmask
-	return w.filter[t][b>>6]&(1<<(b&63)) != 0
+	tb := &w.t[t]
+	if tb.filter == nil {
+		return false // not made yet
+	}
+	b := (h >> 20) & tb.fmask
+	return tb.filter[b>>6]&(1<<(b&63)) != 0
 }
 
 // find looks nonce up in table t: its slot, or the empty slot where it goes.
 func (w *window) find(t int, nonce []byte, h uint64) (slot uint64, ok bool) {
 	tag := uint8(h>>57) | 0x80
-	g := h & w.gmask
-	ctrl := w.ctrl[t]
+	tb := &w.t[t]
+	g := h & tb.gmask
+	ctrl := tb.ctrl
 	for {
 		c := ctrl[g]
 		for m := matches(c, tag); m != 0; m &= m - 1 {
@@ -123,30 +191,23 @@ func (w *window) find(t int, nonce []byte, h uint64) (slot uint64, ok bool) {
 		if e := empties(c); e != 0 {
 			return g*8 + uint64(bits.TrailingZeros64(e)>>3), false
 		}
-		g = (g + 1) & w.gmask
+		g = (g + 1) & tb.gmask
 	}
 }
 
 func (w *window) tagOf(t int, s uint64) []byte {
-	if w.tagged[t] == nil || !w.tagged[t][s] {
+	tb := &w.t[t]
+	if tb.tagged == nil || !tb.tagged[s] {
 		return nil
 	}
-	return w.tags[t][s*16 : s*16+16]
+	return tb.tags[s*16 : s*16+16]
 }
 
 // checkAndInsert reports whether nonce is remembered (with the tag of its
 // first message, if recorded); if not, remembers it.
 func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag []byte) {
-	if w.count == w.capacity {
-		older := 1 - w.cur
-		clear(w.ctrl[older])
-		clear(w.filter[older])
-		if w.tagged[older] != nil {
-			clear(w.tagged[older])
-		}
-		w.epoch++
-		w.epochs[older] = w.epoch
-		w.cur, w.count = older, 0
+	if w.count == w.limit {
+		w.full()
 	}
 	if w.mayHold(1-w.cur, h) {
 		if s, ok := w.find(1-w.cur, nonce, h); ok {
@@ -157,20 +218,47 @@ func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag 
 	if ok {
 		return wpos{w.cur, s}, true, w.tagOf(w.cur, s)
 	}
-	g, i := s/8, s%8
-	w.ctrl[w.cur][g] |= uint64(uint8(h>>57)|0x80) << (8 * i)
-	copy(w.keys[w.cur][int(s)*w.n:], nonce)
-	b := (h >> 20) & w.fmask
-	w.filter[w.cur][b>>6] |= 1 << (b & 63)
+	w.place(w.cur, s, nonce, h)
 	w.count++
 	return wpos{w.cur, s}, false, nil
 }
 
-// setTag records the tag sealed under the nonce at p, if it is still there.
-func (w *window) setTag(p wpos, nonce, tag []byte) {
-	if w.tagged[p.table] == nil || w.ctrl[p.table][p.slot/8]>>(8*(p.slot%8))&0x80 == 0 || !w.equal(p.table, p.slot, nonce) {
+// full handles a full current table: it doubles while smaller than the
+// capacity, else the generations swap (the older one is cleared, or made at
+// the first swap).
+func (w *window) full() {
+	if w.limit < w.capacity {
+		w.grow()
 		return
 	}
-	copy(w.tags[p.table][p.slot*16:p.slot*16+16], tag)
-	w.tagged[p.table][p.slot] = true
+	older := 1 - w.cur
+	if w.t[older].ctrl == nil {
+		w.t[older] = makeTable(w.capacity, w.n, w.keepTags)
+	} else {
+		tb := &w.t[older]
+		clear(tb.ctrl)
+		clear(tb.filter)
+		if tb.tagged != nil {
+			clear(tb.tagged)
+		}
+	}
+	w.cur, w.count = older, 0
+}
+
+// setTag records the tag sealed under the nonce at p, if it is still there
+// (looked up again if its table grew meanwhile).
+func (w *window) setTag(p wpos, nonce, tag []byte) {
+	tb := &w.t[p.table]
+	if tb.tagged == nil {
+		return
+	}
+	s := p.slot
+	if s >= uint64(len(tb.tagged)) || tb.ctrl[s/8]>>(8*(s%8))&0x80 == 0 || !w.equal(p.table, s, nonce) {
+		var ok bool
+		if s, ok = w.find(p.table, nonce, w.hash(nonce)); !ok {
+			return
+		}
+	}
+	copy(tb.tags[s*16:s*16+16], tag)
+	tb.tagged[s] = true
 }

@@ -2,6 +2,7 @@ package sanitizer
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 )
 
@@ -10,7 +11,10 @@ import (
 // checks every answer.
 func TestWindowRemembersAtLeastTheLastCapacity(t *testing.T) {
 	for _, n := range []int{8, 12, 24} {
-		w := newWindow(64, n, false)
+		badHash := func(v uint64) uint64 { return (v%7)<<57 | v%5 }
+		w := newWindow(64, n, false, func(b []byte) uint64 {
+			return badHash(binary.BigEndian.Uint64(b[len(b)-8:]))
+		})
 		nonce := func(v uint64) []byte {
 			b := make([]byte, n)
 			binary.BigEndian.PutUint64(b[n-8:], v)
@@ -24,7 +28,7 @@ func TestWindowRemembersAtLeastTheLastCapacity(t *testing.T) {
 			x ^= x >> 7
 			x ^= x << 17
 			v := x % 300
-			h := (v%7)<<57 | v%5
+			h := badHash(v)
 			_, seen, _ := w.checkAndInsert(nonce(v), h)
 			for _, r := range recent {
 				if r == v && !seen {
@@ -46,7 +50,7 @@ func TestWindowRemembersAtLeastTheLastCapacity(t *testing.T) {
 }
 
 func TestWindowTags(t *testing.T) {
-	w := newWindow(4, 12, true)
+	w := newWindow(4, 12, true, func([]byte) uint64 { return 99 })
 	n := []byte("twelve bytes")
 	p, seen, _ := w.checkAndInsert(n, 99)
 	if seen {
@@ -58,5 +62,51 @@ func TestWindowTags(t *testing.T) {
 	w.setTag(p, n, []byte("0123456789abcdef"))
 	if _, seen, tag := w.checkAndInsert(n, 99); !seen || string(tag) != "0123456789abcdef" {
 		t.Fatalf("tag %q", tag)
+	}
+}
+
+// A window grows from nothing by doubling: each size remembers every nonce
+// it was given (with its tag), and a place handed out before a doubling still
+// takes its tag after.
+func TestWindowGrowsWithUse(t *testing.T) {
+	h := func(b []byte) uint64 { return hash(b, 0x1234, 0x5679) }
+	w := newWindow(1024, 12, true, h)
+	if w.memoryBytes() != 0 {
+		t.Fatalf("%d bytes before the first nonce", w.memoryBytes())
+	}
+	nonce := func(v uint64) []byte {
+		b := make([]byte, 12)
+		binary.BigEndian.PutUint64(b[4:], v*0x9e3779b97f4a7c15)
+		return b
+	}
+	tag := func(v uint64) []byte { return []byte(fmt.Sprintf("tag %012d", v)) }
+	var early wpos
+	for v := range uint64(1000) {
+		p, seen, _ := w.checkAndInsert(nonce(v), h(nonce(v)))
+		if seen {
+			t.Fatalf("%d is new", v)
+		}
+		if v == 3 {
+			early = p
+		} else if v%3 == 0 {
+			w.setTag(p, nonce(v), tag(v))
+		}
+		if v == 20 && w.memoryBytes() >= 4096 {
+			t.Fatalf("%d bytes for 21 nonces", w.memoryBytes())
+		}
+	}
+	w.setTag(early, nonce(3), tag(3)) // after several doublings
+	for v := range uint64(1000) {
+		_, seen, got := w.checkAndInsert(nonce(v), h(nonce(v)))
+		want := ""
+		if v%3 == 0 {
+			want = string(tag(v))
+		}
+		if !seen || string(got) != want {
+			t.Fatalf("%d: seen %v, tag %q, want %q", v, seen, got, want)
+		}
+	}
+	if w.limit != 1024 || w.t[1-w.cur].ctrl != nil {
+		t.Fatalf("limit %d; older table made before the first swap", w.limit)
 	}
 }

@@ -27,8 +27,8 @@
 //! caught exactly, in O(1) memory for a counter with few gaps.
 
 use super::Tag;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 const LOCKED: u64 = 1 << 63;
 /// Counter values from here on are not treated as counters (room for LOCKED).
@@ -87,14 +87,29 @@ pub(crate) struct CounterTrack {
     width: u64,
     /// The highest value sealed, plus one (0: none yet); LOCKED while bits move.
     high: AtomicU64,
-    holes: Box<[AtomicU64]>,
+    /// The bitmap, made on the first hole (a counter that only goes up in
+    /// order never needs it: no bitmap reads as no holes).
+    holes: OnceLock<Box<[AtomicU64]>>,
     slow: Mutex<Slow>,
     /// Every call takes the lock (tags are kept, or bytes are counted).
     always_slow: bool,
 }
 
-/// Tags by position, and whether each is set.
-type Tags = (Box<[Tag]>, Box<[bool]>);
+/// Tags by position, and whether each is set: grown to the highest position
+/// used (a power of two, up to the width), so a key that seals a few messages
+/// holds a few tags.
+type Tags = (Vec<Tag>, Vec<bool>);
+
+/// Whether the tag at position `p` is set, and its value.
+fn tag_at(tags: &Tags, p: usize) -> Option<Tag> {
+    tags.1.get(p).copied().unwrap_or(false).then(|| tags.0[p])
+}
+
+fn clear_tag(tags: &mut Tags, p: usize) {
+    if let Some(has) = tags.1.get_mut(p) {
+        *has = false;
+    }
+}
 
 struct Slow {
     /// Tags by position, when identical messages may be sealed again.
@@ -107,18 +122,12 @@ impl CounterTrack {
     /// A window of `width` values (rounded up to a power of two, at least 64).
     pub(crate) fn new(width: usize, keep_tags: bool, always_slow: bool) -> Self {
         let width = width.max(64).next_power_of_two();
-        let words = width / 64;
         CounterTrack {
             width: width as u64,
             high: AtomicU64::new(0),
-            holes: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            holes: OnceLock::new(),
             slow: Mutex::new(Slow {
-                tags: keep_tags.then(|| {
-                    (
-                        vec![[0u8; 16]; width].into_boxed_slice(),
-                        vec![false; width].into_boxed_slice(),
-                    )
-                }),
+                tags: keep_tags.then(Tags::default),
                 lost: Lost::default(),
             }),
             always_slow: always_slow || keep_tags,
@@ -131,11 +140,23 @@ impl CounterTrack {
 
     pub(crate) fn memory_bytes(&self) -> usize {
         let slow = self.slow.lock().unwrap_or_else(|e| e.into_inner());
-        size_of_val(&*self.holes)
+        self.holes.get().map_or(0, |h| size_of_val(&**h))
             + slow
                 .tags
                 .as_ref()
-                .map_or(0, |(t, f)| size_of_val(&**t) + size_of_val(&**f))
+                .map_or(0, |(t, f)| t.capacity() * size_of::<Tag>() + f.capacity())
+    }
+
+    /// The word `w` of the bitmap (0 while there is none).
+    #[inline(always)]
+    fn hole_word(&self, w: usize, order: Ordering) -> u64 {
+        self.holes.get().map_or(0, |h| h[w].load(order))
+    }
+
+    /// The bitmap, made if need be (by lock holders only).
+    fn holes_made(&self) -> &[AtomicU64] {
+        self.holes
+            .get_or_init(|| (0..self.width / 64).map(|_| AtomicU64::new(0)).collect())
     }
 
     #[inline]
@@ -158,7 +179,7 @@ impl CounterTrack {
             return false;
         }
         let (w, b) = self.bit(x);
-        self.holes[w].load(Ordering::Acquire) & b == 0
+        self.hole_word(w, Ordering::Acquire) & b == 0
             && self
                 .high
                 .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Relaxed)
@@ -177,7 +198,7 @@ impl CounterTrack {
             return false;
         }
         let (w, b) = self.bit(x);
-        if self.holes[w].load(Ordering::Relaxed) & b != 0 {
+        if self.hole_word(w, Ordering::Relaxed) & b != 0 {
             return false;
         }
         self.high.store(h + 1, Ordering::Relaxed);
@@ -208,16 +229,18 @@ impl CounterTrack {
                 };
             }
             let (w, b) = self.bit(x);
-            if self.holes[w].fetch_and(!b, Ordering::AcqRel) & b != 0 {
-                if let Some((_, has)) = &mut slow.tags {
-                    has[(x & (self.width - 1)) as usize] = false;
+            let p = (x & (self.width - 1)) as usize;
+            if self
+                .holes
+                .get()
+                .is_some_and(|h| h[w].fetch_and(!b, Ordering::AcqRel) & b != 0)
+            {
+                if let Some(tags) = &mut slow.tags {
+                    clear_tag(tags, p);
                 }
                 return CounterSeen::New;
             }
-            let tag = slow.tags.as_ref().and_then(|(t, has)| {
-                let p = (x & (self.width - 1)) as usize;
-                has[p].then_some(t[p])
-            });
+            let tag = slow.tags.as_ref().and_then(|tags| tag_at(tags, p));
             return CounterSeen::Again { tag };
         }
         // A jump ahead: claim it (a fast path may move `high` until we do).
@@ -248,7 +271,7 @@ impl CounterTrack {
             let mut v = leave_lo;
             while v < end {
                 let (w, b) = self.bit(v);
-                let word = self.holes[w].load(Ordering::Relaxed);
+                let word = self.hole_word(w, Ordering::Relaxed);
                 // A whole word without holes (the common case) at once.
                 if word == 0 && v.is_multiple_of(64) && v + 64 <= end {
                     if let Some(lo) = run.take() {
@@ -274,21 +297,24 @@ impl CounterTrack {
             slow.lost.add(from, leave_hi);
         }
         if x - from >= self.width {
-            for word in self.holes.iter() {
+            for word in self.holes_made() {
                 word.store(u64::MAX, Ordering::Relaxed);
             }
-        } else {
+        } else if from < x {
+            let holes = self.holes_made();
             for v in from..x {
                 let (w, b) = self.bit(v);
-                self.holes[w].fetch_or(b, Ordering::Relaxed);
+                holes[w].fetch_or(b, Ordering::Relaxed);
             }
         }
-        let (w, b) = self.bit(x);
-        self.holes[w].fetch_and(!b, Ordering::Relaxed);
-        if let Some((_, has)) = &mut slow.tags {
+        if let Some(holes) = self.holes.get() {
+            let (w, b) = self.bit(x);
+            holes[w].fetch_and(!b, Ordering::Relaxed);
+        }
+        if let Some(tags) = &mut slow.tags {
             let span = (x - from + 1).min(self.width);
             for v in x + 1 - span..=x {
-                has[(v & (self.width - 1)) as usize] = false;
+                clear_tag(tags, (v & (self.width - 1)) as usize);
             }
         }
         self.high.store(x + 1, Ordering::Release);
@@ -304,6 +330,11 @@ impl CounterTrack {
         }
         if let Some((t, has)) = &mut slow.tags {
             let p = (x & (self.width - 1)) as usize;
+            if p >= has.len() {
+                let len = (p + 1).next_power_of_two().min(self.width as usize);
+                t.resize(len, [0; 16]);
+                has.resize(len, false);
+            }
             t[p] = *tag;
             has[p] = true;
         }
@@ -315,7 +346,7 @@ impl CounterTrack {
         let h = self.high.load(Ordering::Acquire) & !LOCKED;
         if h != 0 && x < h && h - 1 - x < self.width {
             let (w, b) = self.bit(x);
-            self.holes[w].fetch_or(b, Ordering::AcqRel);
+            self.holes_made()[w].fetch_or(b, Ordering::AcqRel);
         }
     }
 }

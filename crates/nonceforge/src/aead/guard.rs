@@ -84,10 +84,16 @@ fn salt() -> &'static [u8; 32] {
     })
 }
 
-fn random_u64() -> u64 {
-    let mut b = [0; 8];
-    let _ = getrandom::fill(&mut b);
-    u64::from_le_bytes(b)
+/// HMAC-SHA-256 keyed with the salt and fed the domain string, once: each key
+/// clones it (two compressions fewer a key than keying it again).
+fn salted_mac() -> &'static Hmac<Sha256> {
+    static MAC: OnceLock<Hmac<Sha256>> = OnceLock::new();
+    MAC.get_or_init(|| {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(salt())
+            .expect("HMAC takes a key of any length");
+        mac.update(b"nonceforge sanitizer v1\0");
+        mac
+    })
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -211,9 +217,7 @@ impl<const N: usize> NonceGuard<N> {
     /// As `new`, for a config known to be valid (the defaults).
     pub(crate) fn new_valid(algorithm: &'static str, key: &[u8], config: GuardConfig) -> Self {
         const { assert!(N >= 8 && N <= 24, "nonces of 8 to 24 bytes") };
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(salt())
-            .expect("HMAC takes a key of any length");
-        mac.update(b"nonceforge sanitizer v1\0");
+        let mut mac = salted_mac().clone();
         mac.update(algorithm.as_bytes());
         mac.update(&[0, N as u8]);
         mac.update(key);
@@ -230,7 +234,11 @@ impl<const N: usize> NonceGuard<N> {
             };
         }
         let key_id = u32::from_be_bytes(fingerprint[..4].try_into().expect("4 bytes"));
-        let state = Arc::new(KeyState::<N>::new(algorithm, key_id, &config));
+        // The window's hash keys: fingerprint bits that are shown nowhere (the
+        // key id is the first 4 bytes), as secret as the process's salt.
+        let word = |i: usize| u64::from_le_bytes(fingerprint[i..i + 8].try_into().expect("8"));
+        let seeds = [word(16), word(24) | 1];
+        let state = Arc::new(KeyState::<N>::new(algorithm, key_id, seeds, &config));
         let any = state.clone() as Arc<dyn Any + Send + Sync>;
         if reg.states.len() >= 64 && reg.states.len().is_power_of_two() {
             reg.states.retain(|_, w| w.strong_count() > 0);
@@ -364,7 +372,10 @@ impl<const N: usize> NonceGuard<N> {
         };
         let h = hasher.hash_one(nonce);
         let shard = &shards[shard_of(h, shards.len())];
-        match shard.lock().check_and_insert(nonce, h) {
+        match shard
+            .lock()
+            .check_and_insert(nonce, h, &|n| hasher.hash_one(n))
+        {
             Seen::New(_) => Ok(()),
             Seen::Again { .. } => {
                 let v = s.violation(ViolationKind::Replay, nonce, 0);
@@ -392,7 +403,8 @@ impl<const N: usize> NonceGuard<N> {
         self.state.open.is_some()
     }
 
-    /// Bytes of memory this key's state holds (fixed at construction).
+    /// Bytes of memory this key's state holds now (it grows with use, up to
+    /// the configured windows).
     pub fn memory_bytes(&self) -> usize {
         let s = &*self.state;
         s.bias.share();
@@ -427,7 +439,7 @@ impl<const N: usize> NonceGuard<N> {
 }
 
 impl<const N: usize> KeyState<N> {
-    fn new(algorithm: &'static str, key_id: u32, c: &GuardConfig) -> Self {
+    fn new(algorithm: &'static str, key_id: u32, seeds: [u64; 2], c: &GuardConfig) -> Self {
         let counter_max = match c.mode {
             NonceMode::Random => 0,
             _ => c.max_seals.unwrap_or(COUNTER_LIMIT).min(COUNTER_LIMIT),
@@ -458,7 +470,7 @@ impl<const N: usize> KeyState<N> {
                     }))
                 })
                 .collect(),
-            seeds: [random_u64(), random_u64() | 1],
+            seeds,
             seals_left: AtomicU64::new(max_seals),
             max_seals,
             budget_chunk: if max_seals >= 1 << 24 {
@@ -592,7 +604,7 @@ impl<const N: usize> KeyState<N> {
         if shard.budget == 0 {
             return false;
         }
-        match shard.window.check_and_insert(nonce, h) {
+        match shard.window.check_and_insert(nonce, h, &|n| self.hash(n)) {
             Seen::New(_) => {
                 shard.budget -= 1;
                 true
@@ -619,7 +631,7 @@ impl<const N: usize> KeyState<N> {
                 }
             }
         }
-        match shard.window.check_and_insert(nonce, h) {
+        match shard.window.check_and_insert(nonce, h, &|n| self.hash(n)) {
             Seen::New(at) => {
                 if let Some(bloom) = &self.bloom
                     && bloom.check_and_insert(h, mix(h ^ self.seeds[1], self.seeds[0] | 1))

@@ -27,6 +27,17 @@
 //! puts the nonce in a spill list, checked while it is non-empty; a withdrawn
 //! seal's slot is listed as forgotten until overwritten.
 //!
+//! **Grown with use.** A window holds nothing until its first nonce (a key
+//! whose nonces all take the counter path never allocates one), then
+//! [`FIRST_RING`] nonces (or R, if smaller), and doubles each time its ring
+//! fills, up to R: a key that seals a few messages holds a few hundred bytes,
+//! not R's worth. Until the ring is
+//! full nothing has left it, so the grown window (every nonce re-inserted, at
+//! its same insertion number) holds exactly what a full-size one would: the
+//! detection is the same at every size. Growing costs one re-insertion per
+//! nonce held, amortized O(1) a seal (a window of 2^20 pauses its shard
+//! ~10 ms at its last doubling).
+//!
 //! Measured against the two SwissTable generations it replaces (hashbrown,
 //! with a 2 KB filter each): see bench/RESULTS.md, "Nonce sanitizer".
 
@@ -48,6 +59,8 @@ pub(crate) enum Seen {
 }
 
 const WAYS: usize = 16;
+/// Nonces a window holds before its first doubling.
+pub(crate) const FIRST_RING: usize = 8;
 /// Entry lanes a bucket; the last is the index of its oldest entry.
 const LANES: usize = WAYS - 1;
 
@@ -69,6 +82,10 @@ pub(crate) struct Window<const N: usize> {
     seq_mask: u32,
     /// Insertions so far.
     next: u64,
+    /// `next` at which the ring is full and doubles (u64::MAX at full size).
+    grow_at: u64,
+    /// R: the ring's size at full size.
+    full: usize,
     /// Insertion numbers of nonces whose bucket was full of live entries.
     spill: Vec<u64>,
     /// Insertion numbers of withdrawn seals still in the ring.
@@ -77,11 +94,34 @@ pub(crate) struct Window<const N: usize> {
 
 impl<const N: usize> Window<N> {
     pub(crate) fn new(capacity: usize, keep_tags: bool) -> Self {
-        let r = capacity.max(1).next_power_of_two();
+        let full = capacity.max(1).next_power_of_two();
+        assert!(full <= 1 << 30, "window of at most 2^30 nonces");
+        Self::sized(0, full, keep_tags)
+    }
+
+    /// A window whose ring holds `r` nonces now (0 or a power of two) and
+    /// grows to `full`.
+    fn sized(r: usize, full: usize, keep_tags: bool) -> Self {
+        if r == 0 {
+            return Window {
+                buckets: Box::new([]),
+                bucket_mask: 0,
+                ring: Box::new([]),
+                tags: keep_tags.then(|| Box::new([]) as Box<[Option<Tag>]>),
+                // No insertion number is in an empty ring (in_ring: 2^64 − 1 > 0).
+                ring_mask: 0,
+                seq_bits: 31,
+                seq_mask: (1 << 31) - 1,
+                next: 0,
+                grow_at: 0,
+                full,
+                spill: Vec::new(),
+                forgotten: Vec::new(),
+            };
+        }
         // 2^k = 256 R insertions before an age wraps; at most 31 bits, so at
         // least one of fingerprint.
         let seq_bits = (r.trailing_zeros() + 8).min(31);
-        assert!(r <= 1 << 30, "window of at most 2^30 nonces");
         let seq_mask = (1u32 << seq_bits) - 1;
         let buckets = (r / 2).max(1);
         // Stale from the start (age R + 1); lane 15 of each is its oldest: 0.
@@ -96,9 +136,31 @@ impl<const N: usize> Window<N> {
             seq_bits,
             seq_mask,
             next: 0,
-            spill: Vec::with_capacity(WAYS),
-            forgotten: Vec::with_capacity(WAYS),
+            grow_at: if r < full { r as u64 } else { u64::MAX },
+            full,
+            spill: Vec::new(),
+            forgotten: Vec::new(),
         }
+    }
+
+    /// Doubles a full ring: every nonce again at its insertion number (the
+    /// ring holds numbers 0..next, slot = number, as nothing has left it yet),
+    /// with its tag; withdrawn ones stay withdrawn. `rehash` is the hash the
+    /// window's callers use.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, rehash: &impl Fn(&[u8; N]) -> u64) {
+        debug_assert_eq!(self.next, self.ring.len() as u64);
+        let r = (self.ring.len() * 2).clamp(FIRST_RING.min(self.full), self.full);
+        let mut bigger = Self::sized(r, self.full, self.tags.is_some());
+        for nonce in self.ring.iter() {
+            bigger.insert(nonce, rehash(nonce));
+        }
+        if let (Some(old), Some(new)) = (&self.tags, &mut bigger.tags) {
+            new[..old.len()].copy_from_slice(old);
+        }
+        bigger.forgotten = std::mem::take(&mut self.forgotten);
+        *self = bigger;
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
@@ -106,6 +168,12 @@ impl<const N: usize> Window<N> {
             + size_of_val(&*self.ring)
             + self.tags.as_ref().map_or(0, |t| size_of_val(&**t))
             + (self.spill.capacity() + self.forgotten.capacity()) * size_of::<u64>()
+    }
+
+    /// How many nonces the ring holds at its present size.
+    #[cfg(test)]
+    pub(crate) fn ring_len(&self) -> usize {
+        self.ring.len()
     }
 
     /// Whether an entry `age` insertions old (modulo 2^k) is among the last R.
@@ -128,9 +196,18 @@ impl<const N: usize> Window<N> {
             .then(|| self.tags.as_ref().and_then(|t| t[slot]))
     }
 
-    /// Looks `nonce` (hashed to `hash`) up and remembers it if it is new.
+    /// Looks `nonce` (hashed to `hash` by `rehash`, which a growing window
+    /// uses again on the nonces it holds) up and remembers it if it is new.
     #[inline(always)]
-    pub(crate) fn check_and_insert(&mut self, nonce: &[u8; N], hash: u64) -> Seen {
+    pub(crate) fn check_and_insert(
+        &mut self,
+        nonce: &[u8; N],
+        hash: u64,
+        rehash: &impl Fn(&[u8; N]) -> u64,
+    ) -> Seen {
+        if self.next == self.grow_at {
+            self.grow(rehash);
+        }
         let b = (hash as usize) & self.bucket_mask;
         let fp = ((hash >> 32) as u32) << self.seq_bits;
         let fp_mask = !self.seq_mask;
@@ -144,6 +221,15 @@ impl<const N: usize> Window<N> {
         {
             return Seen::Again { tag };
         }
+        Seen::New(self.insert(nonce, hash))
+    }
+
+    /// Remembers `nonce` (hashed to `hash`) as the next insertion.
+    #[inline(always)]
+    fn insert(&mut self, nonce: &[u8; N], hash: u64) -> Place {
+        let b = (hash as usize) & self.bucket_mask;
+        let fp = ((hash >> 32) as u32) << self.seq_bits;
+        let bucket = &self.buckets[b].0;
         let seq = self.next;
         let now = seq as u32 & self.seq_mask;
         let head = bucket[LANES] as usize;
@@ -169,7 +255,7 @@ impl<const N: usize> Window<N> {
         if !self.forgotten.is_empty() {
             self.prune_forgotten();
         }
-        Seen::New(Place { seq })
+        Place { seq }
     }
 
     /// The slow half of a lookup: ring compares for the bucket's candidates,
@@ -278,7 +364,11 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let v = x % domain;
-            let again = matches!(w.check_and_insert(&n::<N>(v), hash(v)), Seen::Again { .. });
+            let rehash = |b: &[u8; N]| hash(u64::from_be_bytes(b[N - 8..].try_into().unwrap()));
+            let again = matches!(
+                w.check_and_insert(&n::<N>(v), hash(v), &rehash),
+                Seen::Again { .. }
+            );
             assert_eq!(again, recent.contains(&v), "step {step}: {v}");
             if never_spills {
                 // No bucket of a good hash fills up: stale entries are reused.
@@ -315,33 +405,95 @@ mod tests {
     #[test]
     fn tags_and_forgetting() {
         let mut w = Window::<12>::new(4, true);
-        let Seen::New(p) = w.check_and_insert(&n::<12>(1), 99) else {
+        let Seen::New(p) = w.check_and_insert(&n::<12>(1), 99, &|_| 99) else {
             panic!()
         };
         assert_eq!(
-            w.check_and_insert(&n::<12>(1), 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
             Seen::Again { tag: None }
         );
         w.set_tag(p, &[7; 16]);
         assert_eq!(
-            w.check_and_insert(&n::<12>(1), 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
             Seen::Again { tag: Some([7; 16]) }
         );
         w.forget(p);
-        let Seen::New(q) = w.check_and_insert(&n::<12>(1), 99) else {
+        let Seen::New(q) = w.check_and_insert(&n::<12>(1), 99, &|_| 99) else {
             panic!("a forgotten nonce may be sealed again")
         };
         assert_eq!(
-            w.check_and_insert(&n::<12>(1), 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
             Seen::Again { tag: None }
         );
         // Out of the ring: tagging it does nothing, and it is new again.
         for i in 10..30 {
-            w.check_and_insert(&n::<12>(i), i);
+            w.check_and_insert(&n::<12>(i), i, &|_| i);
         }
         w.set_tag(q, &[9; 16]);
-        assert!(matches!(w.check_and_insert(&n::<12>(1), 99), Seen::New(_)));
+        assert!(matches!(
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
+            Seen::New(_)
+        ));
         assert!(w.forgotten.is_empty(), "pruned once overwritten");
+    }
+
+    #[test]
+    fn growing_keeps_tags_withdrawals_and_places() {
+        let hash = |v: u64| v.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let rehash = |b: &[u8; 12]| hash(u64::from_be_bytes(b[4..].try_into().unwrap()));
+        let mut w = Window::<12>::new(256, true);
+        assert_eq!(w.ring_len(), 0, "nothing before the first nonce");
+        let mut places = Vec::new();
+        for v in 0..200u64 {
+            let Seen::New(p) = w.check_and_insert(&n::<12>(v), hash(v), &rehash) else {
+                panic!("{v} is new")
+            };
+            places.push(p);
+            if v % 3 == 0 {
+                w.set_tag(p, &[v as u8; 16]);
+            }
+            if v % 7 == 1 {
+                w.forget(p);
+            }
+        }
+        assert_eq!(w.ring_len(), 256, "grew by doubling");
+        // A ticket taken before a doubling and finished after still lands.
+        w.set_tag(places[5], &[55; 16]);
+        for v in 0..200u64 {
+            let seen = w.check_and_insert(&n::<12>(v), hash(v), &rehash);
+            let expect = match v {
+                5 => Seen::Again {
+                    tag: Some([55; 16]),
+                },
+                _ if v % 7 == 1 => {
+                    assert!(matches!(seen, Seen::New(_)), "{v} was withdrawn");
+                    continue;
+                }
+                _ if v % 3 == 0 => Seen::Again {
+                    tag: Some([v as u8; 16]),
+                },
+                _ => Seen::Again { tag: None },
+            };
+            assert_eq!(seen, expect, "{v}");
+        }
+        assert!(matches!(
+            w.check_and_insert(&n::<12>(1), hash(1), &rehash),
+            Seen::Again { .. }
+        ));
+        w.check_and_insert(&n::<12>(1000), hash(1000), &rehash);
+        let mut small = Window::<12>::new(4, false);
+        small.check_and_insert(&n::<12>(0), hash(0), &rehash);
+        assert_eq!(small.ring_len(), 4, "no bigger than R from the start");
+        for v in 1..100 {
+            small.check_and_insert(&n::<12>(v), hash(v), &rehash);
+        }
+        assert_eq!(small.ring_len(), 4);
+        assert!(
+            w.memory_bytes() >= 256 * (12 + 32),
+            "the full window's buckets and ring"
+        );
+        assert_eq!(Window::<12>::new(1 << 20, true).memory_bytes(), 0);
+        assert!(small.memory_bytes() <= 4 * (12 + 32 + 17) + 64);
     }
 
     #[test]
@@ -349,9 +501,12 @@ mod tests {
         let mut w = Window::<12>::new(1024, false);
         // Every entry starts with fingerprint 0; a hash with fingerprint 0
         // must still not match the ring's zeroed slots.
-        assert!(matches!(w.check_and_insert(&[0; 12], 0), Seen::New(_)));
         assert!(matches!(
-            w.check_and_insert(&[0; 12], 0),
+            w.check_and_insert(&[0; 12], 0, &|_| 0),
+            Seen::New(_)
+        ));
+        assert!(matches!(
+            w.check_and_insert(&[0; 12], 0, &|_| 0),
             Seen::Again { .. }
         ));
     }
