@@ -62,7 +62,10 @@ fn no_allocation_per_seal_and_flat_memory_over_ten_million_seals() {
         // The state grows with use (a window doubles as it fills) up to its
         // configured size, which 10,000 seals reach; then it stays flat.
         let memory = key.guard().memory_bytes();
-        assert!(at_start < 1024, "{mode:?}: {at_start} bytes before any seal");
+        assert!(
+            at_start < 1024,
+            "{mode:?}: {at_start} bytes before any seal"
+        );
         let before = ALLOCATIONS.load(Ordering::Relaxed);
         seal(10_000..10_000_000);
         let during = ALLOCATIONS.load(Ordering::Relaxed) - before;
