@@ -332,6 +332,18 @@ func (g *Generator) stopErr() error {
 	return ErrDisabled
 }
 
+// noKey is the error of a call that needs the base key on a generator
+// without one (ErrNoKey), or on one not made by New (ErrNotBuilt, whatever
+// else the call needs).
+func (g *Generator) noKey(op, rule string) error {
+	if g.state.Load()&stateLive == 0 {
+		return ErrNotBuilt
+	}
+	return &Error{Op: op, Arg: "Key", Rule: rule, Err: ErrNoKey}
+}
+
+const needKey = "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"
+
 func badBits(op string, bits int) error {
 	return &Error{Op: op, Arg: "bits", Rule: fmt.Sprintf("must be 64, 96 or 128, got %d", bits)}
 }
@@ -460,7 +472,7 @@ func (g *Generator) CheckDeadline() error {
 // Encrypted returns an encrypted nonce (the generator needs a Key).
 func (g *Generator) Encrypted(bits int) (Nonce, error) {
 	if g.ciphers == nil {
-		return Nonce{}, &Error{Op: "Encrypted", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)", Err: ErrNoKey}
+		return Nonce{}, g.noKey("Encrypted", needKey)
 	}
 	n, err := g.Counter(bits)
 	if err != nil {
@@ -563,7 +575,7 @@ func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
 		return &Error{Op: "Fill", Arg: "kind", Rule: fmt.Sprintf("must be Counter, Sortable or Encrypted, got %d", int(kind))}
 	}
 	if kind == Encrypted && g.ciphers == nil {
-		return &Error{Op: "Fill", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)", Err: ErrNoKey}
+		return g.noKey("Fill", needKey)
 	}
 	if err := g.check(); err != nil {
 		return err
@@ -622,7 +634,7 @@ func (g *Generator) writeTicks(bits int, first uint64, dst []byte) {
 // what Encrypted would have returned for it. Decrypt undoes it.
 func (g *Generator) Encrypt(plain []byte) (Nonce, error) {
 	if g.ciphers == nil {
-		return Nonce{}, &Error{Op: "Encrypt", Arg: "Key", Rule: "encrypting needs the base key: set Options.Key", Err: ErrNoKey}
+		return Nonce{}, g.noKey("Encrypt", "encrypting needs the base key: set Options.Key")
 	}
 	n, err := FromBytes(plain)
 	if err != nil {
@@ -636,7 +648,7 @@ func (g *Generator) Encrypt(plain []byte) (Nonce, error) {
 // Decrypt turns an encrypted nonce back into its counter nonce.
 func (g *Generator) Decrypt(encrypted []byte) (Nonce, error) {
 	if g.ciphers == nil {
-		return Nonce{}, &Error{Op: "Decrypt", Arg: "Key", Rule: "decrypting needs the base key: set Options.Key", Err: ErrNoKey}
+		return Nonce{}, g.noKey("Decrypt", "decrypting needs the base key: set Options.Key")
 	}
 	n, err := FromBytes(encrypted)
 	if err != nil {

@@ -98,7 +98,7 @@ func (l *Local) Encrypted(bits int) (Nonce, error) {
 		return n, badBits("Local.Encrypted", bits)
 	}
 	if g.ciphers == nil {
-		return n, &Error{Op: "Local.Encrypted", Arg: "Key", Rule: "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"}
+		return n, g.noKey("Local.Encrypted", needKey)
 	}
 	if err := g.check(); err != nil {
 		return n, err
