@@ -144,24 +144,46 @@ export declare class NonceGenerator extends EventEmitter {
 export interface ExtIdOptions {
   /** 'feistel-uuid' (default), 'aes128' or 'cycle-walk'. */
   mode?: 'feistel-uuid' | 'aes128' | 'cycle-walk';
-  /** Key version stored in the id, 0..15 (default 0, as in every face). */
+  /** The key version of a single key, 0..15 (default 0, as in every face); a keyring names its own. */
   version?: number;
+  /** feistel-uuid rounds: 2 (default) or 4. */
+  rounds?: 2 | 4;
+  /** The UUID version feistel-uuid ids carry: 8 (default) or 4. */
+  uuidVersion?: 4 | 8;
+  /** false: the key version travels beside the id (60-bit sequence numbers, the post's layout). Default true. */
+  keyVersionInBand?: boolean;
+}
+
+/** Master keys by version (0..15), `current` the one new ids are made with. */
+export interface ExtIdKeyring {
+  current: number;
+  keys: Record<number, Bytes>;
 }
 
 export interface DecodedExtId {
   seq: bigint;
   rand: bigint;
   keyVersion: number;
+  /** The random half is the one `encode(seq)` derives: made by this codec (false for made-up ids). */
+  derived: boolean;
 }
 
 export declare class ExtIdCodec {
-  constructor(key: Bytes, typeName: string, options?: ExtIdOptions);
-  encode(seq: number | bigint, rand?: number | bigint): string;
+  constructor(key: Bytes | ExtIdKeyring, typeName: string, options?: ExtIdOptions);
   /**
-   * Any well-formed id decodes (an id of another key or type gives an unrelated
-   * seq): check `seq` against the ids you issued, or `rand` against the stored one.
+   * Without `rand`, the random half is derived from `seq` under the key (stable ids that look
+   * random; `decode(id).derived` is true). With `rand`: fresh and random per row, stored beside it.
    */
-  decode(id: string): DecodedExtId;
+  encode(seq: number | bigint, rand?: number | bigint): string;
+  /** The random half `encode(seq)` uses. */
+  derivedRand(seq: number | bigint): bigint;
+  /** The seq of an id made by `encode(seq)`; any other id throws (ERR_INVALID_ARG_VALUE). */
+  decodeSeq(id: string, options?: { keyVersion?: number }): bigint;
+  /**
+   * Any well-formed id decodes (an id of another key or type gives an unrelated seq, with
+   * `derived` false): `keyVersion` for ids that do not carry theirs.
+   */
+  decode(id: string, options?: { keyVersion?: number }): DecodedExtId;
 }
 
 export type SanitizedAlgorithm = 'aes-128-gcm' | 'aes-192-gcm' | 'aes-256-gcm' | 'chacha20-poly1305' | 'xchacha20-poly1305';

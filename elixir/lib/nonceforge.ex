@@ -571,13 +571,15 @@ defmodule Nonceforge do
   @doc false
   def nif_uuid_unix_ms(_id), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_extid_new(_key, _type, _version, _mode, _rounds, _uuid_version),
+  def nif_extid_new(_keys, _type, _current, _mode, _rounds, _uuid_version, _in_band),
     do: :erlang.nif_error(:nif_not_loaded)
 
   @doc false
   def nif_extid_encode(_codec, _seq, _rand), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
-  def nif_extid_decode(_codec, _id), do: :erlang.nif_error(:nif_not_loaded)
+  def nif_extid_derived_rand(_codec, _seq), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_extid_decode(_codec, _id, _version), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_extid_format(_codec, _id, _form, _prefix, _check),
     do: :erlang.nif_error(:nif_not_loaded)

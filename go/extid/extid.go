@@ -60,6 +60,9 @@ var (
 	// ErrNotIssued: a decoded sequence number above the highest handed out
 	// (Decoded.CheckIssued): a made-up id.
 	ErrNotIssued = errors.New("extid: the id was never issued")
+	// ErrNotDerived: a decoded random half that is not the one the codec
+	// derives from the sequence number (DecodeSeq): not made by EncodeSeq.
+	ErrNotDerived = errors.New("extid: the id was not made by this codec")
 )
 
 // Keyring holds versioned master keys; one is current (used to encode).
@@ -202,6 +205,7 @@ func (d Decoded) RandMatches(stored uint64) bool {
 type keys struct {
 	one    cipher.Block
 	rounds []*aesni.Key
+	rand   *aesni.Key // derives the random half from the sequence number
 }
 
 // Codec encodes and decodes the ids of one type; safe for concurrent use.
@@ -256,6 +260,12 @@ func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 }
 
 func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
+	rk, err := r.derive("rand", c.typeName, v, 16)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(rk)
+	randKey := aesni.New((*[16]byte)(rk))
 	if c.mode != "feistel-uuid" {
 		k, err := r.derive(c.mode, c.typeName, v, 16)
 		if err != nil {
@@ -263,7 +273,7 @@ func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
 		}
 		b, err := aes.NewCipher(k)
 		clear(k)
-		return &keys{one: b}, err
+		return &keys{one: b, rand: randKey}, err
 	}
 	label := c.mode
 	if c.rounds == 4 {
@@ -274,7 +284,7 @@ func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
 		return nil, err
 	}
 	defer clear(k)
-	out := &keys{}
+	out := &keys{rand: randKey}
 	for i := range c.rounds {
 		out.rounds = append(out.rounds, aesni.New((*[16]byte)(k[16*i:16*i+16])))
 	}
@@ -314,7 +324,57 @@ func (c *Codec) lBits() uint {
 	return 60
 }
 
-// Encode returns the external id of (seq, rand) under the current key.
+// DerivedRand is the random half the codec derives for seq under the current
+// key: F(seq) truncated to MaxRand's bits, F being AES-128 under a key of its
+// own (HKDF info .../rand/<type>/<version>), as the Rust core.
+func (c *Codec) DerivedRand(seq uint64) uint64 {
+	return c.keys[c.current].rand.PRF64(seq) & c.MaxRand()
+}
+
+// IsDerived reports whether a decoded id's random half is the one the codec
+// derives from its sequence number under its key version — an id made by
+// EncodeSeq. Constant time in Rand; one AES call, kept out of Decode (which
+// ids with a stored random half use).
+func (c *Codec) IsDerived(d Decoded) bool {
+	if d.KeyVersion > MaxKeyVersion || c.keys[d.KeyVersion] == nil {
+		return false
+	}
+	want := c.keys[d.KeyVersion].rand.PRF64(d.Seq) & c.MaxRand()
+	return subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1
+}
+
+// DecodeSeq returns the sequence number of an id made by EncodeSeq and
+// refuses any other (errors.Is ErrNotDerived): a made-up id, one of another
+// type or key, or one made with a stored random half passes with probability
+// 2^-62 (2^-64 in aes128 and cycle-walk), nothing stored. The lookup for ids
+// made without a random half.
+func (c *Codec) DecodeSeq(id ID) (uint64, error) {
+	d, err := c.decode(id, -1)
+	if err != nil {
+		return 0, err
+	}
+	if !c.IsDerived(d) {
+		return 0, fmt.Errorf("extid: DecodeSeq: the id decodes to sequence number %d, but its random half is not the one this codec derives for it: %w", d.Seq, ErrNotDerived)
+	}
+	return d.Seq, nil
+}
+
+// EncodeSeq returns the external id of seq, its random half derived from it
+// under the key (DerivedRand): the call to make when nothing but the sequence
+// number is stored. The id is stable, looks uniformly random, and DecodeSeq
+// refuses ids the codec did not make. One AES call more than Encode.
+func (c *Codec) EncodeSeq(seq uint64) (ID, error) {
+	if seq > c.MaxSeq() {
+		return ID{}, bad("EncodeSeq", "seq", fmt.Sprintf("%d is above %d", seq, c.MaxSeq()))
+	}
+	return c.Encode(seq, c.DerivedRand(seq))
+}
+
+// Encode returns the external id of (seq, rand) under the current key. rand
+// must be fresh and uniformly random for each id (and stored beside the row):
+// a constant or guessable one makes the 2-round feistel-uuid leak (ids of one
+// rand show the XOR of their sequence numbers). Without a stored random half,
+// use EncodeSeq.
 func (c *Codec) Encode(seq, rand uint64) (ID, error) {
 	var id ID
 	if seq > c.MaxSeq() {

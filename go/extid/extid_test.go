@@ -2,6 +2,7 @@ package extid
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,9 @@ type vector struct {
 	KeyVersion    uint8  `json:"key_version"`
 	Seq           uint64 `json:"seq"`
 	Rand          uint64 `json:"rand"`
+	DefaultCall   bool   `json:"default_call"`
+	DerivedRand   uint64 `json:"derived_rand"`
+	Derived       bool   `json:"derived"`
 	Hex           string `json:"hex"`
 	UUID          string `json:"uuid"`
 	Base64URL     string `json:"base64url"`
@@ -87,8 +91,16 @@ func TestVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if d.Seq != v.Seq || d.Rand != v.Rand || d.KeyVersion != v.KeyVersion {
+		if d.Seq != v.Seq || d.Rand != v.Rand || d.KeyVersion != v.KeyVersion || c.IsDerived(d) != v.Derived {
 			t.Errorf("%s: decoded %+v", v.Hex, d)
+		}
+		if got := c.DerivedRand(v.Seq); got != v.DerivedRand {
+			t.Errorf("%s: DerivedRand(%d) = %d, want %d", v.Hex, v.Seq, got, v.DerivedRand)
+		}
+		if v.DefaultCall {
+			if got, err := c.EncodeSeq(v.Seq); err != nil || got != id {
+				t.Errorf("%s: EncodeSeq(%d) = %x, %v", v.Hex, v.Seq, got, err)
+			}
 		}
 		modes[v.Mode] = true
 	}
@@ -404,4 +416,64 @@ func TestLongTypeNameErrorIsBounded(t *testing.T) {
 	if got := CheckTypeName("User").Error(); !strings.Contains(got, `type "User"`) {
 		t.Fatalf("a short name is quoted whole: %s", got)
 	}
+}
+
+// The call without a random half: ids of small sequence numbers share no
+// 4-byte prefix and no two show the XOR of their sequence numbers in the
+// visible half — unlike a constant random half, where both show (checked
+// too, so the test can tell).
+func TestTheDefaultCallLeaksNothing(t *testing.T) {
+	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	lHalf := func(id ID) uint64 {
+		hi := binary.BigEndian.Uint64(id[:8])
+		return (hi>>16)<<12 | hi&0xfff
+	}
+	leaks := func(c *Codec, encode func(uint64) (ID, error)) (prefixes int, xors int) {
+		seen := map[[4]byte]bool{}
+		var ids []ID
+		for s := uint64(1); s <= 1000; s++ {
+			id, err := encode(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[[4]byte(id[:4])] = true
+			ids = append(ids, id)
+		}
+		for i := range 200 {
+			for j := i + 1; j < 200; j++ {
+				if (lHalf(ids[i])^lHalf(ids[j]))&0xfffffff == uint64((i+1)^(j+1)) {
+					xors++
+				}
+			}
+		}
+		return len(seen), xors
+	}
+	for _, o := range []Options{{}, {Rounds: 4}, {UUIDVersion: 4}, {KeyVersionOutBand: true}, {Mode: "aes128"}, {Mode: "cycle-walk"}} {
+		c, err := New(ring, "user", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, x := leaks(c, c.EncodeSeq); p != 1000 || x != 0 {
+			t.Errorf("%+v: %d distinct prefixes of 1000, %d pairs show their XOR", o, p, x)
+		}
+		if seq, err := c.DecodeSeq(must(c.EncodeSeq(77))); seq != 77 || err != nil {
+			t.Errorf("%+v: DecodeSeq: %d, %v", o, seq, err)
+		}
+		d, _ := c.Decode(must(c.Encode(77, 5)))
+		if _, err := c.DecodeSeq(must(c.Encode(77, 5))); c.IsDerived(d) || !errors.Is(err, ErrNotDerived) {
+			t.Errorf("%+v: a given random half passes as derived: %+v, %v", o, d, err)
+		}
+	}
+	c, _ := New(ring, "user", Options{})
+	p, x := leaks(c, func(s uint64) (ID, error) { return c.Encode(s, 0) })
+	if p > 16 || x != 200*199/2 {
+		t.Fatalf("a constant random half: %d distinct prefixes, %d pairs show their XOR", p, x)
+	}
+}
+
+func must(id ID, err error) ID {
+	if err != nil {
+		panic(err)
+	}
+	return id
 }

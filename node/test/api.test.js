@@ -160,12 +160,79 @@ test('external ids: round trip, other keys and types refuse', () => {
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'x' }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.mode' must be one of/));
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { version: 256 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.version"/));
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { version: 16 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.version"/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { rounds: 3 }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.rounds' must be 2 or 4/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { uuidVersion: 7 }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.uuidVersion' must be 4 or 8/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { keyVersionInBand: 'no' }), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options\.keyVersionInBand"/));
+  assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'user', { rand: 0 }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.rand' is not an ExtIdCodec option/));
+  // Keyrings: every field checked, in Node's words.
+  assert.throws(() => new nf.ExtIdCodec({ current: 1, keys: { 0: key } }, 'user'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'key\.current' must be a version of key\.keys \(0\)/));
+  assert.throws(() => new nf.ExtIdCodec({ current: 0, keys: { 0: key, 16: key } }, 'user'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /versions are 0\.\.15/));
+  assert.throws(() => new nf.ExtIdCodec({ current: 0, keys: { 0: Buffer.alloc(8) } }, 'user'), bad(RangeError, 'ERR_OUT_OF_RANGE', /"key\.keys\[0\]\.byteLength"/));
+  assert.throws(() => new nf.ExtIdCodec({ current: 0, keys: { 0: key } }, 'user', { version: 0 }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.version' is given by the keyring/));
+  assert.throws(() => new nf.ExtIdCodec({ current: 0, keys: { 0: key }, extra: 1 }, 'user'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'key\.extra' is not a keyring field/));
+  assert.throws(() => new nf.ExtIdCodec('secret', 'user'), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"key" argument must be a Buffer/));
   const c = new nf.ExtIdCodec(key, 'user');
+  assert.throws(() => c.decode(c.encode(1), { keyVersion: 16 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.keyVersion"/));
+  assert.throws(() => c.decode(c.encode(1), { version: 1 }), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'options\.version' is not a decode option/));
   assert.throws(() => c.encode(-1), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq" is out of range/));
   assert.throws(() => c.encode(1.5), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq"/));
   assert.throws(() => c.encode('1'), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"seq" argument must be of type number or bigint/));
   assert.throws(() => c.encode(2n ** 64n), bad(RangeError, 'ERR_OUT_OF_RANGE', /"seq"/));
   assert.throws(() => c.decode('nope'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' is invalid: .*character/));
+});
+
+test('external ids: the call without rand leaks nothing, refuses made-up ids, and keys rotate', () => {
+  const key = crypto.randomBytes(32);
+  // First 4 bytes, and the visible L half's XOR for pairs: a constant random half shows both.
+  const leaks = (encode) => {
+    const ids = [];
+    for (let s = 1; s <= 1000; s++) ids.push(Buffer.from(encode(s).replace(/-/g, ''), 'hex'));
+    const prefixes = new Set(ids.map((b) => b.subarray(0, 4).toString('hex'))).size;
+    const l = (b) => ((b.readBigUInt64BE(0) >> 16n) << 12n) | (b.readBigUInt64BE(0) & 0xfffn);
+    let xors = 0;
+    for (let i = 0; i < 200; i++) {
+      for (let j = i + 1; j < 200; j++) if (((l(ids[i]) ^ l(ids[j])) & 0xfffffffn) === BigInt((i + 1) ^ (j + 1))) xors++;
+    }
+    return { prefixes, xors };
+  };
+  for (const options of [{}, { rounds: 4 }, { uuidVersion: 4 }, { keyVersionInBand: false }, { mode: 'aes128' }, { mode: 'cycle-walk' }]) {
+    const c = new nf.ExtIdCodec(key, 'user', options);
+    assert.deepStrictEqual(leaks((s) => c.encode(s)), { prefixes: 1000, xors: 0 }, JSON.stringify(options));
+    const d = c.decode(c.encode(77));
+    assert.deepStrictEqual([d.seq, d.rand, d.derived], [77n, c.derivedRand(77), true]);
+    assert.strictEqual(c.decode(c.encode(77, 5)).derived, false, 'a given random half is not the derived one');
+    assert.strictEqual(c.decodeSeq(c.encode(77)), 77n);
+    assert.throws(() => c.decodeSeq(c.encode(77, 5)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' was not made by this codec/));
+  }
+  const plain = new nf.ExtIdCodec(key, 'user');
+  const constant = leaks((s) => plain.encode(s, 0));
+  assert.ok(constant.prefixes <= 16 && constant.xors === 200 * 199 / 2, JSON.stringify(constant));
+  // A made-up id decodes to something, but not to a derived one.
+  let derived = 0;
+  for (let i = 0; i < 1000; i++) {
+    const b = crypto.randomBytes(16);
+    b[6] = (b[6] & 0x0f) | 0x80; b[8] = (b[8] & 0x3f) | 0x80; // a well-formed UUIDv8
+    b[0] &= 0x0f; // key version 0 in band, whitened: keep it decodable
+    try { derived += plain.decode(b.toString('hex').replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, '$1-$2-$3-$4-$5')).derived ? 1 : 0; } catch { /* another version */ }
+  }
+  assert.strictEqual(derived, 0);
+  // A rotation end to end: old ids still decode, new ones carry the new version.
+  const next = crypto.randomBytes(32);
+  const before = new nf.ExtIdCodec(key, 'user');
+  const old = before.encode(41);
+  const after = new nf.ExtIdCodec({ current: 2, keys: { 0: key, 2: next } }, 'user');
+  assert.deepStrictEqual(after.decode(old), before.decode(old));
+  assert.strictEqual(after.decode(old).derived, true);
+  const fresh = after.encode(41);
+  assert.notStrictEqual(fresh, old);
+  assert.deepStrictEqual([after.decode(fresh).seq, after.decode(fresh).keyVersion, after.decode(fresh).derived], [41n, 2, true]);
+  assert.throws(() => before.decode(fresh), (e) => /key version 2/.test(e.message));
+  // Out of band: 60-bit sequence numbers, the version given on decode.
+  const post = new nf.ExtIdCodec({ current: 2, keys: { 0: key, 2: next } }, 'user', { keyVersionInBand: false });
+  const big = 2n ** 60n - 1n;
+  const id = post.encode(big);
+  assert.deepStrictEqual([post.decode(id, { keyVersion: 2 }).seq, post.decode(id, { keyVersion: 2 }).derived], [big, true]);
+  assert.strictEqual(post.decode(id, { keyVersion: 0 }).derived, false, 'the wrong version decodes to something else');
 });
 
 test('sanitized AEAD: node:crypto bytes, refuses a second seal under one nonce', () => {

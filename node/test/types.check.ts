@@ -18,6 +18,14 @@ new nf.NonceGenerator({});
 const codec = new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'aes128' });
 const id: string = codec.encode(42n, 7);
 const back: bigint = codec.decode(id).seq;
+const derivedId: string = codec.encode(42);
+const isOurs: boolean = codec.decode(derivedId, { keyVersion: 0 }).derived;
+const half: bigint = codec.derivedRand(42);
+const looked: bigint = codec.decodeSeq(derivedId);
+const ring: nf.ExtIdKeyring = { current: 1, keys: { 0: Buffer.alloc(32), 1: Buffer.alloc(32) } };
+new nf.ExtIdCodec(ring, 'user', { rounds: 4, uuidVersion: 4, keyVersionInBand: false });
+// @ts-expect-error rounds are 2 or 4
+new nf.ExtIdCodec(ring, 'user', { rounds: 3 });
 
 const aead = new nf.SanitizedAead('aes-256-gcm', Buffer.alloc(32));
 const strict: nf.SanitizedAeadOptions = { mode: 'counter', counterWindow: 1 << 20, allowIdentical: true, checkOpen: true, maxSeals: 1e6 };

@@ -10,25 +10,25 @@ const nf = require('..');
 
 const file = path.join(__dirname, '..', '..', 'testdata', 'vectors', 'extid.json');
 
-test('external ids: the shared vectors, every mode this package offers', () => {
+test('external ids: every shared vector — modes, rounds, UUID versions, out-of-band versions, a rotated keyring, the call without rand', () => {
   // seq and rand go past 2^53: read them as text, not as JSON numbers.
-  const text = fs.readFileSync(file, 'utf8').replace(/"(seq|rand)": (\d+)/g, '"$1": "$2"');
-  const { master_hex: masterHex, vectors } = JSON.parse(text);
-  const key = Buffer.from(masterHex, 'hex');
-  // The package's codec: 2-round feistel-uuid (UUID version 8, key version in
-  // band), aes128 and cycle-walk, key version 0.
-  const ours = vectors.filter(
-    (v) => v.key_version === 0 && v.rounds === 2 && v.uuid_version === 8 && v.key_version_in_band,
-  );
-  assert.ok(ours.length >= 30, `only ${ours.length} vectors apply`);
-  const modes = new Set();
-  for (const v of ours) {
-    const codec = new nf.ExtIdCodec(key, v.type, { mode: v.mode });
-    assert.strictEqual(codec.encode(BigInt(v.seq), BigInt(v.rand)), v.uuid, `${v.mode} ${v.type} ${v.seq}`);
-    const back = codec.decode(v.uuid);
-    assert.strictEqual(BigInt(back.seq), BigInt(v.seq));
-    assert.strictEqual(BigInt(back.rand), BigInt(v.rand));
-    modes.add(v.mode);
+  const text = fs.readFileSync(file, 'utf8').replace(/"(seq|rand|derived_rand)": (\d+)/g, '"$1": "$2"');
+  const { master_hex: masterHex, rotated_master_hex: rotatedHex, vectors } = JSON.parse(text);
+  const keys = { 0: Buffer.from(masterHex, 'hex'), 3: Buffer.from(rotatedHex, 'hex') };
+  assert.ok(vectors.length >= 120, `only ${vectors.length} vectors`);
+  const seen = new Set();
+  for (const v of vectors) {
+    const codec = new nf.ExtIdCodec({ current: v.key_version, keys }, v.type, {
+      mode: v.mode, rounds: v.rounds, uuidVersion: v.uuid_version, keyVersionInBand: v.key_version_in_band,
+    });
+    const what = `${v.mode} r${v.rounds} v${v.uuid_version} ${v.key_version_in_band ? 'in' : 'out'} k${v.key_version} ${v.type} ${v.seq}`;
+    assert.strictEqual(codec.encode(BigInt(v.seq), BigInt(v.rand)), v.uuid, what);
+    assert.strictEqual(codec.derivedRand(BigInt(v.seq)), BigInt(v.derived_rand), what);
+    if (v.default_call) assert.strictEqual(codec.encode(BigInt(v.seq)), v.uuid, `the call without rand: ${what}`);
+    const inBand = v.mode === 'feistel-uuid' && v.key_version_in_band;
+    const back = codec.decode(v.uuid, inBand ? {} : { keyVersion: v.key_version });
+    assert.deepStrictEqual(back, { seq: BigInt(v.seq), rand: BigInt(v.rand), keyVersion: v.key_version, derived: v.derived }, what);
+    seen.add(`${v.mode} ${v.rounds} ${v.uuid_version} ${v.key_version_in_band} ${v.key_version} ${v.default_call}`);
   }
-  assert.deepStrictEqual([...modes].sort(), ['aes128', 'cycle-walk', 'feistel-uuid']);
+  assert.ok(seen.size >= 13, [...seen].join('; '));
 });

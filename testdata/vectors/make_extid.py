@@ -55,6 +55,14 @@ def base32(b, prefix, check):
     return (prefix + "_" if prefix else "") + s
 
 
+def derived_rand(master, type_name, mode, seq, version=0):
+    """The random half the call without one uses: F0(seq), F0 = AES-128 under
+    HKDF(master, info = nonceforge/extid/v1/rand/<type>/<version>), truncated
+    to the mode's random half (62 bits in feistel-uuid, 64 otherwise)."""
+    bits = 62 if mode == "feistel-uuid" else 64
+    return prf(keys(master, "rand", type_name, version, 16), seq) & ((1 << bits) - 1)
+
+
 def encode(master, type_name, mode, seq, rand, version=0, rounds=2, uuid_version=8, in_band=True):
     if mode == "aes128":
         k = keys(master, "aes128", type_name, version, 16)
@@ -89,26 +97,34 @@ def main():
         dict(mode="aes128"),
         dict(mode="cycle-walk"),
     ]
+    # None: the call without a random half (the derived one).
+    seqs = [0, 1, 42, 1 << 40, (1 << 56) - 1]
     for cfg in configs:
-        for seq, rand in cases:
+        for seq, rand in cases + [(s, None) for s in seqs]:
             for type_name in ("user", "order_item"):
-                b = encode(master, type_name, seq=seq, rand=rand, **cfg)
+                dr = derived_rand(master, type_name, cfg["mode"], seq)
+                r = dr if rand is None else rand
+                b = encode(master, type_name, seq=seq, rand=r, **cfg)
                 rows.append({
                     "type": type_name, "mode": cfg["mode"], "rounds": cfg.get("rounds", 2),
                     "uuid_version": cfg.get("uuid_version", 8), "key_version_in_band": cfg.get("in_band", True),
-                    "key_version": 0, "seq": seq, "rand": rand, "hex": b.hex(), "uuid": uuid_text(b),
+                    "key_version": 0, "seq": seq, "rand": r, "default_call": rand is None,
+                    "derived_rand": dr, "derived": r == dr, "hex": b.hex(), "uuid": uuid_text(b),
                     "base64url": base64.urlsafe_b64encode(b).decode().rstrip("="),
                     "base32": base32(b, None, False), "base32_prefixed_checked": base32(b, type_name, True),
                 })
     # After a rotation: version 3 under another master key, in band.
-    for seq, rand in cases[:3]:
-        b = encode(rotated, "user", "feistel-uuid", seq, rand, version=3)
+    for seq, rand in cases[:3] + [(7, None)]:
+        dr = derived_rand(rotated, "user", "feistel-uuid", seq, version=3)
+        r = dr if rand is None else rand
+        b = encode(rotated, "user", "feistel-uuid", seq, r, version=3)
         rows.append({"type": "user", "mode": "feistel-uuid", "rounds": 2, "uuid_version": 8, "key_version_in_band": True,
-                     "key_version": 3, "seq": seq, "rand": rand, "hex": b.hex(), "uuid": uuid_text(b),
+                     "key_version": 3, "seq": seq, "rand": r, "default_call": rand is None,
+                     "derived_rand": dr, "derived": r == dr, "hex": b.hex(), "uuid": uuid_text(b),
                      "base64url": base64.urlsafe_b64encode(b).decode().rstrip("="),
                      "base32": base32(b, None, False), "base32_prefixed_checked": base32(b, "user", True)})
     doc = {
-        "about": "nonceforge external-id vectors, written by make_extid.py (an independent implementation). Keys: HKDF-SHA256(master, info = nonceforge/extid/v1/<mode>/<type>/<version>); key version 0 uses master_hex, key version 3 rotated_master_hex.",
+        "about": "nonceforge external-id vectors, written by make_extid.py (an independent implementation). Keys: HKDF-SHA256(master, info = nonceforge/extid/v1/<mode>/<type>/<version>); key version 0 uses master_hex, key version 3 rotated_master_hex. default_call: the call without a random half, whose rand is derived_rand (AES-128 under HKDF info nonceforge/extid/v1/rand/<type>/<version>, of seq as 8 little-endian bytes and 8 zero bytes, first 8 bytes little-endian, truncated to 62 bits in feistel-uuid); derived: whether rand is derived_rand (what decoding reports).",
         "master_hex": master.hex(),
         "rotated_master_hex": rotated.hex(),
         "vectors": rows,

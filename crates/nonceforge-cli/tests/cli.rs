@@ -282,27 +282,75 @@ fn extid_round_trips_in_every_mode_and_form() {
             );
             assert_eq!(
                 lines(&o)[0],
-                "seq=42 rand=1234 key_version=0",
+                "seq=42 rand=1234 key_version=0 derived=false",
                 "{mode} {form}"
             );
         }
     }
-    // A fresh random half when none is given: two encodings differ, both decode to 7.
-    let a = lines(&nonceforge(
-        &["extid", "encode", "--type", "user", "--seq", "7"],
-        &env,
-    ))[0]
-        .clone();
-    let b = lines(&nonceforge(
-        &["extid", "encode", "--type", "user", "--seq", "7"],
-        &env,
-    ))[0]
-        .clone();
-    assert_ne!(a, b);
-    for id in [a, b] {
-        let o = nonceforge(&["extid", "decode", "--type", "user", &id], &env);
-        assert!(lines(&o)[0].starts_with("seq=7 "));
+    // No --rand: the random half derived from --seq, as every face's call
+    // without one: the same id twice, decoding says derived=true, and
+    // --check-derived refuses an id made with another random half.
+    let encode = |extra: &[&str]| {
+        let mut args = vec!["extid", "encode", "--type", "user", "--seq", "7"];
+        args.extend(extra);
+        lines(&nonceforge(&args, &env))[0].clone()
+    };
+    let (a, b) = (encode(&[]), encode(&[]));
+    assert_eq!(a, b, "stable");
+    let o = nonceforge(&["extid", "decode", "--type", "user", "--check-derived", &a], &env);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(lines(&o)[0].starts_with("seq=7 ") && lines(&o)[0].ends_with(" key_version=0 derived=true"));
+    let given = encode(&["--rand", "5"]);
+    let o = nonceforge(&["extid", "decode", "--type", "user", "--check-derived", &given], &env);
+    assert_eq!(o.status.code(), Some(1), "not derived: refused");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("random half is not the one this codec derives"));
+    // --rand random: a fresh half, printed after the id to be stored.
+    let (r1, r2) = (encode(&["--rand", "random"]), encode(&["--rand", "random"]));
+    assert_ne!(r1, r2);
+    for line in [r1, r2] {
+        let (id, rand) = line.split_once(" rand=").expect("id rand=N");
+        let o = nonceforge(&["extid", "decode", "--type", "user", id], &env);
+        assert_eq!(lines(&o)[0], format!("seq=7 rand={rand} key_version=0 derived=false"));
     }
+}
+
+#[test]
+fn extid_keys_rotate() {
+    let old = std::env::temp_dir().join(format!("nonceforge-extid-0-{}", std::process::id()));
+    std::fs::write(&old, EXTID_KEY).unwrap();
+    let new_key = "4142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f60";
+    let before = nonceforge(
+        &["extid", "encode", "--type", "user", "--seq", "41"],
+        &[("NONCEFORGE_EXTID_KEY", EXTID_KEY)],
+    );
+    let old_id = lines(&before)[0].clone();
+    let env = [("NONCEFORGE_EXTID_KEY", new_key)];
+    let old_arg = format!("0={}", old.display());
+    let rotated = |args: &[&str]| {
+        let mut v = args.to_vec();
+        v.extend(["--key-version", "1", "--old-key", &old_arg]);
+        nonceforge(&v, &env)
+    };
+    // Made before the rotation: still decodes, under version 0.
+    let o = rotated(&["extid", "decode", "--type", "user", "--check-derived", &old_id]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(lines(&o)[0].starts_with("seq=41 ") && lines(&o)[0].ends_with("key_version=0 derived=true"));
+    // New ids carry version 1.
+    let new_id = lines(&rotated(&["extid", "encode", "--type", "user", "--seq", "41"]))[0].clone();
+    assert_ne!(new_id, old_id);
+    let o = rotated(&["extid", "decode", "--type", "user", &new_id]);
+    assert!(lines(&o)[0].ends_with("key_version=1 derived=true"), "{:?}", lines(&o));
+    // Without the old key, an old id names the version it needs.
+    let o = nonceforge(&["extid", "decode", "--type", "user", "--key-version", "1", &old_id], &env);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("key version 0"), "{}", String::from_utf8_lossy(&o.stderr));
+    // Bad --old-key values, in clap's words.
+    for bad in ["0", "16=/x", "0="] {
+        let o = rotated(&["extid", "decode", "--type", "user", "--old-key", bad, &old_id]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--old-key"), "{bad}");
+    }
+    std::fs::remove_file(&old).unwrap();
 }
 
 #[test]

@@ -20,16 +20,19 @@ pub(crate) fn load(_env: Env) -> bool {
     true
 }
 
-/// A codec: master `key` (32+ bytes, wiped after the keys are derived), key
-/// version, mode, Feistel rounds (2 or 4), UUID version of feistel-uuid ids (8 or 4).
+/// A codec: master keys by version (`{version, key}`, 32+ bytes each, wiped
+/// after the keys are derived), the current version, mode, Feistel rounds
+/// (2 or 4), UUID version of feistel-uuid ids (8 or 4), and whether the key
+/// version travels in band.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn nif_extid_new(
-    key: Binary<'_>,
+    keys: Vec<(u8, Binary<'_>)>,
     type_name: &str,
-    key_version: u8,
+    current: u8,
     mode: Atom,
     rounds: u8,
     uuid_version: u8,
+    in_band: bool,
 ) -> NifResult<ResourceArc<Codec>> {
     let mode = if mode == atoms::feistel_uuid() {
         ExtIdMode::FeistelUuid
@@ -42,11 +45,20 @@ fn nif_extid_new(
             "mode must be :feistel_uuid, :aes128 or :cycle_walk",
         ));
     };
-    let ring = Keyring::new(key_version, key.as_slice()).map_err(core_error)?;
+    let mut ring: Option<Keyring> = None;
+    for (version, key) in &keys {
+        match &mut ring {
+            None => ring = Some(Keyring::new(*version, key.as_slice()).map_err(core_error)?),
+            Some(r) => r.add(*version, key.as_slice()).map_err(core_error)?,
+        }
+    }
+    let mut ring = ring.ok_or_else(|| arg_error("a keyring holds at least one key"))?;
+    ring.set_current(current).map_err(core_error)?;
     let codec = ExtIdCodec::builder(&ring, type_name)
         .mode(mode)
         .rounds(rounds)
         .uuid_version(uuid_version)
+        .key_version_in_band(in_band)
         .build()
         .map_err(core_error)?;
     Ok(ResourceArc::new(Codec(codec)))
@@ -62,21 +74,41 @@ fn id_of(id: Binary<'_>) -> NifResult<ExtId> {
     Ok(ExtId(bytes))
 }
 
+/// The id of (seq, rand); `rand` nil: derived from seq (the core's `encode_seq`).
 #[rustler::nif]
 fn nif_extid_encode<'a>(
     env: Env<'a>,
     codec: ResourceArc<Codec>,
     seq: u64,
-    rand: u64,
+    rand: Option<u64>,
 ) -> NifResult<Term<'a>> {
-    let id = codec.0.encode(seq, rand).map_err(core_error)?;
+    let id = match rand {
+        Some(r) => codec.0.encode(seq, r),
+        None => codec.0.encode_seq(seq),
+    }
+    .map_err(core_error)?;
     Ok(crate::binary(env, &id.0))
 }
 
 #[rustler::nif]
-fn nif_extid_decode(codec: ResourceArc<Codec>, id: Binary<'_>) -> NifResult<(u64, u64, u8)> {
-    let d = codec.0.decode(&id_of(id)?).map_err(core_error)?;
-    Ok((d.seq, d.rand, d.key_version))
+fn nif_extid_derived_rand(codec: ResourceArc<Codec>, seq: u64) -> u64 {
+    codec.0.derived_rand(seq)
+}
+
+/// `{seq, rand, key_version, derived}`; `version` nil: the id's own (or the current).
+#[rustler::nif]
+fn nif_extid_decode(
+    codec: ResourceArc<Codec>,
+    id: Binary<'_>,
+    version: Option<u8>,
+) -> NifResult<(u64, u64, u8, bool)> {
+    let id = id_of(id)?;
+    let d = match version {
+        Some(v) => codec.0.decode_with_key_version(&id, v),
+        None => codec.0.decode(&id),
+    }
+    .map_err(core_error)?;
+    Ok((d.seq, d.rand, d.key_version, codec.0.is_derived(&d)))
 }
 
 fn form(a: Atom) -> NifResult<TextForm> {

@@ -261,31 +261,61 @@ fn u64_of(v: Either<f64, BigInt>, name: &str) -> Result<u64> {
 
 #[napi]
 impl ExtIdCoder {
-    /// A codec for one type of id, under `key` (≥ 32 bytes) as key version
-    /// `version` (0..=15, default 0: every face's default, so one master key
-    /// gives one id space).
+    /// A codec for one type of id under a keyring: `keys[i]` (≥ 32 bytes
+    /// each) is key version `versions[i]` (0..=15), `current` the one new ids
+    /// are made with; every version held decodes. lib/extid.js checks the
+    /// arguments first, in Node's words.
     #[napi(constructor, catch_unwind)]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
-        key: &[u8],
+        versions: Vec<u32>,
+        keys: Vec<Buffer>,
+        current: u32,
         type_name: String,
         mode: Option<String>,
-        version: Option<u32>,
+        rounds: Option<u32>,
+        uuid_version: Option<u32>,
+        key_version_in_band: Option<bool>,
     ) -> Result<Self> {
-        let version = u8::try_from(version.unwrap_or(0))
-            .ok()
-            .filter(|v| *v <= nonceforge::extid::MAX_KEY_VERSION)
-            .ok_or_else(|| invalid("version must be in 0..=15"))?;
-        let ring = Keyring::new(version, key).map_err(core_err)?;
+        let version = |v: u32| {
+            u8::try_from(v)
+                .ok()
+                .filter(|v| *v <= nonceforge::extid::MAX_KEY_VERSION)
+                .ok_or_else(|| invalid("key versions are in 0..=15"))
+        };
+        if versions.len() != keys.len() || versions.is_empty() {
+            return Err(invalid("one key for each version, at least one"));
+        }
+        let mut ring: Option<Keyring> = None;
+        for (v, k) in versions.iter().zip(&keys) {
+            let v = version(*v)?;
+            match &mut ring {
+                None => ring = Some(Keyring::new(v, k).map_err(core_err)?),
+                Some(r) => r.add(v, k).map_err(core_err)?,
+            }
+        }
+        let mut ring = ring.expect("at least one key");
+        ring.set_current(version(current)?).map_err(core_err)?;
         let mut b = ExtIdCodec::builder(&ring, &type_name);
         if let Some(m) = mode {
             b = b.mode(m.parse().map_err(core_err)?);
+        }
+        if let Some(r) = rounds {
+            b = b.rounds(u8::try_from(r).unwrap_or(0));
+        }
+        if let Some(u) = uuid_version {
+            b = b.uuid_version(u8::try_from(u).unwrap_or(0));
+        }
+        if let Some(in_band) = key_version_in_band {
+            b = b.key_version_in_band(in_band);
         }
         Ok(Self {
             inner: b.build().map_err(core_err)?,
         })
     }
 
-    /// Encode: the id as a UUID string.
+    /// Encode: the id as a UUID string; without `rand`, the random half is
+    /// derived from `seq` (the core's `encode_seq`).
     #[napi(catch_unwind)]
     pub fn encode(
         &self,
@@ -293,26 +323,36 @@ impl ExtIdCoder {
         rand: Option<Either<f64, BigInt>>,
     ) -> Result<String> {
         let seq = u64_of(seq, "seq")?;
-        let rand = match rand {
-            Some(r) => u64_of(r, "rand")?,
-            None => 0,
+        let id = match rand {
+            Some(r) => self.inner.encode(seq, u64_of(r, "rand")?),
+            None => self.inner.encode_seq(seq),
         };
-        Ok(self
-            .inner
-            .encode(seq, rand)
-            .map_err(core_err)?
-            .to_uuid_string())
+        Ok(id.map_err(core_err)?.to_uuid_string())
     }
 
-    /// Decode a UUID string: `[seq, rand, keyVersion]`.
+    /// The random half the codec derives for `seq`.
     #[napi(catch_unwind)]
-    pub fn decode(&self, id: String) -> Result<(BigInt, BigInt, u32)> {
+    pub fn derived_rand(&self, seq: Either<f64, BigInt>) -> Result<BigInt> {
+        Ok(BigInt::from(self.inner.derived_rand(u64_of(seq, "seq")?)))
+    }
+
+    /// Decode a UUID string: `[seq, rand, keyVersion, derived]`; `version`
+    /// for ids that do not carry theirs.
+    #[napi(catch_unwind)]
+    pub fn decode(&self, id: String, version: Option<u32>) -> Result<(BigInt, BigInt, u32, bool)> {
         let ext = ExtId::parse_uuid(&id).map_err(core_err)?;
-        let d = self.inner.decode(&ext).map_err(core_err)?;
+        let d = match version {
+            Some(v) => self
+                .inner
+                .decode_with_key_version(&ext, u8::try_from(v).unwrap_or(u8::MAX)),
+            None => self.inner.decode(&ext),
+        }
+        .map_err(core_err)?;
         Ok((
             BigInt::from(d.seq),
             BigInt::from(d.rand),
             d.key_version as u32,
+            self.inner.is_derived(&d),
         ))
     }
 }

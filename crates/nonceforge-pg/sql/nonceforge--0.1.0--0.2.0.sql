@@ -91,3 +91,21 @@ STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_sor
 CREATE FUNCTION @extschema@.encrypted_nonce_series(bits pg_catalog.int4, count pg_catalog.int8) RETURNS SETOF pg_catalog.bytea
 STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_encrypted_nonce_series';
 REVOKE EXECUTE ON FUNCTION @extschema@.encrypted_nonce_series(integer, bigint) FROM PUBLIC;
+
+-- New: external ids without a stored random half (derived from seq under the
+-- key, every face's call without one), the lookup that refuses ids not made
+-- so, and everything an id decodes to. They use the server's key: not PUBLIC's.
+CREATE FUNCTION @extschema@.extid_encode(type_name pg_catalog.text, seq pg_catalog.int8) RETURNS pg_catalog.uuid
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_encode_seq_wrapper';
+CREATE FUNCTION @extschema@.extid_seq(type_name pg_catalog.text, id pg_catalog.uuid) RETURNS pg_catalog.int8
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_seq_wrapper';
+CREATE FUNCTION @extschema@.extid_inspect(type_name pg_catalog.text, id pg_catalog.uuid) RETURNS TABLE (
+    seq pg_catalog.int8,
+    rand pg_catalog.int8,
+    key_version pg_catalog.int4,
+    derived pg_catalog.bool
+)
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_inspect_wrapper';
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_encode(text, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid) FROM PUBLIC;

@@ -1,8 +1,14 @@
-//! External ids in SQL: `extid_encode(type, seq, rand) → uuid` and
-//! `extid_decode(type, id) → (seq, rand)`, with the master key read at server
-//! start from the file named by `nonceforge.extid_key_file` (see `settings`:
-//! never from a setting, and only with the library preloaded). The codec is
-//! feistel-uuid (UUIDv8, key version 0 in band).
+//! External ids in SQL: `extid_encode(type, seq) → uuid` (the random half
+//! derived from seq, as every face's call without one), `extid_seq(type, id)
+//! → seq` (refusing ids not made so), `extid_encode(type, seq, rand)` and
+//! `extid_decode(type, id) → (seq, rand)`, `extid_inspect(type, id) → (seq,
+//! rand, key_version, derived)`, with the
+//! master keys read at server start from the files named by
+//! `nonceforge.extid_key_file` (the current key version,
+//! `nonceforge.extid_key_version`) and `nonceforge.extid_old_key_files` (older
+//! versions, for decoding) — see `settings`: never from a setting, and only
+//! with the library preloaded. The codec is feistel-uuid (UUIDv8, key version
+//! in band).
 //!
 //! Both use the server's key, so neither is executable by PUBLIC after
 //! `CREATE EXTENSION`: grant EXECUTE to the roles that may make and read ids.
@@ -11,10 +17,11 @@
 //! (each costs an HKDF derivation and a key schedule to make): memory stays
 //! bounded whatever names callers pass.
 
-use crate::errors::{invalid, raise};
+use crate::errors::{fail, invalid, raise};
 use crate::keys::{self, Key};
 use nonceforge_core::extid::{ExtIdCodec, Keyring, check_type_name};
 use pgrx::prelude::*;
+use pgrx::PgSqlErrorCode;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -66,7 +73,11 @@ fn with_codec<T>(function: &str, type_name: &str, f: impl FnOnce(&ExtIdCodec) ->
     CODECS.with(|cell| {
         let mut codecs = cell.borrow_mut();
         f(codecs.get_or_make(type_name, || {
-            let ring = Keyring::new(0, key).unwrap_or_else(|e| raise(e));
+            let versions = keys::extid_versions().expect("loaded with the key");
+            let mut ring = Keyring::new(versions.current, key).unwrap_or_else(|e| raise(e));
+            for (v, k) in &versions.old {
+                ring.add(*v, k).unwrap_or_else(|e| raise(e));
+            }
             ExtIdCodec::new(&ring, type_name).unwrap_or_else(|e| raise(e))
         }))
     })
@@ -76,13 +87,62 @@ fn unsigned(argument: &str, v: i64) -> u64 {
     u64::try_from(v).unwrap_or_else(|_| invalid(format!("{argument} = {v} must not be negative")))
 }
 
-/// The external id of (seq, rand) for ids of type `type_name`. STABLE, not
-/// IMMUTABLE: the result depends on the key file read at server start.
+/// Raises a core error; an id of a key version this server does not hold
+/// says how a DBA adds it (the core's words are for a program's keyring).
+fn raise_extid(function: &str, e: nonceforge_core::Error) -> ! {
+    if let nonceforge_core::Error::UnknownKeyVersion { version } = e {
+        fail(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "{function}: the id was made under key version {version}, which this server does not hold"
+            ),
+            Some(
+                "A superuser can add that version's key file to nonceforge.extid_old_key_files (VERSION:PATH, mode 0600) and restart the server.",
+            ),
+        );
+    }
+    raise(e)
+}
+
+/// The external id of `seq` for ids of type `type_name`, its random half
+/// derived from seq under the key (every face's call without a random half:
+/// the same id as theirs). STABLE, not IMMUTABLE: the result depends on the
+/// key file read at server start.
+#[pg_extern(stable, strict, parallel_safe, name = "extid_encode")]
+fn extid_encode_seq(type_name: &str, seq: i64) -> pgrx::Uuid {
+    let seq = unsigned("seq", seq);
+    let id = with_codec("extid_encode", type_name, |c| c.encode_seq(seq))
+        .unwrap_or_else(|e| raise_extid("extid_encode", e));
+    pgrx::Uuid::from_bytes(id.0)
+}
+
+/// The sequence number of an id made by `extid_encode(type, seq)`; any other
+/// id (made up, of another type or key, or made with a stored random half)
+/// is refused (22023) — the lookup-by-external-id function.
+#[pg_extern(stable, strict, parallel_safe)]
+fn extid_seq(type_name: &str, id: pgrx::Uuid) -> i64 {
+    let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
+    let seq = with_codec("extid_seq", type_name, |c| c.decode_seq(&ext)).unwrap_or_else(|e| {
+        if let nonceforge_core::Error::NotDerived { seq } = e {
+            // In SQL's words: which call makes the ids extid_seq accepts.
+            invalid(format!(
+                "extid_seq: the id was not made by extid_encode('{type_name}', seq) under this server's keys (it decodes to sequence number {seq}, with another random half)"
+            ));
+        }
+        raise_extid("extid_seq", e)
+    });
+    // seq < 2^56: it fits a bigint.
+    seq as i64
+}
+
+/// The external id of (seq, rand) for ids of type `type_name`: `rand` fresh
+/// and random per row, stored beside it (the Plan B post's design). STABLE,
+/// as above.
 #[pg_extern(stable, strict, parallel_safe)]
 fn extid_encode(type_name: &str, seq: i64, rand: i64) -> pgrx::Uuid {
     let (seq, rand) = (unsigned("seq", seq), unsigned("rand", rand));
-    let id =
-        with_codec("extid_encode", type_name, |c| c.encode(seq, rand)).unwrap_or_else(|e| raise(e));
+    let id = with_codec("extid_encode", type_name, |c| c.encode(seq, rand))
+        .unwrap_or_else(|e| raise_extid("extid_encode", e));
     pgrx::Uuid::from_bytes(id.0)
 }
 
@@ -93,19 +153,47 @@ fn extid_decode(
     id: pgrx::Uuid,
 ) -> TableIterator<'static, (name!(seq, i64), name!(rand, i64))> {
     let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
-    let d = with_codec("extid_decode", type_name, |c| c.decode(&ext)).unwrap_or_else(|e| raise(e));
+    let d = with_codec("extid_decode", type_name, |c| c.decode(&ext))
+        .unwrap_or_else(|e| raise_extid("extid_decode", e));
     // seq < 2^56 and rand < 2^62 here: both fit a bigint.
     TableIterator::once((d.seq as i64, d.rand as i64))
+}
+
+/// Everything an external id of type `type_name` decodes to: seq, rand, the
+/// key version it was made under, and `derived` (its random half is the one
+/// `extid_encode(type, seq)` derives: made by this server's keys).
+#[pg_extern(stable, strict, parallel_safe)]
+fn extid_inspect(
+    type_name: &str,
+    id: pgrx::Uuid,
+) -> TableIterator<
+    'static,
+    (
+        name!(seq, i64),
+        name!(rand, i64),
+        name!(key_version, i32),
+        name!(derived, bool),
+    ),
+> {
+    let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
+    let (d, derived) = with_codec("extid_inspect", type_name, |c| {
+        c.decode(&ext).map(|d| (d, c.is_derived(&d)))
+    })
+    .unwrap_or_else(|e| raise_extid("extid_inspect", e));
+    TableIterator::once((d.seq as i64, d.rand as i64, d.key_version as i32, derived))
 }
 
 extension_sql!(
     r#"
 -- They use the server's key: only the roles an administrator names may call them.
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_encode(text, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_encode(text, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_decode(text, uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid) FROM PUBLIC;
 "#,
     name = "extid_grants",
-    requires = [extid_encode, extid_decode]
+    requires = [extid_encode, extid_encode_seq, extid_seq, extid_decode, extid_inspect]
 );
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The keys: read once by the postmaster, from files named by
-//! `nonceforge.key_file` and `nonceforge.extid_key_file` (see `settings` for
-//! why a key never travels through a setting), inherited by every backend,
-//! zeroized when dropped.
+//! `nonceforge.key_file`, `nonceforge.extid_key_file` and
+//! `nonceforge.extid_old_key_files` (see `settings` for why a key never travels
+//! through a setting), inherited by every backend, zeroized when dropped.
 
 use crate::errors::not_configured;
 use crate::settings::PRELOAD_HINT;
@@ -24,15 +24,86 @@ pub(crate) enum KeyState {
 
 static NONCE_KEY: OnceLock<KeyState> = OnceLock::new();
 static EXTID_KEY: OnceLock<KeyState> = OnceLock::new();
+/// The external ids' key versions: the current one (`extid_key_file`'s), and
+/// the older ones that still decode (`extid_old_key_files`).
+static EXTID_VERSIONS: OnceLock<ExtIdVersions> = OnceLock::new();
 
-/// Reads both key files (in the postmaster, while it loads
+/// The external ids' keyring beside the current key.
+pub(crate) struct ExtIdVersions {
+    /// `nonceforge.extid_key_version`: the current key's version.
+    pub(crate) current: u8,
+    /// Older versions' keys, for decoding.
+    pub(crate) old: Vec<(u8, Zeroizing<Vec<u8>>)>,
+}
+
+/// Reads every key file (in the postmaster, while it loads
 /// shared_preload_libraries).
 pub(crate) fn load(
     key_file: &GucSetting<Option<CString>>,
     extid_key_file: &GucSetting<Option<CString>>,
+    extid_key_version: u8,
+    extid_old_key_files: &GucSetting<Option<CString>>,
 ) {
     NONCE_KEY.get_or_init(|| load_key("nonceforge.key_file", key_file));
-    EXTID_KEY.get_or_init(|| load_key("nonceforge.extid_key_file", extid_key_file));
+    let old = load_old_keys(extid_key_version, extid_old_key_files);
+    EXTID_KEY.get_or_init(|| match old {
+        // A bad list of old keys stops the external ids altogether: ids of
+        // those versions would fail to decode one by one otherwise, in
+        // production, long after the restart that could have said so.
+        Err(()) => KeyState::Unusable,
+        Ok(_) => load_key("nonceforge.extid_key_file", extid_key_file),
+    });
+    EXTID_VERSIONS.get_or_init(|| ExtIdVersions {
+        current: extid_key_version,
+        old: old.unwrap_or_default(),
+    });
+}
+
+/// Parses `nonceforge.extid_old_key_files` ("VERSION:PATH, …") and reads each
+/// file; every problem goes to the server log.
+fn load_old_keys(
+    current: u8,
+    setting: &GucSetting<Option<CString>>,
+) -> Result<Vec<(u8, Zeroizing<Vec<u8>>)>, ()> {
+    let Some(list) = setting.get() else {
+        return Ok(Vec::new());
+    };
+    let list = list.to_string_lossy().into_owned();
+    let mut keys: Vec<(u8, Zeroizing<Vec<u8>>)> = Vec::new();
+    let complain = |why: String| {
+        pgrx::warning!(
+            "nonceforge: nonceforge.extid_old_key_files: {why}; extid_encode() and extid_decode() will refuse until it is fixed and the server restarted"
+        );
+    };
+    for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((v, path)) = entry.split_once(':') else {
+            complain(format!("'{}' is not VERSION:PATH", nonceforge_core::error::excerpt(entry)));
+            return Err(());
+        };
+        let Some(v) = v.trim().parse::<u8>().ok().filter(|v| *v <= 15) else {
+            complain(format!("'{}': the version must be in 0..15", nonceforge_core::error::excerpt(entry)));
+            return Err(());
+        };
+        if v == current || keys.iter().any(|(k, _)| *k == v) {
+            complain(format!(
+                "version {v} is given twice (nonceforge.extid_key_version is {current})"
+            ));
+            return Err(());
+        }
+        match read_key_file(path.trim()) {
+            Ok(key) => keys.push((v, key)),
+            Err(why) => {
+                complain(format!("the file of version {v} cannot be used: {why}"));
+                return Err(());
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// The external ids' key versions (current, and the older ones held).
+pub(crate) fn extid_versions() -> Option<&'static ExtIdVersions> {
+    EXTID_VERSIONS.get()
 }
 
 /// Reads a key file in the postmaster. Problems go to the server log, never to

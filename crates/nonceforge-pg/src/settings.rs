@@ -8,7 +8,9 @@
 //! | `nonceforge.lease_namespace` | server start, preloaded only | the store's namespace, as every member of the fleet uses it (default `nonceforge`) |
 //! | `nonceforge.lease_ttl` | server start, preloaded only | how long the store keeps the id without a renewal (default 10 s) |
 //! | `nonceforge.key_file` | server start, preloaded only | file with the base key of `encrypted_nonce()` |
-//! | `nonceforge.extid_key_file` | server start, preloaded only | file with the master key of `extid_encode()`/`extid_decode()` |
+//! | `nonceforge.extid_key_file` | server start, preloaded only | file with the master key of `extid_encode()`/`extid_decode()`: the current key version |
+//! | `nonceforge.extid_key_version` | server start, preloaded only | that key's version, 0..15 (default 0): new ids carry it |
+//! | `nonceforge.extid_old_key_files` | server start, preloaded only | older versions' key files, `VERSION:PATH, …`: their ids still decode after a rotation |
 //! | `nonceforge.server_order` | server start, preloaded only | `uuidv7()`/`tuid6()` strictly increasing across every backend and restart |
 //! | `nonceforge.max_clock_wait` | `postgresql.conf` / `ALTER SYSTEM` (reload) | the longest a call waits for a clock that went back (default 5 s); further behind, calls refuse |
 //!
@@ -44,6 +46,8 @@ static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
 static LEASE_MODE: OnceLock<bool> = OnceLock::new();
 static KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static EXTID_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static EXTID_KEY_VERSION: GucSetting<i32> = GucSetting::<i32>::new(0);
+static EXTID_OLD_KEY_FILES: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static SERVER_ORDER: GucSetting<bool> = GucSetting::<bool>::new(false);
 static MAX_CLOCK_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 
@@ -102,6 +106,24 @@ pub(crate) fn register(preloading: bool) {
             GucContext::Postmaster,
             GucFlags::SUPERUSER_ONLY,
         );
+        GucRegistry::define_int_guc(
+            c"nonceforge.extid_key_version",
+            c"The key version of nonceforge.extid_key_file's key (0..15): new external ids carry it.",
+            c"After a rotation: the new key's file in nonceforge.extid_key_file, its version here, and the old key's file in nonceforge.extid_old_key_files.",
+            &EXTID_KEY_VERSION,
+            0,
+            15,
+            GucContext::Postmaster,
+            GucFlags::default(),
+        );
+        GucRegistry::define_string_guc(
+            c"nonceforge.extid_old_key_files",
+            c"Older external-id key versions, as VERSION:PATH pairs separated by commas (files as nonceforge.extid_key_file's), read at server start: ids made under them still decode.",
+            c"Superuser-only. A malformed list or an unusable file stops extid_encode()/extid_decode() until fixed (the server log says why).",
+            &EXTID_OLD_KEY_FILES,
+            GucContext::Postmaster,
+            GucFlags::SUPERUSER_ONLY,
+        );
         GucRegistry::define_bool_guc(
             c"nonceforge.server_order",
             c"uuidv7() and tuid6() strictly increase across all backends and restarts (a shared clock and a floor persisted in the data directory).",
@@ -110,7 +132,12 @@ pub(crate) fn register(preloading: bool) {
             GucContext::Postmaster,
             GucFlags::default(),
         );
-        crate::keys::load(&KEY_FILE, &EXTID_KEY_FILE);
+        crate::keys::load(
+            &KEY_FILE,
+            &EXTID_KEY_FILE,
+            u8::try_from(EXTID_KEY_VERSION.get()).unwrap_or(0),
+            &EXTID_OLD_KEY_FILES,
+        );
         ORDER_WITHOUT_PRELOAD.get_or_init(|| false);
     } else {
         ORDER_WITHOUT_PRELOAD.get_or_init(placeholder_asks_for_order);

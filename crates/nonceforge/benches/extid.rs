@@ -56,11 +56,7 @@ fn batch(c: &mut Criterion) {
         .collect();
     let mut out = vec![ExtId::default(); input.len()];
     let mut dec = vec![
-        Decoded {
-            seq: 0,
-            rand: 0,
-            key_version: 0
-        };
+        Decoded::default();
         input.len()
     ];
     let mut g = c.benchmark_group("extid_batch");

@@ -237,6 +237,15 @@ pub enum Error {
         /// The highest issued.
         max_issued: u64,
     },
+    /// A decoded id whose random half is not the one derived from its
+    /// sequence number: not made by `encode_seq` under this codec's key.
+    #[error(
+        "the id decodes to sequence number {seq}, but its random half is not the one this codec derives for it: it was not made by this codec's encode without a random half"
+    )]
+    NotDerived {
+        /// The decoded sequence number.
+        seq: u64,
+    },
     /// An option with a value outside its set.
     #[error("{option} = {value}: {rule}")]
     InvalidOption {
@@ -301,13 +310,13 @@ pub enum Error {
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
 /// At most this many characters of a caller's text are kept in an error.
-pub(crate) const EXCERPT_CHARS: usize = 64;
+pub const EXCERPT_CHARS: usize = 64;
 
 /// The text a caller passed, as an error keeps it: whole up to
 /// [`EXCERPT_CHARS`] characters, else that many then `…` and the full length in
 /// bytes. An error's size never grows with its input (a 1 GB type name makes a
 /// message of about a hundred bytes, not a copy of it).
-pub(crate) fn excerpt(text: &str) -> String {
+pub fn excerpt(text: &str) -> String {
     match text.char_indices().nth(EXCERPT_CHARS) {
         None => text.to_owned(),
         Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),

@@ -33,6 +33,12 @@ fn every_vector_encodes_decodes_and_spells_the_same() {
         assert_eq!(hex::encode(id.0), v["hex"].as_str().unwrap(), "{v}");
         let d = c.decode(&id).unwrap();
         assert_eq!((d.seq, d.rand, d.key_version), (seq, rand, version), "{v}");
+        // The random half the call without one derives, and decoding's verdict.
+        assert_eq!(c.derived_rand(seq), v["derived_rand"].as_u64().unwrap(), "{v}");
+        assert_eq!(c.is_derived(&d), v["derived"].as_bool().unwrap(), "{v}");
+        if v["default_call"].as_bool().unwrap() {
+            assert_eq!(c.encode_seq(seq).unwrap(), id, "the call without rand: {v}");
+        }
         let mut batch = [ExtId::default(); 1];
         c.encode_batch(&[(seq, rand)], &mut batch).unwrap();
         assert_eq!(batch[0], id, "batch: {v}");

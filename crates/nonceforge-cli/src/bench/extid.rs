@@ -56,11 +56,7 @@ impl ExtState {
             aes_ids,
             feistel_ids,
             decoded: vec![
-                Decoded {
-                    seq: 0,
-                    rand: 0,
-                    key_version: 0
-                };
+                Decoded::default();
                 BATCH
             ],
             text: [0; 36],

@@ -6,6 +6,8 @@ SELECT sortable_nonce(64), sortable_nonce(96), sortable_nonce(128);
 SELECT encrypted_nonce(64), encrypted_nonce(96), encrypted_nonce(128);
 SELECT extid_encode('user', 1, 2);
 SELECT * FROM extid_decode('user', extid_encode('user', 1, 2));
+SELECT extid_seq('user', extid_encode('user', 1));
+SELECT * FROM extid_inspect('user', extid_encode('user', 1));
 SELECT uuidv7(), uuidv7(interval '1 hour'), uuidv4(), uuid_generate_v7();
 SELECT tuid6(), tuid6_from_tz(pg_catalog.now()), tuid6_tz(tuid6()), tuid6_to_compact(tuid6());
 SELECT tuid6_from_compact('AYOFdhN7r5ymN75rjTKvbg');

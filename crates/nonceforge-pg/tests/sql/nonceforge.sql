@@ -157,7 +157,7 @@ DO $$ DECLARE bad text; BEGIN
                        'stuid_from_compact', 'stuid_tz', 'uuid_extract_timestamp', 'uuid_extract_version',
                        'uuid_smaller', 'uuid_larger', 'uuid_v7_to_timestamptz', 'uuid_v7_to_timestamp')
            AND (provolatile, proisstrict, proparallel) <> ('i', true, 's'))
-       OR (proname IN ('extid_encode', 'extid_decode', 'uuid_timestamptz_to_v7', 'uuid_timestamp_to_v7')
+       OR (proname IN ('extid_encode', 'extid_decode', 'extid_seq', 'extid_inspect', 'uuid_timestamptz_to_v7', 'uuid_timestamp_to_v7')
            AND (provolatile, proisstrict) <> ('s', true))
        OR (proname IN ('nonce', 'sortable_nonce', 'encrypted_nonce') AND (provolatile, proparallel) <> ('v', 'u'))
        OR prosecdef;
@@ -184,7 +184,18 @@ DO $$ BEGIN
     ASSERT (SELECT (seq, rand) = (42::bigint, 7::bigint) FROM extid_decode('user', extid_encode('user', 42, 7)));
     ASSERT uuid_extract_version(extid_encode('user', 42, 7)) = 8;
     ASSERT extid_encode('user', 42, 7) <> extid_encode('order', 42, 7);
+    -- Without a random half: derived from seq, stable, and the lookup refuses
+    -- every id it did not make (a stored half, another type, a made-up one).
+    ASSERT extid_encode('user', 42) = extid_encode('user', 42);
+    ASSERT extid_seq('user', extid_encode('user', 42)) = 42;
+    ASSERT (SELECT (seq, key_version, derived) = (42::bigint, 0, true) FROM extid_inspect('user', extid_encode('user', 42)));
+    ASSERT (SELECT NOT derived FROM extid_inspect('user', extid_encode('user', 42, 7)));
+    -- 1000 ids of the default call: no shared 4-byte prefix.
+    ASSERT (SELECT count(DISTINCT substr(extid_encode('user', s)::text, 1, 8)) FROM generate_series(1, 1000) s) = 1000;
 END $$;
+SELECT pg_temp.expect_error($q$SELECT extid_seq('user', extid_encode('user', 42, 7))$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_seq('order', extid_encode('user', 42))$q$, '22023');
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', -1)$q$, '22023');
 
 -- Nonces: counter, encrypted and sortable, from ticks and slots shared by all
 -- backends, with this server's machine id (7).

@@ -82,6 +82,13 @@ same_extids_as_cli() {
         theirs=$(NONCEFORGE_EXTID_KEY="$extidhex" "$cli" extid encode --type "$1" --seq "$2" --rand "$3") || return 1
         [ "$ours" = "$theirs" ] || { echo "extid $t: server $ours, CLI $theirs"; return 1; }
     done
+    # The call without a random half: derived the same way on both sides.
+    for t in "user 42" "order 0" "invoice_line 72057594037927935"; do
+        set -- $t
+        ours=$(app_sql -At -c "SELECT extid_encode('$1', $2)") || return 1
+        theirs=$(NONCEFORGE_EXTID_KEY="$extidhex" "$cli" extid encode --type "$1" --seq "$2") || return 1
+        [ "$ours" = "$theirs" ] || { echo "extid $t (derived): server $ours, CLI $theirs"; return 1; }
+    done
 }
 step "external ids: the same as the CLI's for the same key" same_extids_as_cli
 # 'lease' by a reload: the lease keeper starts only with the server, so nonces
@@ -98,7 +105,7 @@ roles_state() {
 }
 grant_key_functions() { # grant_key_functions ROLE...
     local r; for r in "$@"; do
-        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint), extid_encode(text, bigint, bigint), extid_decode(text, uuid) TO $r"
+        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint), extid_encode(text, bigint, bigint), extid_encode(text, bigint), extid_seq(text, uuid), extid_decode(text, uuid), extid_inspect(text, uuid) TO $r"
     done
 }
 attack_round() { # the first call of every function, in fresh backends, under each search_path
@@ -171,6 +178,43 @@ group_readable() {
         ! grep -q "$extidhex" <<<"$out" && ! grep -q "$extidhex" "$cluster_dir/log"
 }
 step "a group-readable key file is refused" group_readable
+restart_cluster "$port" "${preload[@]}" "${keys[@]}"
+
+rotation() {
+    # A DBA rotates the external-id key: the new file as version 1, the old one
+    # kept for decoding. Old ids (derived or with a stored half) still decode,
+    # new ids carry version 1; without the old file, old ids are refused with
+    # a hint that names the setting; a malformed list stops the functions.
+    local old_id old_stored new_id got out
+    old_id=$(app_sql -At -c "SELECT extid_encode('user', 41)") || return 1
+    old_stored=$(app_sql -At -c "SELECT extid_encode('user', 41, 5)") || return 1
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$cluster_dir/keys/extid-1.key"
+    chown postgres "$cluster_dir/keys/extid-1.key"; chmod 600 "$cluster_dir/keys/extid-1.key"
+    local rotated=(-c "nonceforge.key_file=$cluster_dir/keys/nonce.key"
+        -c "nonceforge.extid_key_file=$cluster_dir/keys/extid-1.key" -c "nonceforge.extid_key_version=1")
+    restart_cluster "$port" "${preload[@]}" "${rotated[@]}" -c "nonceforge.extid_old_key_files=0:$cluster_dir/keys/extid.key"
+    got=$(app_sql -At -c "SELECT extid_seq('user', '$old_id')") || return 1
+    [ "$got" = 41 ] || { echo "old derived id: $got"; return 1; }
+    got=$(app_sql -At -c "SELECT seq, rand, key_version, derived FROM extid_inspect('user', '$old_stored')") || return 1
+    [ "$got" = "41|5|0|f" ] || { echo "old stored id: $got"; return 1; }
+    new_id=$(app_sql -At -c "SELECT extid_encode('user', 41)") || return 1
+    [ "$new_id" != "$old_id" ] || { echo "the new key made the old id"; return 1; }
+    got=$(app_sql -At -c "SELECT seq, key_version, derived FROM extid_inspect('user', '$new_id')") || return 1
+    [ "$got" = "41|1|t" ] || { echo "new id: $got"; return 1; }
+    # Without the old key: refused, with the setting named.
+    restart_cluster "$port" "${preload[@]}" "${rotated[@]}"
+    out=$(app_sql -c "\\set VERBOSITY verbose" -c "SELECT extid_seq('user', '$old_id')" 2>&1 || true)
+    grep -q "22023" <<<"$out" && grep -q "key version 0, which this server does not hold" <<<"$out" &&
+        grep -q "nonceforge.extid_old_key_files" <<<"$out" || { echo "without the old key: $out"; return 1; }
+    # A malformed list: every external-id function refuses, the log says why.
+    restart_cluster "$port" "${preload[@]}" "${rotated[@]}" -c "nonceforge.extid_old_key_files=zero:$cluster_dir/keys/extid.key"
+    out=$(app_sql -c "\\set VERBOSITY verbose" -c "SELECT extid_encode('user', 1)" 2>&1 || true)
+    grep -q "55000" <<<"$out" && grep -q "could not be used at server start" <<<"$out" &&
+        grep -q "nonceforge.extid_old_key_files: 'zero:.*' is not VERSION:PATH\|the version must be in 0..15" "$cluster_dir/log" ||
+        { echo "malformed list: $out"; tail -5 "$cluster_dir/log"; return 1; }
+    rm -f "$cluster_dir/keys/extid-1.key"
+}
+step "external ids: a key rotation, old ids still decode" rotation
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 
 concurrent() {

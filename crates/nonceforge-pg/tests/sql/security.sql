@@ -60,6 +60,9 @@ DO $$ BEGIN
     ASSERT NOT has_function_privilege('nobody', 'encrypted_nonce_series(integer, bigint)', 'EXECUTE');
     ASSERT NOT has_function_privilege('nobody', 'extid_encode(text, bigint, bigint)', 'EXECUTE');
     ASSERT NOT has_function_privilege('nobody', 'extid_decode(text, uuid)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_encode(text, bigint)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_seq(text, uuid)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_inspect(text, uuid)', 'EXECUTE');
     ASSERT has_function_privilege('nobody', 'nonce(integer)', 'EXECUTE');
     ASSERT has_function_privilege('nobody', 'nonce_series(integer, bigint)', 'EXECUTE');
     ASSERT has_function_privilege('app', 'encrypted_nonce(integer)', 'EXECUTE');

@@ -7,6 +7,7 @@ CREATE ROLE app LOGIN;
 -- The functions that use the server's key are not executable by PUBLIC: the
 -- administrator grants them, as the README shows.
 GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint),
-    extid_encode(text, bigint, bigint), extid_decode(text, uuid) TO app;
+    extid_encode(text, bigint, bigint), extid_encode(text, bigint), extid_seq(text, uuid),
+    extid_decode(text, uuid), extid_inspect(text, uuid) TO app;
 -- A role with no grant at all, for the least-privilege checks.
 CREATE ROLE nobody LOGIN;

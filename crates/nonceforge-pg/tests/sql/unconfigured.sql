@@ -8,6 +8,8 @@ SELECT pg_temp.expect_error($q$SELECT sortable_nonce(64)$q$, '55000', true);
 SELECT pg_temp.expect_error($q$SELECT sortable_nonce(96)$q$, '55000', true);
 SELECT pg_temp.expect_error($q$SELECT encrypted_nonce(64)$q$, '55000', true);
 SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1, 1)$q$, '55000', true);
+SELECT pg_temp.expect_error($q$SELECT extid_encode('user', 1)$q$, '55000', true);
+SELECT pg_temp.expect_error($q$SELECT extid_seq('user', '01838576-137b-8f9c-a637-be6b8d32af6e')$q$, '55000', true);
 SELECT pg_temp.expect_error($q$SELECT * FROM extid_decode('user', '01838576-137b-8f9c-a637-be6b8d32af6e')$q$, '55000', true);
 DO $$ BEGIN
     ASSERT uuid_extract_version(uuidv7()) = 7 AND length(stuid()) = 32 AND tuid6() IS NOT NULL;

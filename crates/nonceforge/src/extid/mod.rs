@@ -3,22 +3,38 @@
 //! Databases want structured, increasing primary keys (B-tree locality); the
 //! outside world should see ids that leak nothing — not how many rows there are
 //! (the German-tank problem), not their order, nothing for clients to couple to.
-//! An [`ExtIdCodec`] turns an internal id — a sequence number and a random
-//! number kept beside it — into a 16-byte external id with a keyed permutation,
-//! and back, in about the time of two AES calls.
+//! An [`ExtIdCodec`] turns an internal id — a sequence number, and a random
+//! half that is either derived from it under the key (the default) or drawn
+//! and stored beside the row (the Plan B post's design) — into a 16-byte
+//! external id with a keyed permutation, and back, in about the time of two
+//! AES calls (three with the derived half).
 //!
 //! ```
 //! use nonceforge::extid::{ExtIdCodec, Keyring};
 //!
 //! let ring = Keyring::new(0, &[0x42; 32])?;            // from a secret store, ≥ 32 bytes
 //! let users = ExtIdCodec::new(&ring, "user")?;        // feistel-uuid, UUIDv8
-//! let id = users.encode(42, 0x1234_5678_9abc_def)?;   // seq, and the row's random half
+//! let id = users.encode_seq(42)?;                     // the random half derived from 42
 //! println!("{id}");                                   // e.g. 5f0c1e2a-…-8…
+//! let seq = users.decode_seq(&id)?;                   // refuses ids this codec did not make
+//! assert_eq!(seq, 42);
+//! users.decode(&id)?.check_issued(1_000)?;            // refuse ids never handed out
+//!
+//! // The post's design: a fresh random half per row, stored beside it.
+//! let id = users.encode(43, 0x1234_5678_9abc_def)?;
 //! let back = users.decode(&id)?;
-//! assert_eq!((back.seq, back.rand), (42, 0x1234_5678_9abc_def));
-//! back.check_issued(1_000)?;                          // refuse ids never handed out
+//! assert!(back.rand_matches(0x1234_5678_9abc_def));   // against the stored one
 //! # Ok::<(), nonceforge::Error>(())
 //! ```
+//!
+//! **The default random half** ([`ExtIdCodec::encode_seq`], and every face's
+//! call without one) is `F0(seq)`: AES-128 under a key of its own. A constant
+//! random half would make the 2-round network leak (ids of one half share the
+//! XOR of their sequence numbers: a shared prefix, row counts, order); a
+//! derived one is as fresh as a drawn one for distinct sequence numbers, needs
+//! no storage, keeps an id stable, and makes decoding an authenticity check
+//! ([`ExtIdCodec::decode_seq`]: a made-up id passes with probability 2^-62).
+//! docs/contracts.md, "External ids: the random half", gives the argument.
 //!
 //! # The constructions
 //!
@@ -30,13 +46,17 @@
 //!
 //! `aes128` and `cycle-walk` are permutations: any decoded value is *some*
 //! (seq, rand). `feistel-uuid` with **2 rounds** is not a pseudorandom
-//! permutation on its own: it is one as long as the random half is fresh and
-//! uniformly random for every id (Luby–Rackoff needs 3 rounds for adversarially
-//! chosen inputs; here the adversary never chooses the random half). Its
-//! guarantee weakens as random halves start to repeat — around 2^30 ids per
-//! key (the birthday bound of the 62-bit half, less the margin to stay far from
-//! it): rotate the key before that. **4 rounds** (`.rounds(4)`) give the full
-//! pseudorandom-permutation margin whatever the inputs, for two more AES calls.
+//! permutation on its own (Luby–Rackoff needs 3 rounds for adversarially chosen
+//! inputs): its ids look random as long as the random halves of distinct ids
+//! differ and are unpredictable — derived ones, or fresh uniform ones. The
+//! bound, for q ids of one key version: an adversary tells them from random
+//! strings with advantage at most about q²/2^57 (a collision in the 56-bit L
+//! half, or in the random half) plus AES's — 2^-17 at a million ids, 2^-9 at 16
+//! million; with the key version out of band (60-bit L), q²/2^61. Rotate the
+//! key well before 2^24 ids per version if that margin matters. **4 rounds**
+//! (`.rounds(4)`) make a strong pseudorandom permutation whatever the inputs
+//! (a constant random half included), with the same birthday-bounded
+//! advantage, about q²/2^56 — not more: the halves are 56 and 62 bits, not 64.
 //!
 //! # Checks on decode, and what each buys
 //!
@@ -52,6 +72,11 @@
 //! * [`Decoded::rand_matches`]`(stored)`: compare, in constant time, the decoded
 //!   random half with the one stored in the row. A made-up id whose sequence
 //!   number exists passes with probability 2^-62.
+//! * [`ExtIdCodec::decode_seq`] (or [`ExtIdCodec::is_derived`]): for ids made
+//!   without a random half, the decoded one must be the one derived from the
+//!   decoded sequence number (one more AES call, constant-time compare). A
+//!   made-up id passes with probability 2^-62 (2^-64 in `aes128` and
+//!   `cycle-walk`), nothing stored.
 //!
 //! Keys: see [`Keyring`]. An id carries its key version in band (4 bits, in
 //! `feistel-uuid`), so ids made before a rotation still decode; for `aes128` and
@@ -128,7 +153,7 @@ impl std::str::FromStr for ExtIdMode {
 }
 
 /// An internal id recovered from an external one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Decoded {
     /// The sequence number.
     pub seq: u64,
@@ -176,6 +201,10 @@ pub struct ExtIdCodec {
     /// The current version's keys again, at an address that does not depend
     /// on the id being decoded.
     current_keys: Keys,
+    /// The keys that derive the random half from the sequence number, by
+    /// version, and the current one's.
+    rand_keys: [Option<Aes128Key>; 16],
+    current_rand: Aes128Key,
 }
 
 impl std::fmt::Debug for ExtIdCodec {
@@ -264,11 +293,19 @@ impl ExtIdCodecBuilder<'_> {
                 }
             })
         };
+        let rand_key = |v: u8| -> Result<Aes128Key> {
+            Ok(Aes128Key::new(
+                &*self.keyring.derive::<16>("rand", &self.type_name, v)?,
+            ))
+        };
         let mut keys: [Option<Keys>; 16] = Default::default();
+        let mut rand_keys: [Option<Aes128Key>; 16] = Default::default();
         for v in self.keyring.versions() {
             keys[v as usize] = Some(derive(v)?);
+            rand_keys[v as usize] = Some(rand_key(v)?);
         }
         let current_keys = derive(self.keyring.current())?;
+        let current_rand = rand_key(self.keyring.current())?;
         Ok(ExtIdCodec {
             type_name: self.type_name,
             mode: self.mode,
@@ -278,6 +315,8 @@ impl ExtIdCodecBuilder<'_> {
             current: self.keyring.current(),
             keys,
             current_keys,
+            rand_keys,
+            current_rand,
         })
     }
 }
@@ -362,7 +401,77 @@ impl ExtIdCodec {
         Ok(())
     }
 
-    /// The external id of (seq, rand), under the current key.
+    /// The random half this codec derives for `seq` under the current key:
+    /// `F(seq)` truncated to [`max_rand`](Self::max_rand) bits, where F is
+    /// AES-128 under a key of its own (HKDF info `…/rand/<type>/<version>`).
+    #[inline(always)]
+    pub fn derived_rand(&self, seq: u64) -> u64 {
+        self.current_rand.prf64(seq) & self.max_rand()
+    }
+
+    /// Whether a decoded id's random half is the one this codec derives from
+    /// its sequence number under its key version — an id made by
+    /// [`encode_seq`](Self::encode_seq) (the call without a random half).
+    /// Compared in constant time; one AES call. Kept out of
+    /// [`decode`](Self::decode), which ids with a stored random half use.
+    #[inline(always)]
+    pub fn is_derived(&self, d: &Decoded) -> bool {
+        let key = if d.key_version == self.current {
+            Some(&self.current_rand)
+        } else {
+            self.rand_keys
+                .get(d.key_version as usize)
+                .and_then(Option::as_ref)
+        };
+        key.is_some_and(|k| bool::from(d.rand.ct_eq(&(k.prf64(d.seq) & self.max_rand()))))
+    }
+
+    /// The sequence number of an id made by [`encode_seq`](Self::encode_seq),
+    /// refusing any other ([`Error::NotDerived`]): a made-up id, one of
+    /// another type or key, or one made with a stored random half passes with
+    /// probability 2^-62 (2^-64 in `aes128` and `cycle-walk`), nothing stored.
+    /// The lookup for ids made without a random half.
+    #[inline]
+    pub fn decode_seq(&self, id: &ExtId) -> Result<u64> {
+        let d = self.decode(id)?;
+        if !self.is_derived(&d) {
+            return Err(Error::NotDerived { seq: d.seq });
+        }
+        Ok(d.seq)
+    }
+
+    /// The external id of `seq`, its random half derived from it under the
+    /// key ([`derived_rand`](Self::derived_rand)): the call to make when
+    /// nothing but the sequence number is stored. The id is stable (the same
+    /// seq always gives the same id under one key version), looks uniformly
+    /// random, and [`Decoded::check_derived`] refuses ids this codec did not
+    /// make. Costs one AES call more than [`encode`](Self::encode).
+    ///
+    /// ```
+    /// use nonceforge::extid::{ExtIdCodec, Keyring};
+    /// let users = ExtIdCodec::new(&Keyring::new(0, &[0x42; 32])?, "user")?;
+    /// let id = users.encode_seq(42)?;
+    /// assert_eq!(users.decode_seq(&id)?, 42); // refuses ids this codec did not make
+    /// assert!(users.decode_seq(&users.encode(42, 7)?).is_err());
+    /// # Ok::<(), nonceforge::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn encode_seq(&self, seq: u64) -> Result<ExtId> {
+        if seq > self.max_seq() {
+            return Err(Error::ValueOutOfRange {
+                argument: "seq",
+                value: seq,
+                max: self.max_seq(),
+            });
+        }
+        self.encode(seq, self.derived_rand(seq))
+    }
+
+    /// The external id of (seq, rand), under the current key. `rand` must be
+    /// fresh and uniformly random for each id (and stored beside the row):
+    /// a constant or guessable one makes the 2-round `feistel-uuid` leak —
+    /// ids of one `rand` share the XOR of their sequence numbers. Without a
+    /// stored random half, use [`encode_seq`](Self::encode_seq).
     // Always inlined: returned through memory, the id's 16 bytes would take a
     // store-to-load round trip (about 8 cycles, measured) on the latency path.
     #[inline(always)]
@@ -420,9 +529,10 @@ impl ExtIdCodec {
                     k.decrypt_be(u128::from_be_bytes(id.0))
                 };
                 let v = block;
+                let (seq, rand) = ((v >> 64) as u64, v as u64);
                 Ok(Decoded {
-                    seq: (v >> 64) as u64,
-                    rand: v as u64,
+                    seq,
+                    rand,
                     key_version: version,
                 })
             }
@@ -579,9 +689,10 @@ impl ExtIdCodec {
                         cycle_walk::decrypt(k, id.0)
                     };
                     let v = u128::from_be_bytes(b);
+                    let (seq, rand) = ((v >> 64) as u64, v as u64);
                     *o = Decoded {
-                        seq: (v >> 64) as u64,
-                        rand: v as u64,
+                        seq,
+                        rand,
                         key_version: self.current,
                     };
                 }

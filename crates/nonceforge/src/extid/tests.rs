@@ -56,13 +56,83 @@ proptest! {
             for (&(s, r), id) in input.iter().zip(&out) {
                 prop_assert_eq!(c.encode(s, r).unwrap(), *id);
             }
-            let mut back = vec![Decoded { seq: 0, rand: 0, key_version: 9 }; out.len()];
+            let mut back = vec![Decoded { key_version: 9, ..Decoded::default() }; out.len()];
             c.decode_batch(&out, &mut back).unwrap();
-            for (&(s, r), d) in input.iter().zip(&back) {
+            for ((&(s, r), d), id) in input.iter().zip(&back).zip(&out) {
                 prop_assert_eq!((d.seq, d.rand), (s, r));
+                prop_assert_eq!(*d, c.decode(id).unwrap(), "batch and one at a time agree");
+            }
+            // The default call's ids, in a batch: every one derived.
+            let derived: Vec<(u64, u64)> = input.iter().map(|&(s, _)| (s, c.derived_rand(s))).collect();
+            c.encode_batch(&derived, &mut out).unwrap();
+            c.decode_batch(&out, &mut back).unwrap();
+            prop_assert!(back.iter().all(|d| c.is_derived(d)));
+        }
+    }
+
+    #[test]
+    fn the_call_without_rand_round_trips_and_is_checked(seq: u64, rand: u64) {
+        let ring = ring();
+        for c in codecs(&ring) {
+            let seq = seq & c.max_seq();
+            let id = c.encode_seq(seq).unwrap();
+            prop_assert_eq!(id, c.encode(seq, c.derived_rand(seq)).unwrap());
+            let d = c.decode(&id).unwrap();
+            prop_assert_eq!((d.seq, d.rand), (seq, c.derived_rand(seq)));
+            prop_assert!(c.is_derived(&d));
+            prop_assert_eq!(c.decode_seq(&id), Ok(seq));
+            // Any other random half is not the derived one.
+            let rand = rand & c.max_rand();
+            if rand != c.derived_rand(seq) {
+                let other = c.encode(seq, rand).unwrap();
+                prop_assert!(!c.is_derived(&c.decode(&other).unwrap()));
+                prop_assert_eq!(c.decode_seq(&other), Err(Error::NotDerived { seq }));
             }
         }
     }
+}
+
+/// The first 4 bytes of each id: with a constant random half, `feistel-uuid`
+/// ids of small sequence numbers share them (the visible half is seq XOR a
+/// fixed value), and any two reveal the XOR of their sequence numbers.
+fn prefixes(ids: &[ExtId]) -> std::collections::HashSet<[u8; 4]> {
+    ids.iter().map(|id| id.0[..4].try_into().unwrap()).collect()
+}
+
+#[test]
+fn the_default_calls_ids_share_no_prefix_and_reveal_no_xor() {
+    let ring = ring();
+    for c in codecs(&ring) {
+        let ids: Vec<ExtId> = (1..=1000).map(|s| c.encode_seq(s).unwrap()).collect();
+        assert_eq!(prefixes(&ids).len(), 1000, "{c:?}: a shared 4-byte prefix");
+        // No pair shows the XOR of its sequence numbers in the L half (the
+        // leak of a constant random half): compare the visible 60 bits.
+        for i in 0..200 {
+            for j in i + 1..200 {
+                let (a, b) = (&ids[i], &ids[j]);
+                let xor = ((i + 1) ^ (j + 1)) as u64;
+                assert_ne!((l(a) ^ l(b)) & 0xfff_ffff, xor, "{c:?}: ids {} and {} show their XOR", i + 1, j + 1);
+            }
+        }
+    }
+    // The check fails where the leak is: a constant random half.
+    let c = ExtIdCodec::new(&ring, "user").unwrap();
+    let constant: Vec<ExtId> = (1..=1000).map(|s| c.encode(s, 0).unwrap()).collect();
+    // 16 at most: the key version nibble on top is whitened by R.
+    assert!(prefixes(&constant).len() <= 16, "a constant random half shows in the prefix");
+    for i in 0..200 {
+        for j in i + 1..200 {
+            let xor = ((i + 1) ^ (j + 1)) as u64;
+            assert_eq!((l(&constant[i]) ^ l(&constant[j])) & 0xfff_ffff, xor);
+        }
+    }
+}
+
+/// The L half as the id shows it (octets 0-5 and the 12 bits after the
+/// version nibble).
+fn l(id: &ExtId) -> u64 {
+    let hi = u64::from_be_bytes(id.0[..8].try_into().unwrap());
+    (hi >> 16) << 12 | (hi & 0xfff)
 }
 
 #[test]

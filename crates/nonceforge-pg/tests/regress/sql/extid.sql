@@ -5,6 +5,18 @@ SELECT extid_encode('order', 42, 7);
 SELECT extid_encode('invoice_line', 72057594037927935, 4611686018427387903);
 SELECT * FROM extid_decode('user', extid_encode('user', 42, 7));
 SELECT uuid_extract_version(extid_encode('user', 0, 0));
+-- Without a random half: derived from seq under the key (every face's call
+-- without one gives these same ids); extid_seq is the lookup that refuses ids
+-- not made so, extid_inspect tells everything an id decodes to.
+SELECT extid_encode('user', 42);
+SELECT extid_encode('user', 72057594037927935);
+SELECT extid_seq('user', extid_encode('user', 42));
+SELECT * FROM extid_inspect('user', extid_encode('user', 42));
+SELECT * FROM extid_inspect('user', extid_encode('user', 42, 7));
+SELECT extid_seq('user', extid_encode('user', 42, 7));
+SELECT extid_seq('order', extid_encode('user', 42));
+SELECT extid_encode('user', -1);
+SELECT extid_encode('user', 72057594037927936);
 -- Errors: the type name's rule, checked (its length first) before anything else.
 SELECT extid_encode('User', 1, 1);
 SELECT extid_encode('', 1, 1);
