@@ -114,7 +114,9 @@ pub(crate) fn register(preloading: bool) {
             0,
             15,
             GucContext::Postmaster,
-            GucFlags::default(),
+            // Not a secret, but hidden like every key setting: app roles see
+            // a key version in each id they decode, not the server's keyring.
+            GucFlags::SUPERUSER_ONLY,
         );
         GucRegistry::define_string_guc(
             c"nonceforge.extid_old_key_files",
