@@ -45,6 +45,28 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// The call without a random half (one AES call more) and its checked lookup.
+func BenchmarkEncodeSeq(b *testing.B) {
+	c := benchCodec(b, Options{})
+	var seq uint64
+	for b.Loop() {
+		seq++
+		if _, err := c.EncodeSeq(seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeSeq(b *testing.B) {
+	c := benchCodec(b, Options{})
+	id, _ := c.EncodeSeq(12345)
+	for b.Loop() {
+		if _, err := c.DecodeSeq(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkBase32(b *testing.B) {
 	c := benchCodec(b, Options{})
 	id, _ := c.Encode(12345, 0)
