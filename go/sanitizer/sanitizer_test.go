@@ -525,3 +525,40 @@ func TestCrossInstanceDetectionDoesNotDependOnTheCollector(t *testing.T) {
 		t.Fatalf("the state outlived its bound: %v", got)
 	}
 }
+
+// State grows with use: a new key holds a few hundred bytes, a key that sealed
+// a few messages not much more, and a grown window catches a repeat of any of
+// the last Window nonces exactly as a full-size one (every nonce sealed while
+// the windows grew is refused again afterwards).
+func TestStateGrowsWithUseAndKeepsEveryNonce(t *testing.T) {
+	key := freshKey(t)
+	a, err := NewWithConfig(gcm(t, key), "AES-256-GCM", key, Config{Mode: Random, Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := a.MemoryBytes(); m != 0 {
+		t.Fatalf("%d bytes before any seal", m)
+	}
+	random := func(i uint64) []byte {
+		n := make([]byte, 12)
+		binary.BigEndian.PutUint64(n[4:], i*0x9e3779b97f4a7c15)
+		binary.BigEndian.PutUint32(n, uint32(i*0x2545f491))
+		return n
+	}
+	msg := []byte("m")
+	for i := range uint64(4) {
+		a.Seal(nil, random(i), msg, nil)
+	}
+	if m := a.MemoryBytes(); m == 0 || m > 4096 {
+		t.Fatalf("%d bytes after 4 seals", m)
+	}
+	// 1,000 nonces: each shard's window (1024) grew through several sizes.
+	for i := uint64(4); i < 1000; i++ {
+		a.Seal(nil, random(i), msg, nil)
+	}
+	for i := range uint64(1000) {
+		if v := refused(t, a, random(i), msg); v == nil || v.Kind != Reuse {
+			t.Fatalf("nonce %d sealed again: %v", i, v)
+		}
+	}
+}

@@ -184,9 +184,9 @@ pub fn run(cmd: ExtIdCommand) -> Result<(), CliError> {
                 None => (c.encode_seq(a.seq)?, None),
                 Some(Rand::Given(r)) => (c.encode(a.seq, r)?, None),
                 Some(Rand::Random) => {
-                    let r = getrandom::u64()
-                        .map_err(|e| CliError::Usage(format!("the OS random source failed: {e}")))?
-                        & c.max_rand();
+                    let r = getrandom::u64().map_err(|e| {
+                        CliError::Usage(format!("the OS random source failed: {e}"))
+                    })? & c.max_rand();
                     (c.encode(a.seq, r)?, Some(r))
                 }
             };

@@ -297,20 +297,41 @@ fn extid_round_trips_in_every_mode_and_form() {
     };
     let (a, b) = (encode(&[]), encode(&[]));
     assert_eq!(a, b, "stable");
-    let o = nonceforge(&["extid", "decode", "--type", "user", "--check-derived", &a], &env);
+    let o = nonceforge(
+        &["extid", "decode", "--type", "user", "--check-derived", &a],
+        &env,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(lines(&o)[0].starts_with("seq=7 ") && lines(&o)[0].ends_with(" key_version=0 derived=true"));
+    assert!(
+        lines(&o)[0].starts_with("seq=7 ") && lines(&o)[0].ends_with(" key_version=0 derived=true")
+    );
     let given = encode(&["--rand", "5"]);
-    let o = nonceforge(&["extid", "decode", "--type", "user", "--check-derived", &given], &env);
+    let o = nonceforge(
+        &[
+            "extid",
+            "decode",
+            "--type",
+            "user",
+            "--check-derived",
+            &given,
+        ],
+        &env,
+    );
     assert_eq!(o.status.code(), Some(1), "not derived: refused");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("random half is not the one this codec derives"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("random half is not the one this codec derives")
+    );
     // --rand random: a fresh half, printed after the id to be stored.
     let (r1, r2) = (encode(&["--rand", "random"]), encode(&["--rand", "random"]));
     assert_ne!(r1, r2);
     for line in [r1, r2] {
         let (id, rand) = line.split_once(" rand=").expect("id rand=N");
         let o = nonceforge(&["extid", "decode", "--type", "user", id], &env);
-        assert_eq!(lines(&o)[0], format!("seq=7 rand={rand} key_version=0 derived=false"));
+        assert_eq!(
+            lines(&o)[0],
+            format!("seq=7 rand={rand} key_version=0 derived=false")
+        );
     }
 }
 
@@ -332,23 +353,65 @@ fn extid_keys_rotate() {
         nonceforge(&v, &env)
     };
     // Made before the rotation: still decodes, under version 0.
-    let o = rotated(&["extid", "decode", "--type", "user", "--check-derived", &old_id]);
+    let o = rotated(&[
+        "extid",
+        "decode",
+        "--type",
+        "user",
+        "--check-derived",
+        &old_id,
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(lines(&o)[0].starts_with("seq=41 ") && lines(&o)[0].ends_with("key_version=0 derived=true"));
+    assert!(
+        lines(&o)[0].starts_with("seq=41 ") && lines(&o)[0].ends_with("key_version=0 derived=true")
+    );
     // New ids carry version 1.
-    let new_id = lines(&rotated(&["extid", "encode", "--type", "user", "--seq", "41"]))[0].clone();
+    let new_id = lines(&rotated(&[
+        "extid", "encode", "--type", "user", "--seq", "41",
+    ]))[0]
+        .clone();
     assert_ne!(new_id, old_id);
     let o = rotated(&["extid", "decode", "--type", "user", &new_id]);
-    assert!(lines(&o)[0].ends_with("key_version=1 derived=true"), "{:?}", lines(&o));
+    assert!(
+        lines(&o)[0].ends_with("key_version=1 derived=true"),
+        "{:?}",
+        lines(&o)
+    );
     // Without the old key, an old id names the version it needs.
-    let o = nonceforge(&["extid", "decode", "--type", "user", "--key-version", "1", &old_id], &env);
+    let o = nonceforge(
+        &[
+            "extid",
+            "decode",
+            "--type",
+            "user",
+            "--key-version",
+            "1",
+            &old_id,
+        ],
+        &env,
+    );
     assert_ne!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("key version 0"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("key version 0"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // Bad --old-key values, in clap's words.
     for bad in ["0", "16=/x", "0="] {
-        let o = rotated(&["extid", "decode", "--type", "user", "--old-key", bad, &old_id]);
+        let o = rotated(&[
+            "extid",
+            "decode",
+            "--type",
+            "user",
+            "--old-key",
+            bad,
+            &old_id,
+        ]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
-        assert!(String::from_utf8_lossy(&o.stderr).contains("--old-key"), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--old-key"),
+            "{bad}"
+        );
     }
     std::fs::remove_file(&old).unwrap();
 }

@@ -20,8 +20,8 @@
 use crate::errors::{fail, invalid, raise};
 use crate::keys::{self, Key};
 use nonceforge_core::extid::{ExtIdCodec, Keyring, check_type_name};
-use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
+use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -193,7 +193,13 @@ REVOKE EXECUTE ON FUNCTION @extschema@.extid_decode(text, uuid) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid) FROM PUBLIC;
 "#,
     name = "extid_grants",
-    requires = [extid_encode, extid_encode_seq, extid_seq, extid_decode, extid_inspect]
+    requires = [
+        extid_encode,
+        extid_encode_seq,
+        extid_seq,
+        extid_decode,
+        extid_inspect
+    ]
 );
 
 #[cfg(test)]

@@ -33,8 +33,11 @@ pub(crate) struct ExtIdVersions {
     /// `nonceforge.extid_key_version`: the current key's version.
     pub(crate) current: u8,
     /// Older versions' keys, for decoding.
-    pub(crate) old: Vec<(u8, Zeroizing<Vec<u8>>)>,
+    pub(crate) old: OldKeys,
 }
+
+/// Older external-id key versions and their keys.
+pub(crate) type OldKeys = Vec<(u8, Zeroizing<Vec<u8>>)>;
 
 /// Reads every key file (in the postmaster, while it loads
 /// shared_preload_libraries).
@@ -61,15 +64,12 @@ pub(crate) fn load(
 
 /// Parses `nonceforge.extid_old_key_files` ("VERSION:PATH, …") and reads each
 /// file; every problem goes to the server log.
-fn load_old_keys(
-    current: u8,
-    setting: &GucSetting<Option<CString>>,
-) -> Result<Vec<(u8, Zeroizing<Vec<u8>>)>, ()> {
+fn load_old_keys(current: u8, setting: &GucSetting<Option<CString>>) -> Result<OldKeys, ()> {
     let Some(list) = setting.get() else {
         return Ok(Vec::new());
     };
     let list = list.to_string_lossy().into_owned();
-    let mut keys: Vec<(u8, Zeroizing<Vec<u8>>)> = Vec::new();
+    let mut keys: OldKeys = Vec::new();
     let complain = |why: String| {
         pgrx::warning!(
             "nonceforge: nonceforge.extid_old_key_files: {why}; extid_encode() and extid_decode() will refuse until it is fixed and the server restarted"
@@ -77,11 +77,17 @@ fn load_old_keys(
     };
     for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let Some((v, path)) = entry.split_once(':') else {
-            complain(format!("'{}' is not VERSION:PATH", nonceforge_core::error::excerpt(entry)));
+            complain(format!(
+                "'{}' is not VERSION:PATH",
+                nonceforge_core::error::excerpt(entry)
+            ));
             return Err(());
         };
         let Some(v) = v.trim().parse::<u8>().ok().filter(|v| *v <= 15) else {
-            complain(format!("'{}': the version must be in 0..15", nonceforge_core::error::excerpt(entry)));
+            complain(format!(
+                "'{}': the version must be in 0..15",
+                nonceforge_core::error::excerpt(entry)
+            ));
             return Err(());
         };
         if v == current || keys.iter().any(|(k, _)| *k == v) {

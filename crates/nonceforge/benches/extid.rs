@@ -44,8 +44,9 @@ fn latency(c: &mut Criterion) {
                 let v = u128::from_be_bytes(id.0) ^ (((d.seq & 0xff) | 1) as u128) << 104;
                 id = ExtId(v.to_be_bytes());
             })
-        });        // The call without a random half (one AES call more), and its
-        // checked lookup, chained the same way.
+        });
+        // The call without a random half (one AES call more), and its
+        // checked lookup (the next id depends on the last seq decoded).
         let mut seq = 1u64;
         g.bench_function(format!("{name} encode_seq"), |b| {
             b.iter(|| {
@@ -71,10 +72,7 @@ fn batch(c: &mut Criterion) {
         .map(|i| (i, i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 2))
         .collect();
     let mut out = vec![ExtId::default(); input.len()];
-    let mut dec = vec![
-        Decoded::default();
-        input.len()
-    ];
+    let mut dec = vec![Decoded::default(); input.len()];
     let mut g = c.benchmark_group("extid_batch");
     g.throughput(Throughput::Elements(input.len() as u64));
     for (name, codec) in [("aes128", &aes), ("feistel-uuid", &feistel)] {

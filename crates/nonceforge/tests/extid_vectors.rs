@@ -34,7 +34,11 @@ fn every_vector_encodes_decodes_and_spells_the_same() {
         let d = c.decode(&id).unwrap();
         assert_eq!((d.seq, d.rand, d.key_version), (seq, rand, version), "{v}");
         // The random half the call without one derives, and decoding's verdict.
-        assert_eq!(c.derived_rand(seq), v["derived_rand"].as_u64().unwrap(), "{v}");
+        assert_eq!(
+            c.derived_rand(seq),
+            v["derived_rand"].as_u64().unwrap(),
+            "{v}"
+        );
         assert_eq!(c.is_derived(&d), v["derived"].as_bool().unwrap(), "{v}");
         if v["default_call"].as_bool().unwrap() {
             assert_eq!(c.encode_seq(seq).unwrap(), id, "the call without rand: {v}");

@@ -55,10 +55,7 @@ impl ExtState {
             out: vec![ExtId::default(); BATCH],
             aes_ids,
             feistel_ids,
-            decoded: vec![
-                Decoded::default();
-                BATCH
-            ],
+            decoded: vec![Decoded::default(); BATCH],
             text: [0; 36],
         }
     }

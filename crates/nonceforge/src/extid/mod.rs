@@ -294,9 +294,11 @@ impl ExtIdCodecBuilder<'_> {
             })
         };
         let rand_key = |v: u8| -> Result<Aes128Key> {
-            Ok(Aes128Key::new(
-                &*self.keyring.derive::<16>("rand", &self.type_name, v)?,
-            ))
+            Ok(Aes128Key::new(&*self.keyring.derive::<16>(
+                "rand",
+                &self.type_name,
+                v,
+            )?))
         };
         let mut keys: [Option<Keys>; 16] = Default::default();
         let mut rand_keys: [Option<Aes128Key>; 16] = Default::default();

@@ -111,7 +111,13 @@ fn the_default_calls_ids_share_no_prefix_and_reveal_no_xor() {
             for j in i + 1..200 {
                 let (a, b) = (&ids[i], &ids[j]);
                 let xor = ((i + 1) ^ (j + 1)) as u64;
-                assert_ne!((l(a) ^ l(b)) & 0xfff_ffff, xor, "{c:?}: ids {} and {} show their XOR", i + 1, j + 1);
+                assert_ne!(
+                    (l(a) ^ l(b)) & 0xfff_ffff,
+                    xor,
+                    "{c:?}: ids {} and {} show their XOR",
+                    i + 1,
+                    j + 1
+                );
             }
         }
     }
@@ -119,7 +125,10 @@ fn the_default_calls_ids_share_no_prefix_and_reveal_no_xor() {
     let c = ExtIdCodec::new(&ring, "user").unwrap();
     let constant: Vec<ExtId> = (1..=1000).map(|s| c.encode(s, 0).unwrap()).collect();
     // 16 at most: the key version nibble on top is whitened by R.
-    assert!(prefixes(&constant).len() <= 16, "a constant random half shows in the prefix");
+    assert!(
+        prefixes(&constant).len() <= 16,
+        "a constant random half shows in the prefix"
+    );
     for i in 0..200 {
         for j in i + 1..200 {
             let xor = ((i + 1) ^ (j + 1)) as u64;
