@@ -45,6 +45,17 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+func BenchmarkEncodeSelfCheck(b *testing.B) {
+	c := benchCodec(b, Options{SelfCheck: true})
+	var seq uint64
+	for b.Loop() {
+		seq++
+		if _, err := c.Encode(seq, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // The call without a random half (one AES call more) and its checked lookup.
 func BenchmarkEncodeSeq(b *testing.B) {
 	c := benchCodec(b, Options{})

@@ -63,6 +63,9 @@ var (
 	// ErrNotDerived: a decoded random half that is not the one the codec
 	// derives from the sequence number (DecodeSeq): not made by EncodeSeq.
 	ErrNotDerived = errors.New("extid: the id was not made by this codec")
+	// ErrSelfCheck: an id did not decode back to what it was made from
+	// (Options.SelfCheck); it was not returned.
+	ErrSelfCheck = errors.New("extid: self-check failed")
 )
 
 // Keyring holds versioned master keys; one is current (used to encode).
@@ -172,6 +175,10 @@ type Options struct {
 	Rounds            int    // 2 (default) or 4
 	UUIDVersion       int    // 8 (default) or 4
 	KeyVersionOutBand bool   // feistel-uuid: leave the key version out (seq up to 2^60-1)
+	// SelfCheck: decode every id before it is returned and refuse one that
+	// does not give back its (seq, rand) (ErrSelfCheck): the Plan B post's
+	// graceful failure on faulty hardware. About one decode an encode.
+	SelfCheck bool
 }
 
 // ID is an external id: 16 bytes.
@@ -215,6 +222,8 @@ type Codec struct {
 	rounds      int
 	uuidVersion uint8
 	inBand      bool
+	selfCheck   bool
+	fault       bool // tests: flip a bit before the self-check
 	current     uint8
 	keys        [MaxKeyVersion + 1]*keys
 	blocks      scratch.Blocks
@@ -248,6 +257,7 @@ func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 		return nil, bad("New", "UUIDVersion", fmt.Sprintf("feistel-uuid ids are UUID version 8 or 4, got %d", c.uuidVersion))
 	}
 	c.inBand = !o.KeyVersionOutBand && c.mode == "feistel-uuid"
+	c.selfCheck = o.SelfCheck
 	c.current = r.current
 	for _, v := range r.Versions() {
 		k, err := c.derive(r, v)
@@ -376,6 +386,29 @@ func (c *Codec) EncodeSeq(seq uint64) (ID, error) {
 // rand show the XOR of their sequence numbers). Without a stored random half,
 // use EncodeSeq.
 func (c *Codec) Encode(seq, rand uint64) (ID, error) {
+	id, err := c.encode(seq, rand)
+	if err == nil && c.selfCheck {
+		err = c.verify(id, seq, rand)
+		if err != nil {
+			id = ID{}
+		}
+	}
+	return id, err
+}
+
+// verify decodes id, just made for (seq, rand), and refuses a mismatch.
+func (c *Codec) verify(id ID, seq, rand uint64) error {
+	if c.fault {
+		id[15] ^= 1
+	}
+	d, err := c.decode(id, int(c.current))
+	if err != nil || d.Seq != seq || d.Rand != rand || d.KeyVersion != c.current {
+		return fmt.Errorf("extid: the id made for sequence number %d did not decode back to it: the machine miscomputed (faulty hardware?); no id was returned: %w", seq, ErrSelfCheck)
+	}
+	return nil
+}
+
+func (c *Codec) encode(seq, rand uint64) (ID, error) {
 	var id ID
 	if seq > c.MaxSeq() {
 		return id, bad("Encode", "seq", fmt.Sprintf("%d is above %d", seq, c.MaxSeq()))
@@ -515,9 +548,9 @@ func (c *Codec) EncodeBatch(in []Pair, out []ID) error {
 	k := c.keys[c.current]
 	if k.one != nil {
 		for i, p := range in {
-			out[i], _ = c.Encode(p.Seq, p.Rand)
+			out[i], _ = c.encode(p.Seq, p.Rand)
 		}
-		return nil
+		return c.verifyBatch(in, out)
 	}
 	lMask := uint64(1)<<c.lBits() - 1
 	var ls, rs, f [8]uint64
@@ -540,6 +573,20 @@ func (c *Codec) EncodeBatch(in []Pair, out []ID) error {
 		}
 		for j := range n {
 			out[base+j] = c.place(ls[j], rs[j], c.current)
+		}
+	}
+	return c.verifyBatch(in, out)
+}
+
+// verifyBatch runs the self-check on a batch; on a failure nothing is left in out.
+func (c *Codec) verifyBatch(in []Pair, out []ID) error {
+	if !c.selfCheck {
+		return nil
+	}
+	for i, p := range in {
+		if err := c.verify(out[i], p.Seq, p.Rand); err != nil {
+			clear(out)
+			return err
 		}
 	}
 	return nil

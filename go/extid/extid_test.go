@@ -477,3 +477,34 @@ func must(id ID, err error) ID {
 	}
 	return id
 }
+
+// The self-check refuses an id miscomputed as faulty hardware would (a bit
+// flipped), in every mode, one id or a batch, and returns nothing.
+func TestSelfCheckRefusesAMiscomputedId(t *testing.T) {
+	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	for _, mode := range []string{"feistel-uuid", "aes128", "cycle-walk"} {
+		c, err := New(ring, "user", Options{Mode: mode, SelfCheck: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := New(ring, "user", Options{Mode: mode})
+		if a, b := must(c.Encode(5, 9)), must(plain.Encode(5, 9)); a != b {
+			t.Fatalf("%s: the check changed the id", mode)
+		}
+		in := []Pair{{1, 2}, {3, 4}}
+		out := make([]ID, 2)
+		if err := c.EncodeBatch(in, out); err != nil {
+			t.Fatal(err)
+		}
+		c.fault = true
+		if id, err := c.Encode(5, 9); !errors.Is(err, ErrSelfCheck) || id != (ID{}) {
+			t.Fatalf("%s: %x, %v", mode, id, err)
+		}
+		if _, err := c.EncodeSeq(7); !errors.Is(err, ErrSelfCheck) {
+			t.Fatalf("%s: EncodeSeq: %v", mode, err)
+		}
+		if err := c.EncodeBatch(in, out); !errors.Is(err, ErrSelfCheck) || out[0] != (ID{}) || out[1] != (ID{}) {
+			t.Fatalf("%s: batch: %v %x", mode, err, out)
+		}
+	}
+}

@@ -109,3 +109,16 @@ STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_inspect_wrap
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_encode(text, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid) FROM PUBLIC;
+-- The same, for ids that do not carry their key version
+-- (nonceforge.extid_version_in_band = off): the version is given.
+CREATE FUNCTION @extschema@.extid_seq(type_name pg_catalog.text, id pg_catalog.uuid, key_version pg_catalog.int4) RETURNS pg_catalog.int8
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_seq_version_wrapper';
+CREATE FUNCTION @extschema@.extid_inspect(type_name pg_catalog.text, id pg_catalog.uuid, key_version pg_catalog.int4) RETURNS TABLE (
+    seq pg_catalog.int8,
+    rand pg_catalog.int8,
+    key_version pg_catalog.int4,
+    derived pg_catalog.bool
+)
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_inspect_version_wrapper';
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid, integer) FROM PUBLIC;

@@ -78,7 +78,10 @@ fn with_codec<T>(function: &str, type_name: &str, f: impl FnOnce(&ExtIdCodec) ->
             for (v, k) in &versions.old {
                 ring.add(*v, k).unwrap_or_else(|e| raise(e));
             }
-            ExtIdCodec::new(&ring, type_name).unwrap_or_else(|e| raise(e))
+            ExtIdCodec::builder(&ring, type_name)
+                .key_version_in_band(versions.in_band)
+                .build()
+                .unwrap_or_else(|e| raise(e))
         }))
     })
 }
@@ -133,6 +136,72 @@ fn extid_seq(type_name: &str, id: pgrx::Uuid) -> i64 {
     });
     // seq < 2^56: it fits a bigint.
     seq as i64
+}
+
+/// The key version argument of the three-argument forms: 0..15.
+fn key_version_arg(function: &str, v: i32) -> u8 {
+    u8::try_from(v)
+        .ok()
+        .filter(|v| *v <= nonceforge_core::extid::MAX_KEY_VERSION)
+        .unwrap_or_else(|| invalid(format!("{function}: key_version = {v} must be in 0..15")))
+}
+
+/// Decodes `id` under key `version` (for ids that do not carry it:
+/// `nonceforge.extid_version_in_band = off`); an id that carries another
+/// version is refused rather than read under the wrong key.
+fn decode_with_version(
+    function: &str,
+    type_name: &str,
+    id: pgrx::Uuid,
+    version: i32,
+) -> (nonceforge_core::extid::Decoded, bool) {
+    let v = key_version_arg(function, version);
+    let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
+    let (d, derived) = with_codec(function, type_name, |c| {
+        c.decode_with_key_version(&ext, v)
+            .map(|d| (d, c.is_derived(&d)))
+    })
+    .unwrap_or_else(|e| raise_extid(function, e));
+    if d.key_version != v {
+        invalid(format!(
+            "{function}: the id carries key version {}, not {v}",
+            d.key_version
+        ));
+    }
+    (d, derived)
+}
+
+/// `extid_seq` for an id made under key `key_version`, for ids that do not
+/// carry their version (`nonceforge.extid_version_in_band = off`).
+#[pg_extern(stable, strict, parallel_safe, name = "extid_seq")]
+fn extid_seq_version(type_name: &str, id: pgrx::Uuid, key_version: i32) -> i64 {
+    let (d, derived) = decode_with_version("extid_seq", type_name, id, key_version);
+    if !derived {
+        invalid(format!(
+            "extid_seq: the id was not made by extid_encode('{type_name}', seq) under key version {key_version} (it decodes to sequence number {}, with another random half)",
+            d.seq
+        ));
+    }
+    d.seq as i64
+}
+
+/// `extid_inspect` for an id made under key `key_version` (as above).
+#[pg_extern(stable, strict, parallel_safe, name = "extid_inspect")]
+fn extid_inspect_version(
+    type_name: &str,
+    id: pgrx::Uuid,
+    key_version: i32,
+) -> TableIterator<
+    'static,
+    (
+        name!(seq, i64),
+        name!(rand, i64),
+        name!(key_version, i32),
+        name!(derived, bool),
+    ),
+> {
+    let (d, derived) = decode_with_version("extid_inspect", type_name, id, key_version);
+    TableIterator::once((d.seq as i64, d.rand as i64, d.key_version as i32, derived))
 }
 
 /// The external id of (seq, rand) for ids of type `type_name`: `rand` fresh
@@ -191,6 +260,8 @@ REVOKE EXECUTE ON FUNCTION @extschema@.extid_encode(text, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_decode(text, uuid) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid, integer) FROM PUBLIC;
 "#,
     name = "extid_grants",
     requires = [
@@ -198,7 +269,9 @@ REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid) FROM PUBLIC;
         extid_encode_seq,
         extid_seq,
         extid_decode,
-        extid_inspect
+        extid_inspect,
+        extid_seq_version,
+        extid_inspect_version
     ]
 );
 

@@ -34,6 +34,8 @@ pub(crate) struct ExtIdVersions {
     pub(crate) current: u8,
     /// Older versions' keys, for decoding.
     pub(crate) old: OldKeys,
+    /// `nonceforge.extid_version_in_band`.
+    pub(crate) in_band: bool,
 }
 
 /// Older external-id key versions and their keys.
@@ -46,6 +48,7 @@ pub(crate) fn load(
     extid_key_file: &GucSetting<Option<CString>>,
     extid_key_version: u8,
     extid_old_key_files: &GucSetting<Option<CString>>,
+    extid_in_band: bool,
 ) {
     NONCE_KEY.get_or_init(|| load_key("nonceforge.key_file", key_file));
     let old = load_old_keys(extid_key_version, extid_old_key_files);
@@ -59,6 +62,7 @@ pub(crate) fn load(
     EXTID_VERSIONS.get_or_init(|| ExtIdVersions {
         current: extid_key_version,
         old: old.unwrap_or_default(),
+        in_band: extid_in_band,
     });
 }
 

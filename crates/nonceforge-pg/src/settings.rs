@@ -11,6 +11,7 @@
 //! | `nonceforge.extid_key_file` | server start, preloaded only | file with the master key of `extid_encode()`/`extid_decode()`: the current key version |
 //! | `nonceforge.extid_key_version` | server start, preloaded only | that key's version, 0..15 (default 0): new ids carry it |
 //! | `nonceforge.extid_old_key_files` | server start, preloaded only | older versions' key files, `VERSION:PATH, …`: their ids still decode after a rotation |
+//! | `nonceforge.extid_version_in_band` | server start, preloaded only | on (default): ids carry their key version (sequence numbers < 2^56); off: the Plan B post's layout (< 2^60), the version kept beside the id |
 //! | `nonceforge.server_order` | server start, preloaded only | `uuidv7()`/`tuid6()` strictly increasing across every backend and restart |
 //! | `nonceforge.max_clock_wait` | `postgresql.conf` / `ALTER SYSTEM` (reload) | the longest a call waits for a clock that went back (default 5 s); further behind, calls refuse |
 //!
@@ -48,6 +49,7 @@ static KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::ne
 static EXTID_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static EXTID_KEY_VERSION: GucSetting<i32> = GucSetting::<i32>::new(0);
 static EXTID_OLD_KEY_FILES: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static EXTID_VERSION_IN_BAND: GucSetting<bool> = GucSetting::<bool>::new(true);
 static SERVER_ORDER: GucSetting<bool> = GucSetting::<bool>::new(false);
 static MAX_CLOCK_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 
@@ -127,6 +129,14 @@ pub(crate) fn register(preloading: bool) {
             GucFlags::SUPERUSER_ONLY,
         );
         GucRegistry::define_bool_guc(
+            c"nonceforge.extid_version_in_band",
+            c"External ids carry their key version in 4 bits (on, the default: sequence numbers below 2^56), or not (off: the Plan B post's layout, sequence numbers below 2^60; the version is kept beside the id and given to extid_seq/extid_inspect).",
+            c"Every face reading the same ids must use the same layout; changing it changes every id.",
+            &EXTID_VERSION_IN_BAND,
+            GucContext::Postmaster,
+            GucFlags::default(),
+        );
+        GucRegistry::define_bool_guc(
             c"nonceforge.server_order",
             c"uuidv7() and tuid6() strictly increase across all backends and restarts (a shared clock and a floor persisted in the data directory).",
             c"Off: each backend's uuidv7() is monotonic on its own, as in PostgreSQL 18.",
@@ -139,6 +149,7 @@ pub(crate) fn register(preloading: bool) {
             &EXTID_KEY_FILE,
             u8::try_from(EXTID_KEY_VERSION.get()).unwrap_or(0),
             &EXTID_OLD_KEY_FILES,
+            EXTID_VERSION_IN_BAND.get(),
         );
         ORDER_WITHOUT_PRELOAD.get_or_init(|| false);
     } else {

@@ -246,6 +246,15 @@ pub enum Error {
         /// The decoded sequence number.
         seq: u64,
     },
+    /// An id that did not decode back to what it was made from (the codec's
+    /// self-check): the machine miscomputed; the id was not returned.
+    #[error(
+        "the external id made for sequence number {seq} did not decode back to it: the machine miscomputed (faulty hardware?); no id was returned"
+    )]
+    SelfCheckFailed {
+        /// The sequence number being encoded.
+        seq: u64,
+    },
     /// An option with a value outside its set.
     #[error("{option} = {value}: {rule}")]
     InvalidOption {

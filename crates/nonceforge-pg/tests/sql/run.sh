@@ -105,7 +105,7 @@ roles_state() {
 }
 grant_key_functions() { # grant_key_functions ROLE...
     local r; for r in "$@"; do
-        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint), extid_encode(text, bigint, bigint), extid_encode(text, bigint), extid_seq(text, uuid), extid_decode(text, uuid), extid_inspect(text, uuid) TO $r"
+        su_sql -c "GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint), extid_encode(text, bigint, bigint), extid_encode(text, bigint), extid_seq(text, uuid), extid_decode(text, uuid), extid_inspect(text, uuid), extid_seq(text, uuid, integer), extid_inspect(text, uuid, integer) TO $r"
     done
 }
 attack_round() { # the first call of every function, in fresh backends, under each search_path
@@ -215,6 +215,26 @@ rotation() {
     rm -f "$cluster_dir/keys/extid-1.key"
 }
 step "external ids: a key rotation, old ids still decode" rotation
+out_of_band() {
+    # The post's layout: no key version in the id, 60-bit sequence numbers;
+    # the version is given back on decode, and a wrong one finds nothing.
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$cluster_dir/keys/extid-1.key"
+    chown postgres "$cluster_dir/keys/extid-1.key"; chmod 600 "$cluster_dir/keys/extid-1.key"
+    restart_cluster "$port" "${preload[@]}" -c "nonceforge.key_file=$cluster_dir/keys/nonce.key" \
+        -c "nonceforge.extid_key_file=$cluster_dir/keys/extid-1.key" -c "nonceforge.extid_key_version=1" \
+        -c "nonceforge.extid_old_key_files=0:$cluster_dir/keys/extid.key" -c "nonceforge.extid_version_in_band=off"
+    local id got
+    id=$(app_sql -At -c "SELECT extid_encode('user', 1152921504606846975)") || return 1
+    got=$(app_sql -At -c "SELECT extid_seq('user', '$id'), extid_seq('user', '$id', 1)") || return 1
+    [ "$got" = "1152921504606846975|1152921504606846975" ] || { echo "out of band: $got"; return 1; }
+    got=$(app_sql -At -c "SELECT derived FROM extid_inspect('user', '$id', 0)") || return 1
+    [ "$got" = f ] || { echo "under the wrong version: $got"; return 1; }
+    refused 22023 app "SELECT extid_seq('user', '$id', 0)" || return 1
+    refused 22023 app "SELECT extid_seq('user', '$id', 16)" || return 1
+    refused 22023 app "SELECT extid_encode('user', 1152921504606846976)" || return 1
+    rm -f "$cluster_dir/keys/extid-1.key"
+}
+step "external ids: the key version out of band" out_of_band
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 
 concurrent() {

@@ -63,6 +63,8 @@ DO $$ BEGIN
     ASSERT NOT has_function_privilege('nobody', 'extid_encode(text, bigint)', 'EXECUTE');
     ASSERT NOT has_function_privilege('nobody', 'extid_seq(text, uuid)', 'EXECUTE');
     ASSERT NOT has_function_privilege('nobody', 'extid_inspect(text, uuid)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_seq(text, uuid, integer)', 'EXECUTE');
+    ASSERT NOT has_function_privilege('nobody', 'extid_inspect(text, uuid, integer)', 'EXECUTE');
     ASSERT has_function_privilege('nobody', 'nonce(integer)', 'EXECUTE');
     ASSERT has_function_privilege('nobody', 'nonce_series(integer, bigint)', 'EXECUTE');
     ASSERT has_function_privilege('app', 'encrypted_nonce(integer)', 'EXECUTE');

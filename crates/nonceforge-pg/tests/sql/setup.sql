@@ -8,6 +8,7 @@ CREATE ROLE app LOGIN;
 -- administrator grants them, as the README shows.
 GRANT EXECUTE ON FUNCTION encrypted_nonce(integer), encrypted_nonce_series(integer, bigint),
     extid_encode(text, bigint, bigint), extid_encode(text, bigint), extid_seq(text, uuid),
-    extid_decode(text, uuid), extid_inspect(text, uuid) TO app;
+    extid_decode(text, uuid), extid_inspect(text, uuid), extid_seq(text, uuid, integer),
+    extid_inspect(text, uuid, integer) TO app;
 -- A role with no grant at all, for the least-privilege checks.
 CREATE ROLE nobody LOGIN;

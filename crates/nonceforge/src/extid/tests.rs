@@ -347,3 +347,42 @@ fn forgery_checks() {
     }
     assert_eq!(refused, 2000);
 }
+
+#[test]
+fn the_self_check_refuses_a_miscomputed_id_and_returns_nothing() {
+    let ring = ring();
+    for mode in [
+        ExtIdMode::FeistelUuid,
+        ExtIdMode::Aes128,
+        ExtIdMode::CycleWalk,
+    ] {
+        let mut c = ExtIdCodec::builder(&ring, "user")
+            .mode(mode)
+            .self_check(true)
+            .build()
+            .unwrap();
+        let plain = ExtIdCodec::builder(&ring, "user")
+            .mode(mode)
+            .build()
+            .unwrap();
+        // Healthy: the same ids as without the check.
+        assert_eq!(c.encode(5, 9).unwrap(), plain.encode(5, 9).unwrap());
+        assert_eq!(c.encode_seq(5).unwrap(), plain.encode_seq(5).unwrap());
+        let input = [(1, 2), (3, 4), (5, 6)];
+        let mut out = [ExtId::default(); 3];
+        c.encode_batch(&input, &mut out).unwrap();
+        // A bit flipped as faulty hardware would: refused, nothing returned.
+        c.inject_fault = true;
+        assert_eq!(
+            c.encode(5, 9),
+            Err(Error::SelfCheckFailed { seq: 5 }),
+            "{mode:?}"
+        );
+        assert_eq!(c.encode_seq(7), Err(Error::SelfCheckFailed { seq: 7 }));
+        assert_eq!(
+            c.encode_batch(&input, &mut out),
+            Err(Error::SelfCheckFailed { seq: 1 })
+        );
+        assert_eq!(out, [ExtId::default(); 3], "a failed batch leaves nothing");
+    }
+}

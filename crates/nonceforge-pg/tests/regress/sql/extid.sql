@@ -15,6 +15,12 @@ SELECT * FROM extid_inspect('user', extid_encode('user', 42));
 SELECT * FROM extid_inspect('user', extid_encode('user', 42, 7));
 SELECT extid_seq('user', extid_encode('user', 42, 7));
 SELECT extid_seq('order', extid_encode('user', 42));
+-- The key version given (for ids that do not carry theirs): here they do,
+-- and a different one is refused rather than read under the wrong key.
+SELECT extid_seq('user', extid_encode('user', 42), 0);
+SELECT * FROM extid_inspect('user', extid_encode('user', 42, 7), 0);
+SELECT extid_seq('user', extid_encode('user', 42), 1);
+SELECT extid_seq('user', extid_encode('user', 42), 16);
 SELECT extid_encode('user', -1);
 SELECT extid_encode('user', 72057594037927936);
 -- Errors: the type name's rule, checked (its length first) before anything else.
