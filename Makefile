@@ -70,9 +70,9 @@ demo: build
 	@$(BIN) gen uuidv7 -n 2 && $(BIN) gen tuid6 --format base64url && $(BIN) gen stuid
 	@echo "== external ids: user 42 as a UUIDv8, as TypeID-like base32, and back"
 	@export NONCEFORGE_EXTID_KEY=$(DEMO_KEY); \
-	  $(BIN) extid encode --type user --seq 42 --rand 7 && \
-	  id=$$($(BIN) extid encode --type user --seq 42 --rand 7 --format base32 --prefix --check) && \
-	  echo "$$id" && $(BIN) extid decode --type user "$$id"
+	  $(BIN) extid encode --type user --seq 42 && \
+	  id=$$($(BIN) extid encode --type user --seq 42 --format base32 --prefix --check) && \
+	  echo "$$id" && $(BIN) extid decode --type user --check-derived "$$id"
 	@echo "== a machine id leased from Redis (a throwaway server on a loopback port), then released"
 	@port=$$((20000 + RANDOM % 20000)); \
 	  redis-server --port $$port --bind 127.0.0.1 --save "" --appendonly no --daemonize yes --logfile /dev/null && sleep 0.3; \
@@ -82,7 +82,7 @@ demo: build
 	@echo "== Elixir: Nonceforge (the NoNoncense drop-in) on the same core, machine id 7"
 	@cd elixir && mix run --no-start -e 'Nonceforge.init(machine_id: 7, base_key: :crypto.strong_rand_bytes(32)); for b <- [64, 96, 128], do: IO.puts(Base.encode16(Nonceforge.nonce(b), case: :lower)); IO.puts(Base.encode16(Nonceforge.sortable_nonce(96), case: :lower)); IO.puts(Base.encode16(Nonceforge.encrypted_nonce(128), case: :lower))'
 	@echo "== 10 million 96-bit counter nonces to /dev/null"
-	@time $(BIN) gen counter --bits 96 -n 10000000 > /dev/null
+	@time $(BIN) gen counter --bits 96 -n 10000000 --machine-id 1 > /dev/null
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
 	$(BIN) bench --threads 1,2 --seconds 0.5
 

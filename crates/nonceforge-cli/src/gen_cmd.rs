@@ -52,6 +52,8 @@ pub struct GenArgs {
     #[arg(long, value_enum)]
     format: Option<Format>,
     /// This machine's id, 0..=511 (unique among the live generators of a cluster).
+    /// One of --machine-id, --machine-id-env, --hosts, --lease or the environment
+    /// variable NONCEFORGE_MACHINE_ID is required: there is no default id.
     #[arg(long, conflicts_with_all = ["machine_id_env", "hosts"], value_parser = parse_machine_id)]
     machine_id: Option<u16>,
     /// Take the machine id from the number at the end of this environment variable
@@ -128,8 +130,29 @@ fn machine_id(args: &GenArgs) -> Result<MachineId, CliError> {
         };
         return Ok(MachineId::from_host_list(&hosts, &host)?);
     }
-    Ok(MachineId::new(args.machine_id.unwrap_or(0) as u64)?)
+    if let Some(id) = args.machine_id {
+        return Ok(MachineId::new(id as u64)?);
+    }
+    match std::env::var(MACHINE_ID_ENV) {
+        Ok(v) => {
+            let id = parse_machine_id(v.trim())
+                .map_err(|e| CliError::Usage(format!("{MACHINE_ID_ENV}={v:?}: {e}")))?;
+            Ok(MachineId::new(id as u64)?)
+        }
+        // No default: two members started alike would make the same nonces.
+        Err(_) => Err(CliError::Usage(format!(
+            "gen {}: needs this machine's id, chosen on purpose (two generators on one id make the same nonces): pass --machine-id N (0..=511), --machine-id-env VAR, --hosts HOST,HOST,… or --lease URL, or set {MACHINE_ID_ENV}",
+            match args.kind {
+                Kind::Sortable => "sortable",
+                Kind::Encrypted => "encrypted",
+                _ => "counter",
+            }
+        ))),
+    }
 }
+
+/// The environment variable that may hold the machine id, when no flag names one.
+pub const MACHINE_ID_ENV: &str = "NONCEFORGE_MACHINE_ID";
 
 /// Nonces made per batch (one atomic reservation each).
 const BATCH: usize = 4096;

@@ -23,9 +23,14 @@ enum Command {
     /// Print nonces, one a line.
     ///
     /// Examples:
-    ///   nonceforge gen counter --bits 96 -n 3
-    ///   nonceforge gen sortable --bits 64 --format int --machine-id 12
-    ///   NONCEFORGE_KEY=$(head -c32 /dev/urandom | xxd -p -c64) nonceforge gen encrypted --bits 128
+    ///   nonceforge gen counter --bits 96 -n 3 --machine-id 12
+    ///   NONCEFORGE_MACHINE_ID=12 nonceforge gen sortable --bits 64 --format int
+    ///   NONCEFORGE_KEY=$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
+    ///     nonceforge gen encrypted --bits 128 --machine-id 12
+    ///
+    /// Nonce kinds need this machine's id, chosen on purpose (--machine-id,
+    /// --machine-id-env, --hosts, --lease or NONCEFORGE_MACHINE_ID): there is no
+    /// default, since two generators on one id make the same nonces.
     #[command(verbatim_doc_comment)]
     Gen(gen_cmd::GenArgs),
     /// External ids: opaque, UUID-shaped ids from internal sequential ids, and back.
@@ -55,7 +60,7 @@ enum Command {
     ///
     /// Examples:
     ///   nonceforge decompose 0014c0ba6b20e001
-    ///   nonceforge gen sortable --bits 96 -n 3 | nonceforge decompose --json
+    ///   nonceforge gen sortable --bits 96 -n 3 --machine-id 12 | nonceforge decompose --json
     ///
     /// (`inspect`, its earlier name, still works.)
     #[command(verbatim_doc_comment, alias = "inspect")]

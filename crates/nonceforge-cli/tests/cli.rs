@@ -2,9 +2,13 @@
 
 use std::process::{Command, Output};
 
+/// Runs the binary as a member configured with machine id 0 through the
+/// environment (a test that wants no id removes it).
 fn nonceforge(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nonceforge"));
-    c.args(args).env_remove("NONCEFORGE_KEY");
+    c.args(args)
+        .env_remove("NONCEFORGE_KEY")
+        .env("NONCEFORGE_MACHINE_ID", "0");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -90,6 +94,50 @@ fn gen_every_kind_size_and_format() {
     assert!(lines(&o)[0].parse::<u128>().is_ok());
     let o = nonceforge(&["gen", "counter", "-n", "0"], &[]);
     assert!(o.status.success() && o.stdout.is_empty());
+}
+
+#[test]
+fn no_default_machine_id() {
+    // Nothing names an id: refused, with the ways to name one.
+    let o = Command::new(env!("CARGO_BIN_EXE_nonceforge"))
+        .args(["gen", "counter", "--bits", "64"])
+        .env_remove("NONCEFORGE_MACHINE_ID")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    for way in [
+        "--machine-id",
+        "--machine-id-env",
+        "--hosts",
+        "--lease",
+        "NONCEFORGE_MACHINE_ID",
+    ] {
+        assert!(err.contains(way), "{way}: {err}");
+    }
+    // The environment names it; a flag wins over it; a bad value is refused.
+    let id_of = |o: &Output| (u64::from_str_radix(&lines(o)[0], 16).unwrap() >> 13) & 0x1ff;
+    let o = nonceforge(
+        &["gen", "counter", "--bits", "64"],
+        &[("NONCEFORGE_MACHINE_ID", "37")],
+    );
+    assert_eq!(id_of(&o), 37);
+    let o = nonceforge(
+        &["gen", "counter", "--bits", "64", "--machine-id", "5"],
+        &[("NONCEFORGE_MACHINE_ID", "37")],
+    );
+    assert_eq!(id_of(&o), 5);
+    let o = nonceforge(&["gen", "counter"], &[("NONCEFORGE_MACHINE_ID", "512")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NONCEFORGE_MACHINE_ID=\"512\""));
+    // Ids that need no machine id do not ask for one.
+    let o = Command::new(env!("CARGO_BIN_EXE_nonceforge"))
+        .args(["gen", "uuidv7"])
+        .env_remove("NONCEFORGE_MACHINE_ID")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
 }
 
 #[test]
@@ -333,6 +381,47 @@ fn extid_round_trips_in_every_mode_and_form() {
             format!("seq=7 rand={rand} key_version=0 derived=false")
         );
     }
+}
+
+/// The CLI's default call leaks nothing: ids of seq 1..=100 share no 4-byte
+/// prefix and no pair shows the XOR of its sequence numbers in the visible L
+/// half (what a constant random half gives: checked too).
+#[test]
+fn extid_default_call_leaks_nothing() {
+    let env = [("NONCEFORGE_EXTID_KEY", EXTID_KEY)];
+    let ids = |rand: Option<&str>| -> Vec<u128> {
+        (1..=100)
+            .map(|s: u32| {
+                let seq = s.to_string();
+                let mut args = vec!["extid", "encode", "--type", "user", "--seq", seq.as_str()];
+                if let Some(r) = rand {
+                    args.extend(["--rand", r]);
+                }
+                let hex = lines(&nonceforge(&args, &env))[0].replace('-', "");
+                u128::from_str_radix(&hex, 16).unwrap()
+            })
+            .collect()
+    };
+    let leaks = |ids: &[u128]| {
+        let prefixes: std::collections::HashSet<u32> =
+            ids.iter().map(|v| (v >> 96) as u32).collect();
+        let l = |v: u128| {
+            let hi = (v >> 64) as u64;
+            (hi >> 16) << 12 | (hi & 0xfff)
+        };
+        let mut xors = 0;
+        for i in 0..ids.len() {
+            for j in i + 1..ids.len() {
+                if (l(ids[i]) ^ l(ids[j])) & 0xfff_ffff == ((i + 1) ^ (j + 1)) as u64 {
+                    xors += 1;
+                }
+            }
+        }
+        (prefixes.len(), xors)
+    };
+    assert_eq!(leaks(&ids(None)), (100, 0));
+    let (prefixes, xors) = leaks(&ids(Some("0")));
+    assert!(prefixes <= 16 && xors == 100 * 99 / 2, "{prefixes} {xors}");
 }
 
 #[test]
