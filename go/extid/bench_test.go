@@ -46,7 +46,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkEncodeSelfCheck(b *testing.B) {
-	c := benchCodec(b, Options{SelfCheck: true})
+	c := benchCodec(b, Options{}).SelfChecked()
 	var seq uint64
 	for b.Loop() {
 		seq++

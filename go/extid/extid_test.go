@@ -483,10 +483,11 @@ func must(id ID, err error) ID {
 func TestSelfCheckRefusesAMiscomputedId(t *testing.T) {
 	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
 	for _, mode := range []string{"feistel-uuid", "aes128", "cycle-walk"} {
-		c, err := New(ring, "user", Options{Mode: mode, SelfCheck: true})
+		inner, err := New(ring, "user", Options{Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
+		c := inner.SelfChecked()
 		plain, _ := New(ring, "user", Options{Mode: mode})
 		if a, b := must(c.Encode(5, 9)), must(plain.Encode(5, 9)); a != b {
 			t.Fatalf("%s: the check changed the id", mode)

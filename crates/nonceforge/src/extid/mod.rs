@@ -205,8 +205,6 @@ pub struct ExtIdCodec {
     /// version, and the current one's.
     rand_keys: [Option<Aes128Key>; 16],
     current_rand: Aes128Key,
-    /// Decode every id made, before it is returned.
-    self_check: bool,
     /// Tests: flip a bit of each id before the self-check, as faulty hardware would.
     #[cfg(test)]
     pub(crate) inject_fault: bool,
@@ -221,7 +219,6 @@ impl std::fmt::Debug for ExtIdCodec {
             .field("uuid_version", &self.uuid_version)
             .field("key_version_in_band", &self.in_band)
             .field("current", &self.current)
-            .field("self_check", &self.self_check)
             .finish_non_exhaustive()
     }
 }
@@ -235,7 +232,6 @@ pub struct ExtIdCodecBuilder<'k> {
     rounds: u8,
     uuid_version: u8,
     in_band: bool,
-    self_check: bool,
 }
 
 impl ExtIdCodecBuilder<'_> {
@@ -258,15 +254,6 @@ impl ExtIdCodecBuilder<'_> {
     /// leaving 56 bits of sequence number; false: 60 bits, version out of band).
     pub fn key_version_in_band(mut self, in_band: bool) -> Self {
         self.in_band = in_band;
-        self
-    }
-    /// Decode every id before it is returned and refuse one that does not
-    /// give back its (seq, rand) ([`Error::SelfCheckFailed`]): the Plan B
-    /// post's "graceful failure on faulty hardware" — a miscomputed id is
-    /// never handed out. Default off; it costs about one decode an encode
-    /// (bench/RESULTS.md).
-    pub fn self_check(mut self, on: bool) -> Self {
-        self.self_check = on;
         self
     }
 
@@ -335,7 +322,6 @@ impl ExtIdCodecBuilder<'_> {
             current_keys,
             rand_keys,
             current_rand,
-            self_check: self.self_check,
             #[cfg(test)]
             inject_fault: false,
         })
@@ -361,7 +347,6 @@ impl ExtIdCodec {
             rounds: 2,
             uuid_version: 8,
             in_band: true,
-            self_check: false,
         }
     }
 
@@ -498,27 +483,30 @@ impl ExtIdCodec {
     // store-to-load round trip (about 8 cycles, measured) on the latency path.
     #[inline(always)]
     pub fn encode(&self, seq: u64, rand: u64) -> Result<ExtId> {
-        let id = self.encode_unchecked(seq, rand)?;
-        if self.self_check {
-            self.verify(&id, seq, rand)?;
-        }
-        Ok(id)
+        self.encode_unchecked(seq, rand)
+    }
+
+    /// This codec with a self-check on every id it makes
+    /// ([`SelfCheckedCodec`]).
+    pub fn self_checked(self) -> SelfCheckedCodec {
+        SelfCheckedCodec(self)
     }
 
     /// Decodes `id`, just made for (seq, rand), and refuses a mismatch.
-    #[cold]
     #[inline(never)]
-    fn verify(&self, id: &ExtId, seq: u64, rand: u64) -> Result<()> {
+    fn verify(&self, id: ExtId, seq: u64, rand: u64) -> Result<ExtId> {
         #[cfg(test)]
-        let id = &if self.inject_fault {
+        let seen = if self.inject_fault {
             let mut b = id.0;
             b[15] ^= 1;
             ExtId(b)
         } else {
-            *id
+            id
         };
-        match self.decode_inner(id, Some(self.current)) {
-            Ok(d) if (d.seq, d.rand, d.key_version) == (seq, rand, self.current) => Ok(()),
+        #[cfg(not(test))]
+        let seen = id;
+        match self.decode_inner(&seen, Some(self.current)) {
+            Ok(d) if (d.seq, d.rand, d.key_version) == (seq, rand, self.current) => Ok(id),
             _ => Err(Error::SelfCheckFailed { seq }),
         }
     }
@@ -705,14 +693,6 @@ impl ExtIdCodec {
                 }
             }
         }
-        if self.self_check {
-            for (&(seq, rand), id) in input.iter().zip(out.iter()) {
-                if let Err(e) = self.verify(id, seq, rand) {
-                    out.fill(ExtId::default()); // nothing miscomputed leaves
-                    return Err(e);
-                }
-            }
-        }
         Ok(())
     }
 
@@ -825,6 +805,62 @@ impl ExtIdCodec {
                 )
             }
         }
+    }
+}
+
+/// A codec that decodes every id it makes before returning it, and refuses
+/// one that does not give back its (seq, rand) ([`Error::SelfCheckFailed`]; a
+/// failed batch leaves nothing written): the Plan B post's "graceful failure
+/// on faulty hardware" — a miscomputed id is never handed out. It costs about
+/// one decode an encode; codecs without it pay nothing (it is a type of its
+/// own, not a flag checked on every call). Decoding and everything else is
+/// the codec's ([`Deref`](std::ops::Deref)).
+///
+/// ```
+/// use nonceforge::extid::{ExtIdCodec, Keyring};
+/// let users = ExtIdCodec::new(&Keyring::new(0, &[0x42; 32])?, "user")?.self_checked();
+/// let id = users.encode_seq(42)?;          // checked before it is returned
+/// assert_eq!(users.decode_seq(&id)?, 42);  // the codec's own decode
+/// # Ok::<(), nonceforge::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SelfCheckedCodec(ExtIdCodec);
+
+impl std::ops::Deref for SelfCheckedCodec {
+    type Target = ExtIdCodec;
+    fn deref(&self) -> &ExtIdCodec {
+        &self.0
+    }
+}
+
+impl SelfCheckedCodec {
+    /// [`ExtIdCodec::encode`], checked.
+    pub fn encode(&self, seq: u64, rand: u64) -> Result<ExtId> {
+        let id = self.0.encode(seq, rand)?;
+        self.0.verify(id, seq, rand)
+    }
+
+    /// [`ExtIdCodec::encode_seq`], checked.
+    pub fn encode_seq(&self, seq: u64) -> Result<ExtId> {
+        let id = self.0.encode_seq(seq)?;
+        self.0.verify(id, seq, self.0.derived_rand(seq))
+    }
+
+    /// [`ExtIdCodec::encode_batch`], checked; on a failure nothing is left in `out`.
+    pub fn encode_batch(&self, input: &[(u64, u64)], out: &mut [ExtId]) -> Result<()> {
+        self.0.encode_batch(input, out)?;
+        for (&(seq, rand), id) in input.iter().zip(out.iter()) {
+            if let Err(e) = self.0.verify(*id, seq, rand) {
+                out.fill(ExtId::default()); // nothing miscomputed leaves
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The codec, without the check.
+    pub fn into_inner(self) -> ExtIdCodec {
+        self.0
     }
 }
 

@@ -356,15 +356,14 @@ fn the_self_check_refuses_a_miscomputed_id_and_returns_nothing() {
         ExtIdMode::Aes128,
         ExtIdMode::CycleWalk,
     ] {
-        let mut c = ExtIdCodec::builder(&ring, "user")
-            .mode(mode)
-            .self_check(true)
-            .build()
-            .unwrap();
-        let plain = ExtIdCodec::builder(&ring, "user")
-            .mode(mode)
-            .build()
-            .unwrap();
+        let build = || {
+            ExtIdCodec::builder(&ring, "user")
+                .mode(mode)
+                .build()
+                .unwrap()
+        };
+        let c = build().self_checked();
+        let plain = build();
         // Healthy: the same ids as without the check.
         assert_eq!(c.encode(5, 9).unwrap(), plain.encode(5, 9).unwrap());
         assert_eq!(c.encode_seq(5).unwrap(), plain.encode_seq(5).unwrap());
@@ -372,7 +371,9 @@ fn the_self_check_refuses_a_miscomputed_id_and_returns_nothing() {
         let mut out = [ExtId::default(); 3];
         c.encode_batch(&input, &mut out).unwrap();
         // A bit flipped as faulty hardware would: refused, nothing returned.
-        c.inject_fault = true;
+        let mut inner = c.into_inner();
+        inner.inject_fault = true;
+        let c = inner.self_checked();
         assert_eq!(
             c.encode(5, 9),
             Err(Error::SelfCheckFailed { seq: 5 }),
