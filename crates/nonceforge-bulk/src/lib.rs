@@ -145,3 +145,8 @@ pub fn cipher(
         ChaCha20Poly1305 => chacha20_poly1305(encrypt, key, iv, buf, aad, tag),
     }
 }
+
+/// The README's examples, compiled (and run where they can) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

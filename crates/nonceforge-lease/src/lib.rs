@@ -431,3 +431,8 @@ pub fn evict(
         })
     })
 }
+
+/// The README's examples, compiled (and run where they can) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -106,3 +106,13 @@ pub fn init(generator: NonceGenerator) -> Result<()> {
 pub fn global() -> Result<&'static NonceGenerator> {
     GLOBAL.get().ok_or(Error::Uninitialised)
 }
+
+/// The README's examples, compiled and run as doctests (`cargo test --doc`):
+/// every Rust block in crates/nonceforge/README.md and the top README.md.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct TopReadmeDoctests;
