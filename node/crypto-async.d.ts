@@ -1,4 +1,5 @@
 // Types for nonceforge/crypto-async: a drop-in for @ronomon/crypto-async 5.0.1.
+/// <reference types="node" />
 
 /** Any Buffer or TypedArray view of bytes. */
 type Bytes = Buffer | NodeJS.TypedArray | DataView;

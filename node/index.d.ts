@@ -1,4 +1,5 @@
 // Types for nonceforge (main entry).
+/// <reference types="node" />
 import { EventEmitter } from 'node:events';
 import * as cryptoAsyncModule from './crypto-async';
 
