@@ -2,7 +2,9 @@
 #   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql) and Go tests
 #
-# Other targets: make setup | build | pg-check (the PostgreSQL fast tier) | bench | bench-criterion | vectors | clean
+# Other targets: make setup | build | pg-check (the PostgreSQL fast tier) | pg-test | go-test |
+#   node-test | elixir-test (each face's full tests, as make test runs them) | bench |
+#   bench-criterion | vectors | clean
 
 SHELL        := /bin/bash
 CARGO        ?= cargo
@@ -234,6 +236,7 @@ bench-go:
 vectors:
 	python3 testdata/vectors/make_nonces.py
 	python3 testdata/vectors/make_typeid.py
+	python3 testdata/vectors/make_extid.py
 
 # Install the extension into the PostgreSQL 15 that $(PG_CONFIG) describes.
 pg-install: setup

@@ -100,7 +100,8 @@ pub enum CliError {
     Io(std::io::Error),
     /// A machine-id lease could not be taken or kept.
     Lease(nonceforge_lease::LeaseError),
-    /// A leased generator stopped (the message says why).
+    /// A leased generator stopped, or the store refused what was asked (the
+    /// message says why): exit status 1.
     Stopped(String),
 }
 

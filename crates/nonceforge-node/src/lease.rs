@@ -6,7 +6,7 @@
 //! and the core's deadline stops the attached generators the moment the lease
 //! may have lapsed. A watcher thread reports state changes to JavaScript
 //! through a weak threadsafe function (it never keeps the process alive):
-//! node/index.js turns them into the generator's `'lapsed'`, `'resumed'` and
+//! node/lib/lease.js turns them into the generator's `'lapsed'`, `'resumed'` and
 //! `'lost'` events.
 
 use napi::bindgen_prelude::*;
@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A lease error as a napi error whose reason starts with its Node error
-/// code; node/errors.js makes the JavaScript error from it.
+/// code; node/lib/errors.js makes the JavaScript error from it.
 pub(crate) fn lease_err(e: LeaseError) -> Error {
     let code = match &e {
         LeaseError::BadUrl { .. } | LeaseError::BadOption { .. } => "ERR_INVALID_ARG_VALUE",
@@ -322,7 +322,7 @@ impl LeaseHandle {
     /// core, which reads its clock. One `Atomics.load` a call instead of a
     /// clock read (46 ns of a 146 ns call on the reference machine). `null`
     /// where the runtime copies external buffers (the gate would not move):
-    /// node/index.js then reads the clock per call.
+    /// node/lib/lease.js then reads the clock per call.
     #[napi(catch_unwind)]
     pub fn watch<'env>(
         &self,

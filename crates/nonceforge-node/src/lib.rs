@@ -24,14 +24,19 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::new(Status::InvalidArg, msg.into())
 }
 
-/// A core error: a bad argument (napi's InvalidArg; node/errors.js names the
+/// A core error: a bad argument (napi's InvalidArg; node/lib/errors.js names the
 /// argument), or one with a Node error code before its message, which
-/// node/errors.js turns into the `code` property.
+/// node/lib/errors.js turns into the `code` property.
 fn core_err(e: nonceforge::Error) -> Error {
     match e {
         nonceforge::Error::Disabled => coded("ERR_NONCEFORGE_DISABLED", e),
         nonceforge::Error::NonceReuse(_) => coded("ERR_NONCE_REUSE", e),
         nonceforge::Error::ClockBehind { .. } => coded("ERR_NONCEFORGE_CLOCK_BEHIND", e),
+        // In Node's words (the core's say `.key(...)`, the Rust builder's).
+        nonceforge::Error::NoKey => Error::new(
+            Status::InvalidArg,
+            "encrypted nonces need a base key: pass options.key (a Buffer of at least 32 bytes) to new NonceGenerator",
+        ),
         _ => Error::new(Status::InvalidArg, e.to_string()),
     }
 }
@@ -42,7 +47,7 @@ fn coded(code: &str, message: impl std::fmt::Display) -> Error {
 
 /// The kind and size a JS call names by one number, `kind * 3 + size` (kind:
 /// 0 counter, 1 sortable, 2 encrypted; size: 0 = 64, 1 = 96, 2 = 128 bits):
-/// numbers, not strings, because `next` is called once a nonce. node/index.js
+/// numbers, not strings, because `next` is called once a nonce. node/lib/nonce.js
 /// makes the code (`nonceCode`) after checking the names.
 fn kind_bits(code: u32) -> Result<(NonceKind, Bits)> {
     const KINDS: [NonceKind; 3] = [

@@ -261,7 +261,8 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 println!("released machine id {id}");
                 Ok(())
             } else {
-                Err(CliError::Usage(format!(
+                // Not a usage error: the command was right, the store said no.
+                Err(CliError::Stopped(format!(
                     "--id {id}: not held{}",
                     if_holder.map(|h| format!(" by {h:?}")).unwrap_or_default()
                 )))
