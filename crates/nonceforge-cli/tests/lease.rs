@@ -349,7 +349,11 @@ fn all_taken(url: &str) {
         run(&args)
     };
     let (code, _, err) = release(&["--if-holder", "nobody"]);
-    assert_eq!(code, Some(1), "not held is the store's answer, not a usage error: {err}");
+    assert_eq!(
+        code,
+        Some(1),
+        "not held is the store's answer, not a usage error: {err}"
+    );
     assert!(err.contains("not held by \"nobody\""), "{err}");
     let (code, out, err) = release(&[]);
     assert_eq!(
