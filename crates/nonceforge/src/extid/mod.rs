@@ -451,7 +451,7 @@ impl ExtIdCodec {
     /// key ([`derived_rand`](Self::derived_rand)): the call to make when
     /// nothing but the sequence number is stored. The id is stable (the same
     /// seq always gives the same id under one key version), looks uniformly
-    /// random, and [`Decoded::check_derived`] refuses ids this codec did not
+    /// random, and [`decode_seq`](Self::decode_seq) refuses ids this codec did not
     /// make. Costs one AES call more than [`encode`](Self::encode).
     ///
     /// ```
