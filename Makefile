@@ -2,7 +2,8 @@
 #   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql) and Go tests
 #
-# Other targets: make setup | build | pg-check (the PostgreSQL fast tier) | pg-test | go-test |
+# Other targets: make check (the fast loop: check-rust, check-go, check-node, check-elixir,
+#   check-pg, each alone too) | setup | build | pg-check (the PostgreSQL fast tier) | pg-test | go-test |
 #   node-test | elixir-test (each face's full tests, as make test runs them) | bench |
 #   bench-criterion | vectors | clean
 
@@ -36,7 +37,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo setup build test check check-rust check-go check-node check-elixir check-pg lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -180,6 +181,30 @@ go-test: node-deps
 	cd go && $(GO) test -count=1 -tags purego ./internal/aesni ./internal/tsc ./nonce ./extid ./uuid
 	cd go && $(GO) test -count=1 -race -short ./...
 	cd go/lease && $(GO) test -count=1 -race -short ./...
+
+# The fast loop, a target per face, each callable alone; no stores, no
+# packages, nothing installed. Times with warm builds on the 2-core dev VM in
+# the README's "Develop" section. make test stays the full gate.
+check: check-rust check-go check-node check-elixir check-pg
+
+check-rust:
+	$(CARGO) fmt --all --check
+	$(CARGO) test -q --locked -p nonceforge --lib
+	$(CARGO) test -q --locked -p nonceforge --doc
+	$(CARGO) test -q --locked -p nonceforge-cli --test cli
+
+check-go:
+	cd go && test -z "$$(gofmt -l .)" && $(GO) vet ./... && \
+	  $(GO) test -count=1 -short ./nonce ./extid ./uuid ./sanitizer ./sanitizer/gcm
+
+check-node: node-deps
+	cd node && node --test test/api.test.js test/vectors.test.js && \
+	  npx tsc -p test/tsconfig.json && npx tsc -p test/tsconfig.standalone.json
+
+check-elixir:
+	cd elixir && mix format --check-formatted && MIX_ENV=test mix test test/nonceforge_test.exs
+
+check-pg: pg-check
 
 lint:
 	$(CARGO) fmt --all --check
