@@ -402,11 +402,10 @@ func (s SelfChecked) Encode(seq, rand uint64) (ID, error) {
 
 // EncodeSeq is Codec.EncodeSeq, checked.
 func (s SelfChecked) EncodeSeq(seq uint64) (ID, error) {
-	id, err := s.Codec.EncodeSeq(seq)
-	if err != nil {
-		return ID{}, err
+	if seq > s.MaxSeq() {
+		return s.Codec.EncodeSeq(seq) // its error, named for EncodeSeq
 	}
-	return s.checked(id, seq, s.DerivedRand(seq))
+	return s.Encode(seq, s.DerivedRand(seq)) // the half derived once
 }
 
 // EncodeBatch is Codec.EncodeBatch, checked; on a failure out is cleared.

@@ -102,37 +102,23 @@ impl<const N: usize> Window<N> {
     /// A window whose ring holds `r` nonces now (0 or a power of two) and
     /// grows to `full`.
     fn sized(r: usize, full: usize, keep_tags: bool) -> Self {
-        if r == 0 {
-            return Window {
-                buckets: Box::new([]),
-                bucket_mask: 0,
-                ring: Box::new([]),
-                tags: keep_tags.then(|| Box::new([]) as Box<[Option<Tag>]>),
-                // No insertion number is in an empty ring (in_ring: 2^64 − 1 > 0).
-                ring_mask: 0,
-                seq_bits: 31,
-                seq_mask: (1 << 31) - 1,
-                next: 0,
-                grow_at: 0,
-                full,
-                spill: Vec::new(),
-                forgotten: Vec::new(),
-            };
-        }
         // 2^k = 256 R insertions before an age wraps; at most 31 bits, so at
         // least one of fingerprint.
         let seq_bits = (r.trailing_zeros() + 8).min(31);
         let seq_mask = (1u32 << seq_bits) - 1;
-        let buckets = (r / 2).max(1);
+        // R/2 buckets, at least one — none for the empty ring.
+        let buckets = r.div_ceil(2);
         // Stale from the start (age R + 1); lane 15 of each is its oldest: 0.
         let mut empty = Bucket([(r as u32 + 1).wrapping_neg() & seq_mask; WAYS]);
         empty.0[LANES] = 0;
         Window {
             buckets: vec![empty; buckets].into_boxed_slice(),
-            bucket_mask: buckets - 1,
+            bucket_mask: buckets.saturating_sub(1),
             ring: vec![[0; N]; r].into_boxed_slice(),
             tags: keep_tags.then(|| vec![None; r].into_boxed_slice()),
-            ring_mask: r as u64 - 1,
+            // Empty ring: mask 0, so no insertion number is in it
+            // (in_ring: 2^64 − 1 > 0).
+            ring_mask: (r as u64).saturating_sub(1),
             seq_bits,
             seq_mask,
             next: 0,

@@ -464,13 +464,8 @@ impl ExtIdCodec {
     /// ```
     #[inline(always)]
     pub fn encode_seq(&self, seq: u64) -> Result<ExtId> {
-        if seq > self.max_seq() {
-            return Err(Error::ValueOutOfRange {
-                argument: "seq",
-                value: seq,
-                max: self.max_seq(),
-            });
-        }
+        // `encode` checks seq first (its error names `seq`); the derived half
+        // is always in range.
         self.encode(seq, self.derived_rand(seq))
     }
 
@@ -842,8 +837,7 @@ impl SelfCheckedCodec {
 
     /// [`ExtIdCodec::encode_seq`], checked.
     pub fn encode_seq(&self, seq: u64) -> Result<ExtId> {
-        let id = self.0.encode_seq(seq)?;
-        self.0.verify(id, seq, self.0.derived_rand(seq))
+        self.encode(seq, self.0.derived_rand(seq))
     }
 
     /// [`ExtIdCodec::encode_batch`], checked; on a failure nothing is left in `out`.
