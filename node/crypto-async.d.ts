@@ -5,14 +5,18 @@
 type Bytes = Buffer | NodeJS.TypedArray | DataView;
 /**
  * The callback of an asynchronous call. Besides the original's errors, a job whose target (or a
- * seal's tag) was detached, transferred or shrunk before it ended gets an `Error` with `code`
- * `'ERR_NONCEFORGE_TARGET_DETACHED'`, and nothing is written.
+ * seal's tag) or source was detached, transferred or shrunk before it ended gets an `Error` with
+ * `code` `'ERR_NONCEFORGE_TARGET_DETACHED'` or `'ERR_NONCEFORGE_SOURCE_DETACHED'`.
  */
 type Done<T> = (error: (Error & { code?: string }) | undefined, result?: T) => void;
 
 export declare const CIPHER_BLOCK_MAX: 32;
 /** Hash, HMAC and AEAD jobs of at most this many bytes (AES-CTR and ChaCha20: 4x) run on the calling thread; their callback still comes later. Default 16384; 0 sends every job to the pool. */
 export declare let INLINE_MAX: number;
+/** Whether pool jobs read and write the buffers in place (V8's backing store pinned) rather than copies. */
+export declare const ZERO_COPY: boolean;
+/** Why {@link ZERO_COPY} is false (`''` when it is true). */
+export declare const ZERO_COPY_OFF_BECAUSE: string;
 
 export declare const E_AAD: string;
 export declare const E_AAD_INVALID: string;

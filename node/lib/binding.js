@@ -37,7 +37,9 @@ function load() {
   ];
   for (const file of candidates) {
     try {
-      return require(file);
+      const addon = require(file);
+      zeroCopy(addon, path.dirname(require.resolve(file)));
+      return addon;
     } catch (error) {
       if (error.code !== 'MODULE_NOT_FOUND' && !/cannot open shared object/.test(error.message)) throw error;
       tried.push(file);
@@ -56,5 +58,26 @@ function load() {
   throw error;
 }
 
+// Pool jobs read and write the caller's buffers in place where the V8 pin
+// built for this Node (nonceforge-v8.abi<NODE_MODULE_VERSION>.node, beside the
+// addon) opens, and copy them elsewhere (README, "Buffers and asynchronous
+// calls"). NONCEFORGE_ZERO_COPY=0 turns it off. Why it is off, when it is:
+// `require('nonceforge/crypto-async').ZERO_COPY_OFF_BECAUSE`.
+let zeroCopyOff = 'not tried';
+function zeroCopy(addon, dir) {
+  if (typeof addon.zeroCopyInit !== 'function') return;
+  if (process.env.NONCEFORGE_ZERO_COPY === '0') {
+    zeroCopyOff = 'NONCEFORGE_ZERO_COPY=0';
+    return;
+  }
+  const pin = path.join(dir, `nonceforge-v8.abi${process.versions.modules}.node`);
+  if (!fs.existsSync(pin)) {
+    zeroCopyOff = `no ${path.basename(pin)} beside the addon (not built for Node ${process.versions.node})`;
+    return;
+  }
+  zeroCopyOff = addon.zeroCopyInit(pin, Number(process.versions.modules)) || '';
+}
+
 module.exports = load();
+Object.defineProperty(module.exports, 'zeroCopyOffBecause', { get: () => zeroCopyOff });
 module.exports.platform = platform;

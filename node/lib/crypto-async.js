@@ -13,12 +13,14 @@
 //   which run four times faster), it is done at once and the callback is still
 //   called later, from setImmediate — never synchronously. Set INLINE_MAX to 0
 //   to send every job to the pool.
-// - Jobs on the pool work on copies of their inputs, made at the call, and
-//   write the caller's target (and a seal's tag) only when they end, after
-//   checking that it is still there: JavaScript may detach, transfer, shrink or
-//   drop any buffer meanwhile without crashing the process (the original reads
-//   and writes memory that may be gone). A target gone by then is not written;
-//   the callback gets an Error with code 'ERR_NONCEFORGE_TARGET_DETACHED'.
+// - JavaScript may detach, transfer, shrink or drop any buffer while a pool
+//   job uses it without crashing the process (the original reads and writes
+//   memory that may be gone): the job keeps the buffers' memory alive (V8's
+//   backing store, pinned) and works in place, or, where that is not
+//   available, works on copies (README, "Buffers and asynchronous calls").
+//   A job whose source or target was detached, transferred or shrunk before
+//   it ended calls back with an Error whose code is
+//   'ERR_NONCEFORGE_SOURCE_DETACHED' or 'ERR_NONCEFORGE_TARGET_DETACHED'.
 // Algorithm names are classified by asking Node's OpenSSL, as the original
 // does (algorithms.js): every alias, OID and letter case, legacy names
 // ('algorithm disabled'), and digests OpenSSL 3 cannot start without its
@@ -69,17 +71,18 @@ const E = {
   E_TARGET_RANGE: 'targetOffset + targetSize > target.length',
 };
 
-// Negative results of the native calls. -5 is not the original's: a pool job's
-// target (or a seal's tag) was detached, transferred or shrunk before the job
-// ended, and nothing was written (the error also carries a code).
+// Negative results of the native calls. -5 and -6 are not the original's: a
+// pool job's target (or a seal's tag) or its source was detached, transferred
+// or shrunk before the job ended (the error also carries a code).
 const NATIVE_ERRORS = {
   '-1': E.E_CORRUPT,
   '-2': 'initialization failed',
   '-3': 'update failed',
   '-4': 'invalid arguments',
-  '-5': 'target was detached, transferred or shrunk before the job ended, and was not written',
+  '-5': 'target was detached, transferred or shrunk before the job ended: the result was not delivered',
+  '-6': 'source was detached, transferred or shrunk before the job ended: the result was not delivered',
 };
-const TARGET_DETACHED = -5;
+const DETACHED_CODES = { '-5': 'ERR_NONCEFORGE_TARGET_DETACHED', '-6': 'ERR_NONCEFORGE_SOURCE_DETACHED' };
 
 // Names, classified as the original classifies them (algorithms.js).
 const { cipherFor, digestFor } = require('./algorithms.js');
@@ -131,7 +134,7 @@ function validTag(cipher, size) {
 
 function nativeError(code) {
   const error = new Error(NATIVE_ERRORS[code] || 'failed');
-  if (code === TARGET_DETACHED) error.code = 'ERR_NONCEFORGE_TARGET_DETACHED';
+  if (DETACHED_CODES[code]) error.code = DETACHED_CODES[code];
   return error;
 }
 
@@ -322,6 +325,11 @@ function hmac(...args) {
 }
 
 module.exports = { CIPHER_BLOCK_MAX: 32, ...E, cipher, hash, hmac };
+
+// Not part of the original's API (so not enumerable): whether pool jobs work
+// in place (true) or on copies (false), and why not ('' when they do).
+Object.defineProperty(module.exports, 'ZERO_COPY', { enumerable: false, get: () => binding.zeroCopy() });
+Object.defineProperty(module.exports, 'ZERO_COPY_OFF_BECAUSE', { enumerable: false, get: () => binding.zeroCopyOffBecause });
 
 // Tuning, not part of the original's API: jobs of at most this many bytes run
 // on the calling thread (their callback still comes later, from setImmediate).

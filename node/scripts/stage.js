@@ -42,6 +42,11 @@ for (const platform of platforms) {
   if (fs.existsSync(addon)) fs.copyFileSync(addon, path.join(dst, pkg.main));
   else if (here && built) fs.copyFileSync(built, path.join(dst, pkg.main));
   else throw new Error(`no addon for ${platform}: build it on that platform and put it at ${addon}`);
+  // The V8 pins, one per Node ABI (bulk/pin.rs): prebuilt ones dropped into
+  // npm/<platform>/ by a release, and this machine's (scripts/build-v8.js).
+  const pins = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir) : []).filter((f) => /^nonceforge-v8\.abi\d+\.node$/.test(f));
+  for (const f of pins(src)) fs.copyFileSync(path.join(src, f), path.join(dst, f));
+  if (here) for (const f of pins(root)) fs.copyFileSync(path.join(root, f), path.join(dst, f));
   tarballs.push(execFileSync('npm', ['pack', '--silent', '--pack-destination', out], { cwd: dst, encoding: 'utf8' }).trim());
 }
 

@@ -189,23 +189,33 @@ pub fn digest(name: &str) -> Option<DigestName> {
     })
 }
 
-/// ChaCha20-Poly1305 sealing through Node's OpenSSL.
+/// Ciphers through Node's OpenSSL `EVP_Cipher*` interface.
+///
+/// Used where OpenSSL is the faster code and the bytes are OpenSSL's by
+/// definition: ChaCha20-Poly1305 seals and ChaCha20 of 4 KiB and more, and
+/// crypto-async 1.0.2's ciphers, which take any OpenSSL cipher by name (CBC
+/// and the other block modes, with OpenSSL's PKCS#7 padding).
 ///
 /// Measured here (2 vCPUs, AMD EPYC Zen 5, Node 20, OpenSSL 3.0.19;
 /// `node bench/node/bench.js`, "more ciphers, sync"): OpenSSL seals at
 /// 4.3–4.8 GB/s at 64 KiB–1 MiB with its AVX-512 ChaCha20 and AVX-512 IFMA
 /// Poly1305; ring (BoringSSL's AVX2 code) stops at 2.5 GB/s, the RustCrypto
 /// crates below that (chacha20 with AVX-512 at 5.5 GB/s, but poly1305 on AVX2
-/// only). No crate has an AVX-512 IFMA Poly1305, and the OpenSSL the original
-/// uses is already in the process, so the drop-in seals large messages with
-/// it: the same bytes, 1.0× by construction. Opening stays in Rust, because
-/// it checks the tag before writing (OpenSSL decrypts first).
-pub mod aead {
+/// only). For plain ChaCha20 the `chacha20` crate ran at 0.81–0.83× of
+/// OpenSSL's at 64 KiB and 1 MiB (bench/RESULTS.md, "Node: large jobs"). No
+/// crate has an AVX-512 IFMA Poly1305, and the OpenSSL the original uses is
+/// already in the process, so the drop-in uses it for these: the same bytes,
+/// 1.0× by construction. Opening stays in Rust, because it checks the tag
+/// before writing (OpenSSL decrypts first).
+pub mod evp {
     use super::{CipherName, Mark, c_int, c_void, symbol};
-    use std::ffi::c_char;
+    use std::ffi::{CString, c_char};
+    // `CipherName` classifies the fetched names as the original would.
     use std::sync::OnceLock;
 
     type Fetch = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char) -> *mut c_void;
+    type ByName = unsafe extern "C" fn(*const c_char) -> *const c_void;
+    type GetInt = unsafe extern "C" fn(*const c_void) -> c_int;
     type CtxNew = unsafe extern "C" fn() -> *mut c_void;
     type CtxFree = unsafe extern "C" fn(*mut c_void);
     type Init = unsafe extern "C" fn(
@@ -224,7 +234,11 @@ pub mod aead {
     const EVP_CTRL_AEAD_GET_TAG: c_int = 0x10;
 
     struct Api {
-        cipher: usize,
+        fetch: Fetch,
+        by_name: ByName,
+        key_length: GetInt,
+        iv_length: GetInt,
+        block_size: GetInt,
         ctx_new: CtxNew,
         ctx_free: CtxFree,
         init: Init,
@@ -243,28 +257,12 @@ pub mod aead {
             if unsafe { version() } < 0x3000_0000 {
                 return None;
             }
-            // The supported-cipher check of the original, on the same name.
-            if !matches!(
-                super::cipher("chacha20-poly1305")?,
-                CipherName::Supported(_)
-            ) {
-                return None;
-            }
-            let fetch = func!(c"EVP_CIPHER_fetch", Fetch);
-            // SAFETY: the default library context, a NUL-terminated name, no
-            // properties. The cipher is kept for the life of the process.
-            let cipher = unsafe {
-                fetch(
-                    std::ptr::null_mut(),
-                    c"ChaCha20-Poly1305".as_ptr(),
-                    std::ptr::null(),
-                )
-            };
-            if cipher.is_null() {
-                return None;
-            }
             Some(Api {
-                cipher: cipher as usize,
+                fetch: func!(c"EVP_CIPHER_fetch", Fetch),
+                by_name: func!(c"EVP_get_cipherbyname", ByName),
+                key_length: func!(c"EVP_CIPHER_get_key_length", GetInt),
+                iv_length: func!(c"EVP_CIPHER_get_iv_length", GetInt),
+                block_size: func!(c"EVP_CIPHER_get_block_size", GetInt),
                 ctx_new: func!(c"EVP_CIPHER_CTX_new", CtxNew),
                 ctx_free: func!(c"EVP_CIPHER_CTX_free", CtxFree),
                 init: func!(c"EVP_CipherInit_ex", Init),
@@ -278,15 +276,88 @@ pub mod aead {
         .as_ref()
     }
 
+    /// A cipher of OpenSSL's default provider, fetched once for the process
+    /// (an explicit fetch: no per-call name lookup), if the original would
+    /// accept it (its supported-cipher check on the same name).
+    fn fetched(
+        cell: &'static OnceLock<usize>,
+        name: &std::ffi::CStr,
+    ) -> Option<(&'static Api, *const c_void)> {
+        let api = api()?;
+        let p = *cell.get_or_init(|| {
+            let short = name.to_str().unwrap_or("");
+            if !matches!(super::cipher(short), Some(CipherName::Supported(_))) {
+                return 0;
+            }
+            // SAFETY: the default library context, a NUL-terminated name, no
+            // properties. The cipher is kept for the life of the process.
+            unsafe { (api.fetch)(std::ptr::null_mut(), name.as_ptr(), std::ptr::null()) as usize }
+        });
+        (p != 0).then_some((api, p as *const c_void))
+    }
+
+    /// One `EVP_CipherInit_ex` … `EVP_CipherFinal_ex` run in a fresh context
+    /// inside an error mark (nothing left on the thread's error queue, which
+    /// Node's own crypto calls read): `aad` first, then `len` bytes from
+    /// `src` to `dst`, then the final block after them. `with_ctx` runs last
+    /// (a seal reads its tag there). The bytes written, or the step that
+    /// failed: `Err(0)` init, `Err(1)` update, `Err(2)` final.
+    ///
+    /// # Safety
+    /// `cipher` is a cipher object of `api`; `key` and `iv` are as long as it
+    /// needs; `src` is valid for `len` reads and `dst` for `len` plus one
+    /// block of writes; they are equal or do not overlap.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run(
+        api: &Api,
+        cipher: *const c_void,
+        encrypt: bool,
+        key: *const u8,
+        iv: *const u8,
+        aad: &[u8],
+        src: *const u8,
+        dst: *mut u8,
+        len: usize,
+        with_ctx: impl FnOnce(*mut c_void) -> bool,
+    ) -> Result<usize, u8> {
+        let len = c_int::try_from(len).map_err(|_| 1u8)?;
+        let aad_len = c_int::try_from(aad.len()).map_err(|_| 1u8)?;
+        // SAFETY: a fresh context, freed below on every path; the pointers per
+        // this function's contract.
+        unsafe {
+            (api.set_mark)();
+            let ctx = (api.ctx_new)();
+            let (mut a, mut n, mut f): (c_int, c_int, c_int) = (0, 0, 0);
+            let result = if ctx.is_null()
+                || (api.init)(ctx, cipher, std::ptr::null_mut(), key, iv, encrypt as c_int) != 1
+            {
+                Err(0)
+            } else if (aad_len != 0
+                && (api.update)(ctx, std::ptr::null_mut(), &mut a, aad.as_ptr(), aad_len) != 1)
+                || (len != 0 && (api.update)(ctx, dst, &mut n, src, len) != 1)
+            {
+                Err(1)
+            } else if (api.fin)(ctx, dst.add(n as usize), &mut f) != 1 || !with_ctx(ctx) {
+                Err(2)
+            } else {
+                Ok(n as usize + f as usize)
+            };
+            (api.ctx_free)(ctx);
+            (api.pop_to_mark)();
+            result
+        }
+    }
+
     /// Seals `len` bytes from `src` to `dst` (they may be the same pointer)
-    /// under a 32-byte key and 12-byte nonce, and writes `tag.len()` (1..=16)
-    /// bytes of the tag. `None`: OpenSSL is not available or failed (nothing
-    /// to rely on in `dst`); the caller seals another way.
+    /// with ChaCha20-Poly1305 under a 32-byte key and 12-byte nonce, and
+    /// writes `tag.len()` (1..=16) bytes of the tag. `None`: OpenSSL is not
+    /// available or failed (nothing to rely on in `dst`); the caller seals
+    /// another way.
     ///
     /// # Safety
     /// `src` is valid for `len` reads and `dst` for `len` writes; they are
     /// equal or do not overlap.
-    pub unsafe fn seal(
+    pub unsafe fn seal_chacha20_poly1305(
         key: &[u8; 32],
         nonce: &[u8; 12],
         aad: &[u8],
@@ -295,43 +366,152 @@ pub mod aead {
         len: usize,
         tag: &mut [u8],
     ) -> Option<()> {
-        let api = api()?;
-        let len = c_int::try_from(len).ok()?;
-        let aad_len = c_int::try_from(aad.len()).ok()?;
+        static CIPHER: OnceLock<usize> = OnceLock::new();
+        let (api, cipher) = fetched(&CIPHER, c"ChaCha20-Poly1305")?;
         if tag.is_empty() || tag.len() > 16 {
             return None;
         }
-        // SAFETY: a fresh context, freed below on every path; key, nonce, AAD,
-        // tag are live slices; src/dst per this function's contract; the error
-        // mark keeps a failure off the thread's error queue.
-        unsafe {
-            (api.set_mark)();
-            let ctx = (api.ctx_new)();
-            let (mut a, mut n, mut f): (c_int, c_int, c_int) = (0, 0, 0);
-            let ok = !ctx.is_null()
-                && (api.init)(
-                    ctx,
-                    api.cipher as *const c_void,
-                    std::ptr::null_mut(),
-                    key.as_ptr(),
-                    nonce.as_ptr(),
-                    1,
-                ) == 1
-                && (aad_len == 0
-                    || (api.update)(ctx, std::ptr::null_mut(), &mut a, aad.as_ptr(), aad_len) == 1)
-                && (len == 0 || (api.update)(ctx, dst, &mut n, src, len) == 1)
-                && n == len
-                && (api.fin)(ctx, dst.add(n as usize), &mut f) == 1
-                && f == 0
-                && (api.ctrl)(
-                    ctx,
-                    EVP_CTRL_AEAD_GET_TAG,
-                    tag.len() as c_int,
-                    tag.as_mut_ptr().cast(),
-                ) == 1;
-            (api.ctx_free)(ctx);
-            (api.pop_to_mark)();
-            ok.then_some(())
+        let tag_len = tag.len() as c_int;
+        let get_tag = |ctx| {
+            // SAFETY: a live context after a successful final; `tag` holds tag_len bytes.
+            unsafe { (api.ctrl)(ctx, EVP_CTRL_AEAD_GET_TAG, tag_len, tag.as_mut_ptr().cast()) == 1 }
+        };
+        // SAFETY: per this function's contract; a stream cipher's final writes nothing.
+        let n = unsafe {
+            run(
+                api,
+                cipher,
+                true,
+                key.as_ptr(),
+                nonce.as_ptr(),
+                aad,
+                src,
+                dst,
+                len,
+                get_tag,
+            )
+        };
+        (n == Ok(len)).then_some(())
+    }
+
+    /// ChaCha20 with OpenSSL's 16-byte IV (the layout `nonceforge_bulk`'s
+    /// ChaCha20 follows), `len` bytes
+    /// from `src` to `dst`. `None`: not available or failed.
+    ///
+    /// # Safety
+    /// As [`seal_chacha20_poly1305`].
+    pub unsafe fn chacha20(
+        key: &[u8; 32],
+        iv: &[u8; 16],
+        src: *const u8,
+        dst: *mut u8,
+        len: usize,
+    ) -> Option<()> {
+        static CIPHER: OnceLock<usize> = OnceLock::new();
+        let (api, cipher) = fetched(&CIPHER, c"ChaCha20")?;
+        // SAFETY: per this function's contract; a stream cipher's final writes nothing.
+        let n = unsafe {
+            run(
+                api,
+                cipher,
+                true,
+                key.as_ptr(),
+                iv.as_ptr(),
+                &[],
+                src,
+                dst,
+                len,
+                |_| true,
+            )
+        };
+        (n == Ok(len)).then_some(())
+    }
+
+    /// An OpenSSL cipher by any name `EVP_get_cipherbyname` knows, as
+    /// crypto-async 1.0.2 takes them.
+    #[derive(Clone, Copy)]
+    pub struct Named {
+        cipher: usize,
+        pub key_len: usize,
+        pub iv_len: usize,
+        pub block_size: usize,
+    }
+
+    impl Named {
+        /// The cipher of that name (cut as the original cuts it, see
+        /// [`super::c_name`]), or `None`: unknown, or no OpenSSL here.
+        pub fn find(name: &str) -> Option<Named> {
+            let api = api()?;
+            let c: CString = super::c_name(name);
+            // SAFETY: a NUL-terminated name; the result is NULL or a static
+            // cipher object OpenSSL owns for the life of the process.
+            let cipher = unsafe { (api.by_name)(c.as_ptr()) };
+            if cipher.is_null() {
+                return None;
+            }
+            // SAFETY: a valid cipher (above).
+            let (k, i, b) = unsafe {
+                (
+                    (api.key_length)(cipher),
+                    (api.iv_length)(cipher),
+                    (api.block_size)(cipher),
+                )
+            };
+            Some(Named {
+                cipher: cipher as usize,
+                key_len: k.max(0) as usize,
+                iv_len: i.max(0) as usize,
+                block_size: b.max(1) as usize,
+            })
+        }
+
+        /// The room a call on `len` bytes needs. Encrypting, exactly what it
+        /// writes: `len` for a stream, else `len` rounded down to a block plus
+        /// one block of padding. (crypto-async 1.0.2 asks for `len + block -
+        /// 1`, one byte short when `len` is a multiple of the block: its
+        /// final block then overruns the range it checked.) Decrypting, 1.0.2's
+        /// `len + block` (`len` for a stream), which OpenSSL documents.
+        pub fn room(&self, encrypt: bool, len: usize) -> usize {
+            match (encrypt, self.block_size) {
+                (_, 1) => len,
+                (true, b) => len - len % b + b,
+                (false, b) => len + b,
+            }
+        }
+
+        /// Encrypts or decrypts `len` bytes from `src` into `dst`, with
+        /// OpenSSL's PKCS#7 padding for block modes: the bytes written, or
+        /// `Err(step)` (0 init, 1 update, 2 final: a decrypt with bad padding).
+        ///
+        /// # Safety
+        /// `key` and `iv` hold `key_len` and `iv_len` bytes; `src` is valid for
+        /// `len` reads and `dst` for [`room`](Self::room) writes, and they do
+        /// not overlap.
+        pub unsafe fn crypt(
+            &self,
+            encrypt: bool,
+            key: *const u8,
+            iv: *const u8,
+            src: *const u8,
+            len: usize,
+            dst: *mut u8,
+        ) -> Result<usize, u8> {
+            let api = api().ok_or(0u8)?;
+            // SAFETY: per this function's contract.
+            unsafe {
+                run(
+                    api,
+                    self.cipher as *const c_void,
+                    encrypt,
+                    key,
+                    iv,
+                    &[],
+                    src,
+                    dst,
+                    len,
+                    |_| true,
+                )
+            }
         }
     }
 }
