@@ -59,7 +59,9 @@ const cryptoAsync = require('nonceforge/crypto-async');
 const g = new NonceGenerator({ machineId: 3 });
 const digest = cryptoAsync.hash('sha256', Buffer.from('abc'));
 console.log(JSON.stringify({ nonce: g.counter(96).length, machineId: g.machineId, uuid: uuidv7().length,
-  digest: digest.toString('hex'), addon: require.resolve('nonceforge-linux-x64-gnu') }));
+  digest: digest.toString('hex'), addon: require.resolve('nonceforge-linux-x64-gnu'),
+  zeroCopy: cryptoAsync.ZERO_COPY, why: cryptoAsync.ZERO_COPY_OFF_BECAUSE,
+  cbc: require('nonceforge/crypto-async-1').cipher.length === 0 }));
 `);
   fs.writeFileSync(path.join(app, 'example.mjs'), `
 import { NonceGenerator, ExtIdCodec } from 'nonceforge';
@@ -78,6 +80,9 @@ cryptoAsync.hash('sha256', Buffer.from('abc'), (error, digest) => {
   assert.equal(cjs.machineId, 3);
   assert.equal(cjs.uuid, 36);
   assert.equal(cjs.digest, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  // The platform package carries the V8 pin built for this Node: pool jobs are zero-copy there.
+  assert.equal(cjs.zeroCopy, true, cjs.why);
+  assert.equal(cjs.cbc, true);
   assert.ok(cjs.addon.includes(path.join('node_modules', 'nonceforge-linux-x64-gnu')), cjs.addon);
   const esm = JSON.parse(execFileSync('node', ['example.mjs'], { cwd: app, env, encoding: 'utf8' }));
   assert.deepEqual(esm, { nonce: 16, seq: '42', same: true, mac: 32, digest: cjs.digest });

@@ -3,6 +3,7 @@
 // ever type-check).
 import * as nf from '../index';
 import * as ca from '../crypto-async';
+import * as ca1 from '../crypto-async-1';
 
 const g = new nf.NonceGenerator({ machineId: 7, key: Buffer.alloc(32) });
 const a: Buffer = g.counter(96);
@@ -55,3 +56,16 @@ const max: 32 = ca.CIPHER_BLOCK_MAX;
 const t: number = nf.timestampOf(nf.uuidv7Buffer());
 
 export { a, b, parts, many, filled, back, sealed, promises, n, max, t };
+
+// crypto-async 1.0.2's entry, and the zero-copy switch of the default one.
+const zc: boolean = ca.ZERO_COPY;
+const why: string = ca.ZERO_COPY_OFF_BECAUSE;
+ca1.cipher('AES-256-CBC', 1, Buffer.alloc(32), Buffer.alloc(16), Buffer.from('x'), (error, ciphertext) => {
+  if (error) throw error;
+  const b: Buffer | undefined = ciphertext;
+  void b;
+});
+ca1.hash('SHA256', Buffer.alloc(1), 0, 1, Buffer.alloc(32), 0, (error, size) => {
+  const n: number | undefined = size;
+  void [error, n, zc, why];
+});
