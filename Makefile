@@ -216,6 +216,11 @@ lint:
 	@# checkout's path>/ once per name and version: a checkout packed before at the
 	@# same path and version would be verified against the old sources. Drop them.
 	@find "$${CARGO_HOME:-$$HOME/.cargo}/registry/src" -mindepth 2 -maxdepth 2 -path '*/-*/nonceforge*' -exec rm -rf {} + 2>/dev/null || true
+	@# The verify builds (in target/debug) take those registry sources as immutable
+	@# and would reuse what they compiled from the old ones: drop those artifacts
+	@# (found by their dep-info naming the extracted sources) too.
+	@for d in $$(grep -l '/registry/src/-[^/]*/nonceforge' target/debug/deps/*.d 2>/dev/null); do \
+	  b=$$(basename "$$d" .d); rm -rf target/debug/deps/*"$$b"* target/debug/.fingerprint/"$$b"; done
 	$(CARGO) package --locked --allow-dirty -q $(PUBLISHED_CRATES:%=-p %)
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
