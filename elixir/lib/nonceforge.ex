@@ -130,15 +130,14 @@ defmodule Nonceforge do
 
   # NoNoncense's time rules: 42 bits of milliseconds since the epoch. An epoch
   # whose 42 bits have run out by `now` is refused; one within a year of it,
-  # warned about. (From a non-negative epoch, the first happens in 2109.)
+  # warned about. (From the default epoch, the first happens in 2164.)
   @doc false
   def check_timestamp_room!(epoch, now) do
     elapsed = now - epoch
 
     cond do
       elapsed > @max_ts ->
-        raise RuntimeError,
-              "timestamp overflow: 42 bits of milliseconds since the epoch (#{epoch}) ran out; choose a later :epoch"
+        raise RuntimeError, "timestamp overflow"
 
       div(@max_ts - elapsed, @day_ms) <= 365 ->
         Logger.warning("timestamp overflow in #{div(@max_ts - elapsed, @day_ms)} days")
@@ -148,7 +147,8 @@ defmodule Nonceforge do
     end
   end
 
-  # init/1's checks: {name, epoch, crypt}.
+  # init/1's checks, in NoNoncense's order and words where NoNoncense checks
+  # the same thing (its users' tests match the messages): {name, epoch, crypt}.
   defp checked(opts) do
     unless Keyword.keyword?(opts),
       do: raise(ArgumentError, "init/1 takes a keyword list of options")
@@ -165,21 +165,19 @@ defmodule Nonceforge do
         )
     end
 
-    name = Keyword.get(opts, :name, __MODULE__)
+    # `nil` is the default, as in NoNoncense (1.x configs write `name: nil`).
+    name = Keyword.get(opts, :name) || __MODULE__
 
-    unless is_atom(name) and not is_nil(name),
+    unless is_atom(name),
       do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
 
-    epoch = Keyword.get(opts, :epoch, @epoch)
+    epoch = Keyword.get(opts, :epoch) || @epoch
 
-    if is_integer(epoch), do: check_timestamp_room!(epoch, System.os_time(:millisecond))
-
-    unless is_integer(epoch) and epoch >= 0 and epoch <= System.os_time(:millisecond) do
+    # Unix milliseconds, 1970 or before it too (as NoNoncense), not in the future.
+    unless is_integer(epoch) and epoch <= System.os_time(:millisecond) do
       raise ArgumentError,
-            "epoch must be Unix milliseconds (an integer), not before 1970 nor in the future, got: #{Kernel.inspect(epoch)}"
+            "epoch must be Unix milliseconds (an integer), not in the future, got: #{Kernel.inspect(epoch)}"
     end
-
-    crypt = crypt_opts(opts)
 
     # As NoNoncense's Keyword.fetch!: a KeyError, with what the option takes.
     unless Keyword.has_key?(opts, :machine_id),
@@ -191,7 +189,16 @@ defmodule Nonceforge do
             "key :machine_id not found: machine_id is required (0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}; or start Nonceforge.MachineId)"
         })
 
-    {name, epoch, crypt}
+    case Keyword.fetch!(opts, :machine_id) do
+      id when is_integer(id) and (id < 0 or id > 511) ->
+        raise ArgumentError, "machine ID out of range 0-511"
+
+      _ ->
+        :ok
+    end
+
+    check_timestamp_room!(epoch, System.os_time(:millisecond))
+    {name, epoch, crypt_opts(opts)}
   end
 
   @doc false
@@ -210,6 +217,14 @@ defmodule Nonceforge do
     nif_init_on_lease(name, lease, epoch, crypt)
   end
 
+  # NoNoncense's ciphers and the key lengths they take, per nonce size, and
+  # the name its "<name> key size must be N bits" message gives each.
+  @ciphers %{
+    64 => %{blowfish: {128, "blowfish"}, des3: {192, "des3"}, speck: {128, "speck64"}},
+    96 => %{blowfish: {128, "blowfish"}, des3: {192, "des3"}, speck: {144, "speck96"}},
+    128 => %{aes: {256, "aes"}, speck: {256, "speck128"}}
+  }
+
   defp crypt_opts(opts) do
     mode = Keyword.get(opts, :mode, :nononcense)
 
@@ -223,40 +238,43 @@ defmodule Nonceforge do
     base_key = Keyword.get(opts, :base_key)
 
     unless is_nil(base_key) or (is_binary(base_key) and bit_size(base_key) >= 256) do
-      raise ArgumentError,
-            "base_key size must be at least 256 bits (a binary of 32 bytes or more)"
+      raise ArgumentError, "base_key size must be at least 256 bits"
     end
 
     keys = for k <- [:key64, :key96, :key128], into: %{}, do: {k, Keyword.get(opts, k)}
 
-    for {k, v} <- keys, not is_nil(v) do
-      unless is_binary(v), do: raise(ArgumentError, "#{k} must be a binary")
-
-      if mode == :nonceforge,
-        do: raise(ArgumentError, "#{k} is a NoNoncense option: use it with mode: :nononcense")
-    end
-
     ciphers = %{
-      cipher64: Keyword.get(opts, :cipher64, :blowfish),
-      cipher96: Keyword.get(opts, :cipher96, :blowfish),
-      cipher128: Keyword.get(opts, :cipher128, :aes)
+      cipher64: Keyword.get(opts, :cipher64) || :blowfish,
+      cipher96: Keyword.get(opts, :cipher96) || :blowfish,
+      cipher128: Keyword.get(opts, :cipher128) || :aes
     }
 
-    # NoNoncense's words first, then which option and what it takes.
-    for {k, size, allowed} <- [
-          {:cipher64, 64, [:blowfish, :des3, :speck]},
-          {:cipher96, 96, [:blowfish, :des3, :speck]},
-          {:cipher128, 128, [:aes, :speck]}
-        ],
-        ciphers[k] not in allowed do
-      raise ArgumentError,
-            "alg #{ciphers[k]} is not supported for #{size}-bits nonces (#{k} must be one of #{Kernel.inspect(allowed)})"
+    if mode == :nonceforge do
+      for {k, v} <- keys,
+          not is_nil(v),
+          do: raise(ArgumentError, "#{k} is a NoNoncense option: use it with mode: :nononcense")
+
+      if Enum.any?([:cipher64, :cipher96, :cipher128], &Keyword.has_key?(opts, &1)),
+        do:
+          raise(
+            ArgumentError,
+            "cipher64/cipher96/cipher128 are NoNoncense options: use them with mode: :nononcense"
+          )
     end
 
-    if mode == :nonceforge and
-         Enum.any?([:cipher64, :cipher96, :cipher128], &Keyword.has_key?(opts, &1)) do
-      raise ArgumentError,
-            "cipher64/cipher96/cipher128 are NoNoncense options: use them with mode: :nononcense"
+    # Size by size, as NoNoncense: the cipher, then the length of a key given.
+    for size <- [64, 96, 128] do
+      alg = ciphers[:"cipher#{size}"]
+      key = keys[:"key#{size}"]
+
+      case @ciphers[size][alg] do
+        nil ->
+          raise ArgumentError, "alg #{alg} is not supported for #{size}-bit nonces"
+
+        {bits, label} ->
+          unless is_nil(key) or (is_binary(key) and bit_size(key) == bits),
+            do: raise(ArgumentError, "#{label} key size must be #{bits} bits")
+      end
     end
 
     Map.merge(%{mode: mode, base_key: base_key}, Map.merge(keys, ciphers))

@@ -29,7 +29,7 @@ pub(crate) fn batch<'a>(
 ) -> NifResult<Term<'a>> {
     let i = instance(name)?;
     let kind = kind_of(kind)?;
-    let bits = bits_of(bits, "nonces")?;
+    let bits = bits_of(bits, "nonces", 4)?;
     let count: usize = count
         .decode::<u64>()
         .ok()
@@ -89,13 +89,14 @@ pub(crate) fn nif_nonces_dirty<'a>(
 
 /// `{unix_ms, machine_id, counter}` of a plain nonce.
 #[rustler::nif]
-pub(crate) fn nif_decompose<'a>(name: Term<'a>, nonce: Binary<'a>) -> NifResult<(u64, u16, u64)> {
+pub(crate) fn nif_decompose<'a>(name: Term<'a>, nonce: Binary<'a>) -> NifResult<(i64, u16, u64)> {
     let i = instance(name)?;
     let p = i
         .generator
         .decompose(nonce.as_slice())
         .map_err(core_error)?;
-    Ok((p.unix_ms, p.machine_id, p.counter))
+    // Signed: the epoch (the time of timestamp 0) may lie before 1970.
+    Ok((p.unix_ms as i64, p.machine_id, p.counter))
 }
 
 #[rustler::nif]

@@ -41,10 +41,10 @@ fn small(a: Atom, option: &str) -> NifResult<SmallCipher> {
 /// id (and a lease's floor).
 pub(crate) fn build(
     builder: nonceforge::NonceGeneratorBuilder,
-    epoch_unix_ms: u64,
+    epoch_unix_ms: i64,
     opts: &CryptOpts<'_>,
 ) -> NifResult<(NonceGenerator, Crypt)> {
-    let builder = builder.epoch_unix_ms(epoch_unix_ms);
+    let builder = builder.epoch_unix_ms_signed(epoch_unix_ms);
     if opts.mode == atoms::nonceforge() {
         let builder = match &opts.base_key {
             Some(k) => builder.key(k.as_slice()),
@@ -82,7 +82,7 @@ pub(crate) fn build(
 pub(crate) fn nif_init<'a>(
     name: Term<'a>,
     machine_id: u64,
-    epoch_unix_ms: u64,
+    epoch_unix_ms: i64,
     opts: CryptOpts<'a>,
 ) -> NifResult<Atom> {
     let machine = MachineId::new(machine_id).map_err(core_error)?;

@@ -108,7 +108,7 @@ fn nif_init_leased<'a>(
     name: Term<'a>,
     url: String,
     lease_opts: LeaseOpts,
-    epoch_unix_ms: u64,
+    epoch_unix_ms: i64,
     opts: CryptOpts<'a>,
 ) -> NifResult<(Atom, u16)> {
     let lease =
@@ -243,7 +243,7 @@ fn nif_lease_acquire(
 fn nif_init_on_lease<'a>(
     name: Term<'a>,
     shared: ResourceArc<SharedLease>,
-    epoch_unix_ms: u64,
+    epoch_unix_ms: i64,
     opts: CryptOpts<'a>,
 ) -> NifResult<Atom> {
     let guard = shared.0.lock().unwrap_or_else(|p| p.into_inner());

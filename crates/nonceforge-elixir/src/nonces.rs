@@ -2,12 +2,12 @@
 //! `encrypt/1,2`, `decrypt/1,2`.
 
 use crate::atoms;
-use crate::errors::{arg_error, core_error};
+use crate::errors::{arg_error, core_error, no_clause};
 use crate::registry::{Crypt, Instance, default_instance, instance, instance_error, term_bits};
 use nonceforge::LocalNonces;
 use nonceforge::{Bits, NonceKind};
 use rustler::types::atom::Atom;
-use rustler::{Binary, Env, Error, NewBinary, NifResult, Term};
+use rustler::{Binary, Env, NewBinary, NifResult, Term};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -30,14 +30,10 @@ fn size_of(bits: Term<'_>) -> Option<Bits> {
     }
 }
 
-fn bad_bits(bits: Term<'_>, function: &str) -> Error {
-    arg_error(format!(
-        "{function}: bits must be 64, 96 or 128, got: {bits:?}"
-    ))
-}
-
-pub(crate) fn bits_of(bits: Term<'_>, function: &str) -> NifResult<Bits> {
-    size_of(bits).ok_or_else(|| bad_bits(bits, function))
+/// A bit size other than 64, 96 or 128: NoNoncense's functions have no
+/// clause for it.
+pub(crate) fn bits_of(bits: Term<'_>, function: &'static str, arity: usize) -> NifResult<Bits> {
+    size_of(bits).ok_or_else(|| no_clause(function, arity))
 }
 
 /// A nonce from the core as a binary, or its error as an exception.
@@ -83,23 +79,29 @@ pub(crate) fn counter<'a>(
     env: Env<'a>,
     i: &'static Instance,
     bits: Term<'a>,
+    arity: usize,
 ) -> NifResult<Term<'a>> {
     match size_of(bits) {
         Some(Bits::B64) => out(env, i, with_local(i, |l| l.counter_64())),
         Some(Bits::B96) => out(env, i, with_local(i, |l| l.counter_96())),
         Some(Bits::B128) => out(env, i, with_local(i, |l| l.counter_128())),
-        None => Err(bad_bits(bits, "nonce")),
+        None => Err(no_clause("nonce", arity)),
     }
 }
 
 #[inline(always)]
-pub(crate) fn sortable<'a>(env: Env<'a>, i: &Instance, bits: Term<'a>) -> NifResult<Term<'a>> {
+pub(crate) fn sortable<'a>(
+    env: Env<'a>,
+    i: &Instance,
+    bits: Term<'a>,
+    arity: usize,
+) -> NifResult<Term<'a>> {
     let g = &i.generator;
     match size_of(bits) {
         Some(Bits::B64) => out(env, i, g.sortable_64()),
         Some(Bits::B96) => out(env, i, g.sortable_96()),
         Some(Bits::B128) => out(env, i, g.sortable_128()),
-        None => Err(bad_bits(bits, "sortable_nonce")),
+        None => Err(no_clause("sortable_nonce", arity)),
     }
 }
 
@@ -129,15 +131,20 @@ pub(crate) fn encrypted<'a>(
                 .generator
                 .next(base, bits)
                 .map_err(|e| instance_error(i, e))?;
-            p.write_to(&mut n[..len]).map_err(core_error)?;
-            let e = i.generator.encrypt(&n[..len]).map_err(core_error)?;
-            e.write_to(&mut n[..len]).map_err(core_error)?;
+            p.write_to(&mut n[..len])
+                .map_err(|e| instance_error(i, e))?;
+            let e = i
+                .generator
+                .encrypt(&n[..len])
+                .map_err(|e| instance_error(i, e))?;
+            e.write_to(&mut n[..len])
+                .map_err(|e| instance_error(i, e))?;
             Ok(binary(env, &n[..len]))
         }
         Crypt::Compat(c) => {
             // NoNoncense: a padded 96-bit nonce is a 64-bit nonce, encrypted,
             // with 32 zero bits after.
-            let source_bits = c.plain_bits(bits).map_err(core_error)?;
+            let source_bits = c.plain_bits(bits).map_err(|e| instance_error(i, e))?;
             let mut n = [0u8; 16];
             if base == NonceKind::Counter {
                 with_local(i, |l| match source_bits {
@@ -145,14 +152,17 @@ pub(crate) fn encrypted<'a>(
                     Bits::B96 => l.counter_96().map(|b| n[..12].copy_from_slice(&b)),
                     Bits::B128 => l.counter_128().map(|b| n[..16].copy_from_slice(&b)),
                 })
-                .map_err(core_error)?;
+                .map_err(|e| instance_error(i, e))?;
             } else {
-                let p = i.generator.next(base, source_bits).map_err(core_error)?;
+                let p = i
+                    .generator
+                    .next(base, source_bits)
+                    .map_err(|e| instance_error(i, e))?;
                 p.write_to(&mut n[..source_bits.bytes()])
-                    .map_err(core_error)?;
+                    .map_err(|e| instance_error(i, e))?;
             }
             let out = &mut n[..bits.bytes()];
-            c.crypt(out, true).map_err(core_error)?;
+            c.crypt(out, true).map_err(|e| instance_error(i, e))?;
             Ok(binary(env, out))
         }
     }
@@ -160,17 +170,17 @@ pub(crate) fn encrypted<'a>(
 
 #[rustler::nif(name = "nonce")]
 pub(crate) fn nonce_1<'a>(env: Env<'a>, bits: Term<'a>) -> NifResult<Term<'a>> {
-    counter(env, default_instance()?, bits)
+    counter(env, default_instance()?, bits, 1)
 }
 
 #[rustler::nif(name = "nonce")]
 pub(crate) fn nonce_2<'a>(env: Env<'a>, name: Term<'a>, bits: Term<'a>) -> NifResult<Term<'a>> {
-    counter(env, instance(name)?, bits)
+    counter(env, instance(name)?, bits, 2)
 }
 
 #[rustler::nif(name = "sortable_nonce")]
 pub(crate) fn sortable_nonce_1<'a>(env: Env<'a>, bits: Term<'a>) -> NifResult<Term<'a>> {
-    sortable(env, default_instance()?, bits)
+    sortable(env, default_instance()?, bits, 1)
 }
 
 #[rustler::nif(name = "sortable_nonce")]
@@ -179,13 +189,18 @@ pub(crate) fn sortable_nonce_2<'a>(
     name: Term<'a>,
     bits: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    sortable(env, instance(name)?, bits)
+    sortable(env, instance(name)?, bits, 2)
 }
 
 #[rustler::nif(name = "encrypted_nonce")]
 pub(crate) fn encrypted_nonce_1<'a>(env: Env<'a>, bits: Term<'a>) -> NifResult<Term<'a>> {
-    let bits = bits_of(bits, "encrypted_nonce")?;
-    encrypted(env, default_instance()?, bits, NonceKind::Counter)
+    let i = default_instance()?;
+    encrypted(
+        env,
+        i,
+        bits_of(bits, "encrypted_nonce", 1)?,
+        NonceKind::Counter,
+    )
 }
 
 #[rustler::nif(name = "encrypted_nonce")]
@@ -194,17 +209,21 @@ pub(crate) fn encrypted_nonce_2<'a>(
     name: Term<'a>,
     bits: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let bits = bits_of(bits, "encrypted_nonce")?;
-    encrypted(env, instance(name)?, bits, NonceKind::Counter)
+    let i = instance(name)?;
+    encrypted(
+        env,
+        i,
+        bits_of(bits, "encrypted_nonce", 2)?,
+        NonceKind::Counter,
+    )
 }
 
+/// `:counter` or `:sortable`; NoNoncense has no clause for another.
 fn base_kind(base: Term<'_>) -> NifResult<NonceKind> {
     match base.decode::<Atom>() {
         Ok(a) if a == atoms::counter() => Ok(NonceKind::Counter),
         Ok(a) if a == atoms::sortable() => Ok(NonceKind::Sortable),
-        _ => Err(arg_error(format!(
-            "encrypted_nonce: base_type must be :counter or :sortable, got: {base:?}"
-        ))),
+        _ => Err(no_clause("encrypted_nonce", 3)),
     }
 }
 
@@ -215,9 +234,9 @@ pub(crate) fn encrypted_nonce_3<'a>(
     bits: Term<'a>,
     base: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let bits = bits_of(bits, "encrypted_nonce")?;
-    let base = base_kind(base)?;
-    encrypted(env, instance(name)?, bits, base)
+    let i = instance(name)?;
+    let bits = bits_of(bits, "encrypted_nonce", 3)?;
+    encrypted(env, i, bits, base_kind(base)?)
 }
 
 pub(crate) fn crypt<'a>(
@@ -225,23 +244,34 @@ pub(crate) fn crypt<'a>(
     i: &Instance,
     nonce: Term<'a>,
     encrypt: bool,
+    arity: usize,
 ) -> NifResult<Term<'a>> {
     let function = if encrypt { "encrypt" } else { "decrypt" };
+    // A bitstring that is not whole bytes: no clause for its size either. Not
+    // a bitstring at all: as NoNoncense's `bit_size/1` of it, an ArgumentError.
     let bin: Binary = nonce.decode().map_err(|_| {
-        arg_error(format!(
-            "{function}: nonce must be a binary of 8, 12 or 16 bytes, got: {nonce:?}"
-        ))
+        if nonce.get_type() == rustler::TermType::Binary {
+            no_clause(function, arity)
+        } else {
+            arg_error(format!(
+                "{function}: nonce must be a binary of 8, 12 or 16 bytes, got: {nonce:?}"
+            ))
+        }
     })?;
     let mut n = [0u8; 16];
     let len = bin.len();
-    if !matches!(len, 8 | 12 | 16) {
-        return Err(arg_error(format!(
-            "{function}: nonce must be 8, 12 or 16 bytes (64, 96 or 128 bits), got {len} bytes"
-        )));
+    // Another size: NoNoncense has no clause for it.
+    if !matches!(len, 8 | 12 | 16) || bin.as_slice().len() != len {
+        return Err(no_clause(function, arity));
     }
     n[..len].copy_from_slice(bin.as_slice());
     let out = &mut n[..len];
     match &i.crypt {
+        // A padded 96-bit nonce whose tail is not zero: no clause either.
+        Crypt::Compat(c) if len == 12 && c.pads_96() && out[8..] != [0; 4] => {
+            c.plain_bits(Bits::B96).map_err(core_error)?;
+            return Err(no_clause(function, arity));
+        }
         Crypt::Compat(c) => c.crypt(out, encrypt).map_err(core_error)?,
         Crypt::Native => {
             let r = if encrypt {
@@ -257,20 +287,20 @@ pub(crate) fn crypt<'a>(
 
 #[rustler::nif(name = "encrypt")]
 pub(crate) fn encrypt_1<'a>(env: Env<'a>, nonce: Term<'a>) -> NifResult<Term<'a>> {
-    crypt(env, default_instance()?, nonce, true)
+    crypt(env, default_instance()?, nonce, true, 1)
 }
 
 #[rustler::nif(name = "encrypt")]
 pub(crate) fn encrypt_2<'a>(env: Env<'a>, name: Term<'a>, nonce: Term<'a>) -> NifResult<Term<'a>> {
-    crypt(env, instance(name)?, nonce, true)
+    crypt(env, instance(name)?, nonce, true, 2)
 }
 
 #[rustler::nif(name = "decrypt")]
 pub(crate) fn decrypt_1<'a>(env: Env<'a>, nonce: Term<'a>) -> NifResult<Term<'a>> {
-    crypt(env, default_instance()?, nonce, false)
+    crypt(env, default_instance()?, nonce, false, 1)
 }
 
 #[rustler::nif(name = "decrypt")]
 pub(crate) fn decrypt_2<'a>(env: Env<'a>, name: Term<'a>, nonce: Term<'a>) -> NifResult<Term<'a>> {
-    crypt(env, instance(name)?, nonce, false)
+    crypt(env, instance(name)?, nonce, false, 2)
 }

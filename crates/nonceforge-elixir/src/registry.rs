@@ -67,11 +67,10 @@ pub(crate) fn term_bits(term: Term<'_>) -> u64 {
     unsafe { std::mem::transmute::<rustler::sys::ErlNifTerm, usize>(term.as_c_arg()) as u64 }
 }
 
+/// NoNoncense's words: `instance my_factory is not initialized`.
 fn uninitialized(name: &str) -> Error {
     Error::RaiseTerm(Box::new(UninitializedError {
-        message: format!(
-            "instance {name} is not initialized: call Nonceforge.init(name: {name}, machine_id: ...) first"
-        ),
+        message: format!("instance {name} is not initialized"),
     }))
 }
 
@@ -148,12 +147,11 @@ pub(crate) fn register(name: Term<'_>, instance: Instance) -> NifResult<Option<&
     Ok(unsafe { (old as *const Instance).as_ref() })
 }
 
-/// An instance's name as Elixir writes it: `Nonceforge`, `:ids`.
+/// An instance's name as Elixir interpolates it (NoNoncense's messages do
+/// `"instance #{name} …"`): `Nonceforge`, `ids`.
 pub(crate) fn display_name(name: Term<'_>) -> String {
     match name.atom_to_string() {
-        Ok(a) => a
-            .strip_prefix("Elixir.")
-            .map_or(format!(":{a}"), str::to_string),
+        Ok(a) => a.strip_prefix("Elixir.").unwrap_or(&a).to_string(),
         Err(_) => format!("{name:?}"),
     }
 }
@@ -162,10 +160,7 @@ pub(crate) fn display_name(name: Term<'_>) -> String {
 pub(crate) fn instance_error(i: &Instance, e: nonceforge::Error) -> Error {
     match e {
         nonceforge::Error::Disabled => Error::RaiseTerm(Box::new(DisabledError {
-            message: format!(
-                "instance {} is disabled: its lease lapsed or was lost, or it was disabled (ConflictGuard)",
-                i.name
-            ),
+            message: format!("instance {} is disabled", i.name),
         })),
         other => core_error(other),
     }

@@ -604,3 +604,44 @@ fn a_deadline_is_seen_where_the_clock_is_read() {
     assert!(!g.check_deadline());
     assert!(matches!(g.counter_128(), Err(Error::Disabled)));
 }
+
+#[test]
+fn an_epoch_before_1970_works_as_nononcenses() {
+    // 1960-01-01: NoNoncense takes any epoch whose 42 bits have not run out.
+    let epoch: i64 = -315_619_200_000;
+    let clock = ManualClock::at_unix_ms(T0);
+    let g = NonceGenerator::builder(MachineId::new(9).unwrap())
+        .epoch_unix_ms_signed(epoch)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    assert_eq!(g.epoch_unix_ms_signed(), epoch);
+    assert_eq!(g.started_unix_ms(), T0 + 1);
+    let a = g.sortable_64().unwrap();
+    clock.advance(Duration::from_millis(5));
+    let b = g.sortable_64().unwrap();
+    // The timestamp field counts from 1960; the parts read back in Unix ms.
+    assert_eq!(ts_of(&g, &a), T0 + 1);
+    assert_eq!(ts_of(&g, &b), T0 + 6);
+    let field = u64::from_be_bytes(a) >> 22;
+    assert_eq!(field as i64, (T0 + 1) as i64 - epoch);
+    assert!(a < b);
+    for kind in [NonceKind::Counter, NonceKind::Sortable] {
+        for bits in Bits::ALL {
+            let n = g.next(kind, bits).unwrap();
+            assert!(g.decompose(&n.to_vec()).unwrap().unix_ms <= clock.wall_unix_ms());
+        }
+    }
+    // A shared sortable word counts in Unix ms whatever the epoch.
+    let word = AtomicU64::new(0);
+    let s = g.sortable_shared(Bits::B96, &word).unwrap();
+    assert_eq!(g.decompose(&s.to_vec()).unwrap().unix_ms, T0 + 6);
+
+    // One whose 42 bits ran out before now is refused.
+    let too_old = -(TIMESTAMP_END as i64) + 1_000_000;
+    let r = NonceGenerator::builder(MachineId::new(9).unwrap())
+        .epoch_unix_ms_signed(too_old)
+        .clock(ManualClock::at_unix_ms(T0))
+        .build();
+    assert!(matches!(r, Err(Error::EpochExhausted { .. })), "{r:?}");
+}

@@ -140,7 +140,8 @@ pub const fn decompose_value(bits: Bits, value: u128, epoch_unix_ms: u64) -> Non
     let timestamp_ms = (ts as u64) & (TIMESTAMP_END - 1);
     NonceParts {
         timestamp_ms,
-        unix_ms: timestamp_ms + epoch_unix_ms,
+        // Wrapping: an epoch before 1970 is a negative number in two's complement.
+        unix_ms: timestamp_ms.wrapping_add(epoch_unix_ms),
         machine_id: m as u16,
         counter: counter as u64,
     }

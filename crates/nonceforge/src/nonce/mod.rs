@@ -171,6 +171,25 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
         self
     }
 
+    /// The epoch as signed milliseconds since 1970: before 1970 too, as
+    /// NoNoncense allows (its 42 bits then run out sooner; [`build`](Self::build)
+    /// refuses an epoch whose range has ended).
+    ///
+    /// ```
+    /// # use nonceforge::{MachineId, NonceGenerator};
+    /// let g = NonceGenerator::builder(MachineId::new(1)?)
+    ///     .epoch_unix_ms_signed(-86_400_000) // 1969-12-31
+    ///     .build()?;
+    /// assert_eq!(g.epoch_unix_ms_signed(), -86_400_000);
+    /// # Ok::<(), nonceforge::Error>(())
+    /// ```
+    pub fn epoch_unix_ms_signed(mut self, epoch_unix_ms: i64) -> Self {
+        // Kept as its two's complement: every use of the epoch below adds and
+        // subtracts it wrapping, which is exact for the signed value.
+        self.epoch_unix_ms = epoch_unix_ms as u64;
+        self
+    }
+
     /// The base key for encrypted nonces, at least 32 bytes (checked by
     /// [`build`](Self::build)). It is copied, used to derive one key per cipher and
     /// size with HKDF-SHA256, and wiped. Every member of a cluster must use the
@@ -243,7 +262,9 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
         let clock = self.clock;
         let ticker = Ticker::new(&clock);
         let epoch = self.epoch_unix_ms;
-        let end_unix_ms = epoch.saturating_add(TIMESTAMP_END);
+        // Signed: the epoch may lie before 1970 (epoch_unix_ms_signed).
+        let end_signed = (epoch as i64).saturating_add(TIMESTAMP_END as i64);
+        let end_unix_ms = end_signed.max(0) as u64;
         let start = ticker.now_ms(&clock);
         // Start strictly after the wall millisecond in which we were built, and
         // strictly after the floor.
@@ -274,22 +295,23 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
                 ticker.now_ms(&clock)
             }
         };
-        if now < epoch {
+        if (now as i64) < epoch as i64 {
             return Err(Error::ClockBeforeEpoch {
                 now_unix_ms: now,
                 epoch_unix_ms: epoch,
             });
         }
-        if now >= end_unix_ms {
+        if now as i64 >= end_signed {
             return Err(Error::EpochExhausted {
                 epoch_unix_ms: epoch,
                 end_unix_ms,
             });
         }
-        let init_ts = now - epoch;
+        let init_ts = now.wrapping_sub(epoch);
         if end_unix_ms - now <= YEAR_MS {
             log::warn!(
-                "nonceforge: the 42-bit timestamp range of epoch {epoch} ends in {} days (at {end_unix_ms} ms since 1970): pick a later epoch",
+                "nonceforge: the 42-bit timestamp range of epoch {} ends in {} days (at {end_unix_ms} ms since 1970): pick a later epoch",
+                epoch as i64,
                 (end_unix_ms - now) / (24 * 3600 * 1000)
             );
         }
@@ -649,14 +671,20 @@ impl<C: Clock> NonceGenerator<C> {
         self.shared.machine_id
     }
 
-    /// This generator's epoch, in ms since 1970.
+    /// This generator's epoch, in ms since 1970 (for an epoch before 1970, see
+    /// [`epoch_unix_ms_signed`](Self::epoch_unix_ms_signed)).
     pub fn epoch_unix_ms(&self) -> u64 {
         self.shared.epoch_unix_ms
     }
 
+    /// This generator's epoch, in signed ms since 1970.
+    pub fn epoch_unix_ms_signed(&self) -> i64 {
+        self.shared.epoch_unix_ms as i64
+    }
+
     /// The millisecond (since 1970) the generator started in.
     pub fn started_unix_ms(&self) -> u64 {
-        self.shared.init_ts + self.shared.epoch_unix_ms
+        self.shared.init_ts.wrapping_add(self.shared.epoch_unix_ms)
     }
 
     /// An upper bound, in ms since 1970, on every timestamp this generator has
@@ -668,8 +696,8 @@ impl<C: Clock> NonceGenerator<C> {
 
     /// How long until the 42-bit timestamp range ends, if that is within a year.
     pub fn epoch_ends_in(&self) -> Option<Duration> {
-        let end = self.shared.epoch_unix_ms.saturating_add(TIMESTAMP_END);
-        let left = end.saturating_sub(self.issued_up_to_unix_ms());
+        let end = (self.shared.epoch_unix_ms as i64).saturating_add(TIMESTAMP_END as i64);
+        let left = (end.max(0) as u64).saturating_sub(self.issued_up_to_unix_ms());
         (left <= YEAR_MS).then(|| Duration::from_millis(left))
     }
 
@@ -802,8 +830,9 @@ impl<C: Clock> Shared<C> {
         if now > self.valid_until_unix_ms.load(Ordering::Relaxed) {
             return Err(self.past_deadline());
         }
-        // `now` is never below the start (monotonic), so this cannot underflow.
-        let ts = now - self.epoch_unix_ms;
+        // `now` is never below the start (monotonic), so this cannot underflow
+        // (wrapping: the epoch may be a negative number in two's complement).
+        let ts = now.wrapping_sub(self.epoch_unix_ms);
         if ts >= TIMESTAMP_END {
             return Err(self.exhausted());
         }
@@ -831,7 +860,9 @@ impl<C: Clock> Shared<C> {
     pub(crate) fn exhausted(&self) -> Error {
         Error::EpochExhausted {
             epoch_unix_ms: self.epoch_unix_ms,
-            end_unix_ms: self.epoch_unix_ms.saturating_add(TIMESTAMP_END),
+            end_unix_ms: (self.epoch_unix_ms as i64)
+                .saturating_add(TIMESTAMP_END as i64)
+                .max(0) as u64,
         }
     }
 
@@ -848,10 +879,11 @@ impl<C: Clock> Shared<C> {
     /// Blocks until millisecond `ts` (since the epoch) has begun; fails (and stops
     /// the generator) if `ts` lies past the deadline.
     pub(crate) fn wait_until_ts(&self, ts: u64) -> Result<()> {
-        if ts + self.epoch_unix_ms > self.valid_until_unix_ms.load(Ordering::Relaxed) {
+        let at = ts.wrapping_add(self.epoch_unix_ms);
+        if at > self.valid_until_unix_ms.load(Ordering::Relaxed) {
             return Err(self.past_deadline());
         }
-        self.ticker.wait_for(&self.clock, ts + self.epoch_unix_ms);
+        self.ticker.wait_for(&self.clock, at);
         Ok(())
     }
 }

@@ -48,7 +48,7 @@ impl<C: Clock> Shared<C> {
         self.check_enabled()?;
         let k = state_counter_bits(bits);
         loop {
-            let now = self.now_ts()? + offset;
+            let now = self.now_ts()?.wrapping_add(offset);
             let word = state.fetch_add(1, Ordering::Relaxed);
             let t = word >> k;
             if t < now {
@@ -56,7 +56,7 @@ impl<C: Clock> Shared<C> {
                 continue;
             }
             // t >= now >= offset.
-            let ts = t - offset;
+            let ts = t.wrapping_sub(offset);
             if t > now {
                 if ts >= TIMESTAMP_END {
                     return Err(self.exhausted());
