@@ -51,7 +51,7 @@ defmodule Nonceforge.MachineId do
   """
 
   use Supervisor
-  alias Nonceforge.MachineId.LeaseManager
+  alias Nonceforge.MachineId.{LeaseCache, LeaseManager}
   alias Nonceforge.MachineId.Strategy.HostIdentifiers
 
   @options ~w(name strategy strategy_opts instances lease_duration renew_interval acquire_timeout on_lease_lost enable_conflict_guard?)a
@@ -70,25 +70,30 @@ defmodule Nonceforge.MachineId do
   def start_link(opts) do
     opts = check!(opts)
     name = Keyword.get(opts, :name, __MODULE__)
-    Supervisor.start_link(__MODULE__, {name, opts}, name: Module.concat(name, Supervisor))
+    # Registered under `name`, as NoNoncense registers its tree.
+    Supervisor.start_link(__MODULE__, {name, opts}, name: name)
   end
 
   @impl true
   def init({name, opts}) do
     manager = Module.concat(name, LeaseManager)
+    cache = Module.concat(name, LeaseCache)
 
     lease =
       {LeaseManager,
-       opts |> Keyword.drop([:enable_conflict_guard?]) |> Keyword.put(:name, manager)}
+       opts
+       |> Keyword.drop([:enable_conflict_guard?])
+       |> Keyword.merge(name: manager, lease_cache: cache)}
 
     guard =
-      {Nonceforge.ConflictGuard,
+      {Nonceforge.MachineId.ConflictGuard,
        name: Module.concat(name, ConflictGuard),
        machine_id: fn -> LeaseManager.machine_id(manager) end,
        on_conflict: fn -> LeaseManager.lease_lost(manager, :conflict) end}
 
     children =
-      if Keyword.get(opts, :enable_conflict_guard?, true), do: [lease, guard], else: [lease]
+      [{LeaseCache, name: cache}, lease] ++
+        if Keyword.get(opts, :enable_conflict_guard?, true), do: [guard], else: []
 
     Supervisor.init(children, strategy: :rest_for_one)
   end

@@ -18,7 +18,8 @@ defmodule Nonceforge.MachineId.LeaseManager do
     renew_interval: 30 * 60 * 1000,
     acquire_timeout: 60_000,
     instances: [[]],
-    on_lease_lost: nil
+    on_lease_lost: nil,
+    lease_cache: nil
   ]
 
   @doc false
@@ -47,6 +48,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
       acquire_timeout: opts[:acquire_timeout],
       instances: opts[:instances],
       on_lease_lost: opts[:on_lease_lost],
+      lease_cache: opts[:lease_cache],
       machine_id: nil,
       lease: nil,
       leased?: false,
@@ -58,10 +60,65 @@ defmodule Nonceforge.MachineId.LeaseManager do
     deadline =
       if state.acquire_timeout == :infinity, do: :infinity, else: now() + state.acquire_timeout
 
-    case acquire_until(state, deadline, :initial) do
-      {:ok, state} -> {:ok, state}
-      {:error, reason} -> {:stop, {:lease_acquisition_failed, reason}}
+    # After a crash of this manager (not of the node), the lease it held is in
+    # the tree's LeaseCache: renew that once rather than take another of the
+    # 512 ids; else acquire.
+    case resume_cached(state) do
+      {:ok, state} ->
+        {:ok, state}
+
+      :none ->
+        case acquire_until(state, deadline, :initial) do
+          {:ok, state} -> {:ok, state}
+          {:error, reason} -> {:stop, {:lease_acquisition_failed, reason}}
+        end
     end
+  end
+
+  defp resume_cached(%{lease_cache: nil}), do: :none
+
+  defp resume_cached(state) do
+    with %{leased?: true, machine_id: id, lease: lease} <- cached(state),
+         {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 <-
+           fn ->
+             safely(fn ->
+               state.strategy.renew(lease, state.lease_duration, state.strategy_opts)
+             end)
+           end
+           |> Telemetry.lease_operation(:renew, %{strategy: state.strategy, source: :cache}),
+         :ok <- init_instances(state, id, lease) do
+      Logger.debug("Lease of ID #{id} renewed for #{ttl_ms}ms.")
+
+      {:ok,
+       renewed(%{state | machine_id: id, lease: lease, leased?: true, attempt: 1}, lease, ttl_ms)}
+    else
+      other ->
+        if match?(%{leased?: true}, cached(state)),
+          do: Logger.debug("Failed to renew the cached lease: #{inspect(other)}")
+
+        :none
+    end
+  end
+
+  defp cached(%{lease_cache: nil}), do: nil
+
+  defp cached(state) do
+    Nonceforge.MachineId.LeaseCache.get(state.lease_cache)
+  catch
+    :exit, _ -> nil
+  end
+
+  defp put_cache(%{lease_cache: nil} = state), do: state
+
+  defp put_cache(state) do
+    Nonceforge.MachineId.LeaseCache.put(
+      state.lease_cache,
+      Map.take(state, [:machine_id, :lease, :leased?])
+    )
+
+    state
+  catch
+    :exit, _ -> state
   end
 
   defp acquire_until(state, deadline, source) do
@@ -94,7 +151,9 @@ defmodule Nonceforge.MachineId.LeaseManager do
       {:ok, id, lease, ttl_ms} when id in 0..511 and is_integer(ttl_ms) and ttl_ms > 0 ->
         case init_instances(state, id, lease) do
           :ok ->
-            Logger.info("Nonceforge.MachineId: machine id #{id}, valid for #{ttl_ms} ms")
+            if source == :reacquire,
+              do: Logger.info("Lease reacquired; new ID is #{id}, valid for #{ttl_ms}ms"),
+              else: Logger.info("Lease of ID #{id} acquired for #{ttl_ms}ms.")
 
             {:ok,
              renewed(
@@ -138,34 +197,44 @@ defmodule Nonceforge.MachineId.LeaseManager do
   # A renewal (or the first grant): the next renewal, and the local expiry.
   defp renewed(state, lease, ttl_ms) do
     generation = state.generation + 1
-    # Renew well before the end: at the interval, or a third of the ttl.
-    Process.send_after(
-      self(),
-      {:renew, generation},
-      min(state.renew_interval, max(div(ttl_ms, 3), 1))
-    )
+    {renew_in, expire_in} = schedule(ttl_ms, state.renew_interval)
+    Process.send_after(self(), {:renew, generation}, renew_in)
+    Process.send_after(self(), {:expired, generation}, expire_in)
 
-    # Expire a little before the strategy says (a tenth, at most 5 s):
-    # timers may fire late on a busy VM.
-    margin = min(div(ttl_ms, 10), 5000)
-    Process.send_after(self(), {:expired, generation}, max(ttl_ms - margin, 1))
     %{state | lease: lease, leased?: true, expires_at: now() + ttl_ms, generation: generation}
+    |> put_cache()
+  end
+
+  @doc false
+  # When to renew and when to stop, for a lease granted for `ttl_ms`:
+  # NoNoncense's rule for ttls of 30 s and more — the lease counts as ending
+  # 10 s early, and is renewed after the renew interval or that, whichever is
+  # sooner, less another 10 s. (NoNoncense refuses a shorter ttl as
+  # :illegal_ttl; the lease strategies here grant them in tests and to short-
+  # lived holders, so below 30 s: renew at a third, end a tenth early, at most 5 s.)
+  @spec schedule(pos_integer(), pos_integer()) :: {non_neg_integer(), pos_integer()}
+  def schedule(ttl_ms, renew_interval) when ttl_ms >= 30_000 do
+    safe = ttl_ms - 10_000
+    {max(min(renew_interval, safe) - 10_000, 0), safe}
+  end
+
+  def schedule(ttl_ms, renew_interval) do
+    {min(renew_interval, max(div(ttl_ms, 3), 1)), max(ttl_ms - min(div(ttl_ms, 10), 5000), 1)}
   end
 
   defp lost(state, reason) do
     remaining = if state.expires_at, do: max(state.expires_at - now(), 0), else: 0
     Enum.each(instance_names(state), &Nonceforge.disable/1)
 
-    Logger.critical(
-      "Nonceforge.MachineId: lease of machine id #{state.machine_id} lost (#{inspect(reason)}); instances disabled"
-    )
+    # NoNoncense's words (its users match them in their logs and tests).
+    Logger.critical("Lease of ID #{state.machine_id} lost: #{inspect(reason)}")
 
     Telemetry.lease_lost(reason, remaining)
     if is_function(state.on_lease_lost, 1), do: safely(fn -> state.on_lease_lost.(reason) end)
     # Whatever is left of it goes back (a no-op for static strategies).
     safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end)
     generation = state.generation + 1
-    state = %{state | leased?: false, generation: generation, attempt: 1}
+    state = put_cache(%{state | leased?: false, generation: generation, attempt: 1})
 
     if reason == :conflict and safely(&state.strategy.deterministic?/0) == true do
       # The same strategy would give the same id again.
@@ -223,6 +292,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
     |> Telemetry.lease_operation(:renew, %{strategy: state.strategy, source: :scheduled})
     |> case do
       {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 ->
+        Logger.debug("Lease of ID #{state.machine_id} renewed for #{ttl_ms}ms.")
         {:noreply, renewed(%{state | attempt: 1}, lease, ttl_ms)}
 
       {:error, :lost, reason} ->
@@ -232,9 +302,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
         reason = with {:error, :retry, r} <- other, do: r
         delay = backoff(state.attempt, state.renew_interval)
 
-        Logger.warning(
-          "Nonceforge.MachineId: renewal failed (retry in #{delay} ms): #{inspect(reason)}"
-        )
+        Logger.warning("Lease renewal failed (retry in #{delay}ms): #{inspect(reason)}")
 
         Telemetry.lease_retry(:renew, state.attempt, delay, reason)
         Process.send_after(self(), {:renew, state.generation}, delay)
@@ -253,6 +321,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
 
       {:error, reason} ->
         delay = backoff(state.attempt, state.renew_interval)
+        Logger.warning("Reacquisition failed (retry in #{delay}ms): #{inspect(reason)}")
         Telemetry.lease_retry(:acquire, state.attempt, delay, reason)
         Process.send_after(self(), {:reacquire, state.generation}, delay)
         {:noreply, %{state | attempt: state.attempt + 1}}
@@ -284,6 +353,9 @@ defmodule Nonceforge.MachineId.LeaseManager do
 
       fn -> safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end) end
       |> Telemetry.lease_operation(:release, %{strategy: state.strategy, source: :shutdown})
+
+      Logger.info("Lease of ID #{state.machine_id} released.")
+      put_cache(%{state | leased?: false})
     end
 
     :ok
