@@ -22,10 +22,11 @@ defmodule Nonceforge.MachineId do
   | `:instances` | `[[]]` | a keyword list of `Nonceforge.init/1` options per instance (no `:machine_id`); `:name` defaults to `Nonceforge` |
   | `:name` | `Nonceforge.MachineId` | this tree's name; the guard is `<name>.ConflictGuard`, the manager `<name>.LeaseManager` |
   | `:lease_duration` | 8 hours | asked of the strategy at each acquire and renew (ms) |
-  | `:renew_interval` | 30 minutes | renewals come at this or a third of the granted ttl, whichever is sooner (ms) |
+  | `:renew_interval` | 30 minutes | NoNoncense's schedule: the lease counts as ending 10 s before its ttl; it is renewed after this interval or that, whichever is sooner, less 10 s (ms) |
+  | `:min_ttl` | 30 s | a shorter ttl from the strategy counts as a loss (`:illegal_ttl`), as in NoNoncense (the lease strategies here are exempt: the core stops their instances at the lease's deadline; below 30 s they renew at a third of the ttl) |
   | `:acquire_timeout` | 60000 | how long start-up retries before it fails (ms, or `:infinity`) |
-  | `:on_lease_lost` | none | called with the reason (`:expired`, `:lost`, `:conflict`, …) after the instances are disabled |
-  | `:enable_conflict_guard?` | `true` | start a `Nonceforge.ConflictGuard` told by the manager |
+  | `:on_lease_lost` | none | called with the reason (`:expired`, `:conflict`, `:illegal_ttl`, `:timeout` when start-up fails, the strategy's, …) after the instances are disabled |
+  | `:enable_conflict_guard?` | `true` | start a `Nonceforge.MachineId.ConflictGuard` told by the manager |
 
   `machine_id/1` gives the id held now.
 
@@ -54,7 +55,7 @@ defmodule Nonceforge.MachineId do
   alias Nonceforge.MachineId.{LeaseCache, LeaseManager}
   alias Nonceforge.MachineId.Strategy.HostIdentifiers
 
-  @options ~w(name strategy strategy_opts instances lease_duration renew_interval acquire_timeout on_lease_lost enable_conflict_guard?)a
+  @options ~w(name strategy strategy_opts instances lease_duration renew_interval acquire_timeout on_lease_lost enable_conflict_guard? min_ttl)a
 
   @doc false
   def child_spec(opts) do
@@ -76,18 +77,19 @@ defmodule Nonceforge.MachineId do
 
   @impl true
   def init({name, opts}) do
-    manager = Module.concat(name, LeaseManager)
-    cache = Module.concat(name, LeaseCache)
+    manager = Module.concat(name, :LeaseManager)
+    cache = Module.concat(name, :LeaseCache)
 
     lease =
       {LeaseManager,
        opts
        |> Keyword.drop([:enable_conflict_guard?])
+       |> Keyword.put_new(:instances, [[]])
        |> Keyword.merge(name: manager, lease_cache: cache)}
 
     guard =
       {Nonceforge.MachineId.ConflictGuard,
-       name: Module.concat(name, ConflictGuard),
+       name: Module.concat(name, :ConflictGuard),
        machine_id: fn -> LeaseManager.machine_id(manager) end,
        on_conflict: fn -> LeaseManager.lease_lost(manager, :conflict) end}
 
@@ -101,12 +103,12 @@ defmodule Nonceforge.MachineId do
   @doc "The machine id the tree `name` holds now (`nil` while it holds none)."
   @spec machine_id(atom()) :: 0..511 | nil
   def machine_id(name \\ __MODULE__),
-    do: LeaseManager.machine_id(Module.concat(name, LeaseManager))
+    do: LeaseManager.machine_id(Module.concat(name, :LeaseManager))
 
   @doc "Tells the tree `name` that its id may no longer be used: its instances are disabled at once."
   @spec lease_lost(atom(), term()) :: :ok
   def lease_lost(name \\ __MODULE__, reason \\ :external),
-    do: LeaseManager.lease_lost(Module.concat(name, LeaseManager), reason)
+    do: LeaseManager.lease_lost(Module.concat(name, :LeaseManager), reason)
 
   defp check!(opts) do
     unless Keyword.keyword?(opts),
@@ -156,7 +158,9 @@ defmodule Nonceforge.MachineId do
           "Nonceforge.MachineId: :instances take their machine_id from the strategy; remove :machine_id"
         )
 
-    for key <- [:lease_duration, :renew_interval], v = Keyword.get(opts, key), not is_nil(v) do
+    for key <- [:lease_duration, :renew_interval, :min_ttl],
+        v = Keyword.get(opts, key),
+        not is_nil(v) do
       unless is_integer(v) and v > 0,
         do:
           raise(
@@ -198,12 +202,62 @@ defmodule Nonceforge.MachineId do
           | {:node_list, [atom() | String.t()]}
           | {:node_list, [atom() | String.t()], keyword()}
 
-  @doc "The machine id that `spec` gives this node; raises `ArgumentError` if there is none."
-  @spec id!(spec()) :: 0..511
+  @doc """
+  The machine id that `spec` gives this node; raises `ArgumentError` if there
+  is none.
+
+  A keyword list is NoNoncense 1.x's `MachineId.id!/1`, with its options and
+  errors (`RuntimeError`): `:machine_id` (used as given when set), else this
+  node's place in `:node_list` read as a set; `:max_nodes` (default 512)
+  bounds it. `id!()` is `id!([])`.
+
+      iex> Nonceforge.MachineId.id!(node_list: [:a, :b, "127.0.0.1", "192.0.2.1"])
+      2
+      iex> Nonceforge.MachineId.id!(machine_id: 10, node_list: [:a])
+      10
+
+      iex> Nonceforge.MachineId.id!(max_nodes: 2, node_list: [:a, :b, "127.0.0.1"])
+      ** (RuntimeError) Node ID 2 out of range 0-1
+
+      iex> Nonceforge.MachineId.id!(node_list: ["192.0.2.1"])
+      ** (RuntimeError) machine ID could not be determined
+  """
+  @spec id!(spec() | keyword()) :: 0..511
+  def id!(spec \\ [])
+
   def id!(id) when is_integer(id) and id in 0..511, do: id
 
   def id!(id) when is_integer(id),
-    do: raise(ArgumentError, "machine ID out of range 0-511 (machine_id: #{id})")
+    do: raise(ArgumentError, "machine ID out of range 0-511")
+
+  def id!(opts) when is_list(opts) do
+    unless Keyword.keyword?(opts),
+      do:
+        raise(
+          ArgumentError,
+          "id!/1 takes a keyword list (machine_id:, node_list:, max_nodes:) or a spec, got: #{inspect(opts)}"
+        )
+
+    max = Keyword.get(opts, :max_nodes) || 512
+
+    id =
+      case Keyword.get(opts, :machine_id) do
+        nil ->
+          set = :ordsets.from_list(Keyword.get(opts, :node_list) || [])
+
+          case :ordsets.intersection(host_identifiers(), set) do
+            [first | _] -> Enum.find_index(set, &(&1 == first))
+            [] -> raise RuntimeError, "machine ID could not be determined"
+          end
+
+        id ->
+          id
+      end
+
+    if is_integer(id) and id >= 0 and id < max,
+      do: id,
+      else: raise(RuntimeError, "Node ID #{id} out of range 0-#{max - 1}")
+  end
 
   def id!({:env, var}) when is_binary(var) do
     value =

@@ -236,17 +236,27 @@ defmodule Nonceforge.MachineId.ConflictGuard do
        }}
 
     for name <- Enum.uniq(List.wrap(to || [state.name, @nononcense_name])),
-        do: GenServer.cast({name, node}, msg)
+        do: cast({name, node}, msg)
+  end
+
+  # A cast that never connects to a node nor waits on a busy link (the peer
+  # either is connected — it just joined or just wrote — or is gone).
+  defp cast(dest, msg) do
+    :erlang.send(dest, {:"$gen_cast", msg}, [:noconnect, :nosuspend])
+  rescue
+    ArgumentError -> :ok
   end
 
   @impl true
   def handle_cast({:id_from, node, %{machine_id: id, init_at: started} = peer}, state)
       when is_atom(node) and is_integer(started) do
+    state = compare(node, id, microseconds(started), state)
+
     # A NoNoncense 1.x node counts milliseconds: answer it in its unit too.
     if started < @ms_below and node != Node.self(),
       do: announce(state, node, :millisecond, Map.get(peer, :name) || @nononcense_name)
 
-    {:noreply, compare(node, id, microseconds(started), state)}
+    {:noreply, state}
   end
 
   # Nonceforge 0.1's own message.

@@ -17,9 +17,10 @@ defmodule Nonceforge.MachineId.LeaseManager do
     lease_duration: 8 * 60 * 60 * 1000,
     renew_interval: 30 * 60 * 1000,
     acquire_timeout: 60_000,
-    instances: [[]],
+    instances: [],
     on_lease_lost: nil,
-    lease_cache: nil
+    lease_cache: nil,
+    min_ttl: 30_000
   ]
 
   @doc false
@@ -49,6 +50,8 @@ defmodule Nonceforge.MachineId.LeaseManager do
       instances: opts[:instances],
       on_lease_lost: opts[:on_lease_lost],
       lease_cache: opts[:lease_cache],
+      min_ttl: opts[:min_ttl],
+      timers: %{},
       machine_id: nil,
       lease: nil,
       leased?: false,
@@ -63,22 +66,25 @@ defmodule Nonceforge.MachineId.LeaseManager do
     # After a crash of this manager (not of the node), the lease it held is in
     # the tree's LeaseCache: renew that once rather than take another of the
     # 512 ids; else acquire.
-    case resume_cached(state) do
+    # As NoNoncense: a failed start-up is a loss (instances disabled,
+    # :on_lease_lost called with :timeout, the cache cleared), then the stop.
+    with :none <- resume_cached(state),
+         {:ok, state} <- acquire_until(state, deadline, :initial) do
+      {:ok, state}
+    else
       {:ok, state} ->
         {:ok, state}
 
-      :none ->
-        case acquire_until(state, deadline, :initial) do
-          {:ok, state} -> {:ok, state}
-          {:error, reason} -> {:stop, {:lease_acquisition_failed, reason}}
-        end
+      {:error, reason} ->
+        lost(state, reason)
+        {:stop, :lease_acquisition_failed}
     end
   end
 
   defp resume_cached(%{lease_cache: nil}), do: :none
 
   defp resume_cached(state) do
-    with %{leased?: true, machine_id: id, lease: lease} <- cached(state),
+    with %{leased?: true, machine_id: id, lease: lease} <- cached(state) || nil,
          {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 <-
            fn ->
              safely(fn ->
@@ -92,10 +98,14 @@ defmodule Nonceforge.MachineId.LeaseManager do
       {:ok,
        renewed(%{state | machine_id: id, lease: lease, leased?: true, attempt: 1}, lease, ttl_ms)}
     else
-      other ->
-        if match?(%{leased?: true}, cached(state)),
-          do: Logger.debug("Failed to renew the cached lease: #{inspect(other)}")
+      nil ->
+        :none
 
+      other ->
+        # The instances still run on the cached id: stop them before anything else.
+        Logger.debug("Failed to renew the cached lease: #{inspect(other)}")
+        disable_all(state)
+        put_cache(state)
         :none
     end
   end
@@ -121,23 +131,25 @@ defmodule Nonceforge.MachineId.LeaseManager do
     :exit, _ -> state
   end
 
+  # {:ok, state}, or the loss's reason: :timeout once the deadline passes
+  # (NoNoncense's), :illegal_ttl at once for a ttl under :min_ttl.
   defp acquire_until(state, deadline, source) do
     case acquire(state, source) do
       {:ok, state} ->
         {:ok, state}
 
+      {:error, :illegal_ttl} ->
+        {:error, :illegal_ttl}
+
       {:error, reason} ->
         delay = backoff(state.attempt, state.renew_interval)
-        Telemetry.lease_retry(:acquire, state.attempt, delay, reason)
+        Logger.warning("Acquisition failed: #{inspect(reason)}")
 
         if deadline != :infinity and now() + delay > deadline do
-          Logger.error("Nonceforge.MachineId: no machine id: #{inspect(reason)}")
-          {:error, reason}
+          Logger.critical("Acquisition failed, deadline exceeded.")
+          {:error, :timeout}
         else
-          Logger.warning(
-            "Nonceforge.MachineId: acquiring failed (retry in #{delay} ms): #{inspect(reason)}"
-          )
-
+          Telemetry.lease_retry(:acquire, state.attempt, delay, reason)
           Process.sleep(delay)
           acquire_until(%{state | attempt: state.attempt + 1}, deadline, source)
         end
@@ -149,22 +161,11 @@ defmodule Nonceforge.MachineId.LeaseManager do
     |> Telemetry.lease_operation(:acquire, %{strategy: state.strategy, source: source})
     |> case do
       {:ok, id, lease, ttl_ms} when id in 0..511 and is_integer(ttl_ms) and ttl_ms > 0 ->
-        case init_instances(state, id, lease) do
-          :ok ->
-            if source == :reacquire,
-              do: Logger.info("Lease reacquired; new ID is #{id}, valid for #{ttl_ms}ms"),
-              else: Logger.info("Lease of ID #{id} acquired for #{ttl_ms}ms.")
-
-            {:ok,
-             renewed(
-               %{state | machine_id: id, lease: lease, leased?: true, attempt: 1},
-               lease,
-               ttl_ms
-             )}
-
-          {:error, reason} ->
-            safely(fn -> state.strategy.release(lease, state.strategy_opts) end)
-            {:error, reason}
+        if short?(state, lease, ttl_ms) do
+          safely(fn -> state.strategy.release(lease, state.strategy_opts) end)
+          {:error, :illegal_ttl}
+        else
+          acquired(state, id, lease, ttl_ms, source)
         end
 
       {:ok, id, _lease, ttl_ms} ->
@@ -176,6 +177,32 @@ defmodule Nonceforge.MachineId.LeaseManager do
 
       other ->
         {:error, {:bad_strategy_result, other}}
+    end
+  end
+
+  # NoNoncense's minimum ttl (:min_ttl, 30 s: its schedule keeps 10 s margins);
+  # a shorter grant counts as a loss, :illegal_ttl. The lease strategies here
+  # are exempt: the core stops their instances at the lease's own deadline.
+  defp short?(_state, {:nonceforge_lease, _}, _ttl_ms), do: false
+  defp short?(state, _lease, ttl_ms), do: ttl_ms < state.min_ttl
+
+  defp acquired(state, id, lease, ttl_ms, source) do
+    case init_instances(state, id, lease) do
+      :ok ->
+        if source == :reacquire,
+          do: Logger.info("Lease reacquired; new ID is #{id}, valid for #{ttl_ms}ms"),
+          else: Logger.info("Lease of ID #{id} acquired for #{ttl_ms}ms.")
+
+        {:ok,
+         renewed(
+           %{state | machine_id: id, lease: lease, leased?: true, attempt: 1},
+           lease,
+           ttl_ms
+         )}
+
+      {:error, reason} ->
+        safely(fn -> state.strategy.release(lease, state.strategy_opts) end)
+        {:error, reason}
     end
   end
 
@@ -192,16 +219,42 @@ defmodule Nonceforge.MachineId.LeaseManager do
     e -> {:error, Exception.message(e)}
   end
 
-  defp instance_names(state), do: Enum.map(state.instances, &Keyword.get(&1, :name, Nonceforge))
+  defp instance_names(state),
+    do: Enum.map(state.instances, &(Keyword.get(&1, :name) || Nonceforge))
+
+  # Every configured instance stops issuing; one never initialized has
+  # nothing to stop.
+  defp disable_all(state) do
+    for name <- instance_names(state) do
+      try do
+        Nonceforge.disable(name)
+      rescue
+        Nonceforge.Errors.UninitializedError -> :ok
+      end
+    end
+
+    :ok
+  end
 
   # A renewal (or the first grant): the next renewal, and the local expiry.
   defp renewed(state, lease, ttl_ms) do
     generation = state.generation + 1
     {renew_in, expire_in} = schedule(ttl_ms, state.renew_interval)
-    Process.send_after(self(), {:renew, generation}, renew_in)
-    Process.send_after(self(), {:expired, generation}, expire_in)
+    Enum.each(state.timers, fn {_, ref} -> Process.cancel_timer(ref) end)
 
-    %{state | lease: lease, leased?: true, expires_at: now() + ttl_ms, generation: generation}
+    timers = %{
+      renew: Process.send_after(self(), {:renew, generation}, renew_in),
+      expired: Process.send_after(self(), {:expired, generation}, expire_in)
+    }
+
+    %{
+      state
+      | lease: lease,
+        leased?: true,
+        expires_at: now() + ttl_ms,
+        generation: generation,
+        timers: timers
+    }
     |> put_cache()
   end
 
@@ -224,7 +277,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
 
   defp lost(state, reason) do
     remaining = if state.expires_at, do: max(state.expires_at - now(), 0), else: 0
-    Enum.each(instance_names(state), &Nonceforge.disable/1)
+    disable_all(state)
 
     # NoNoncense's words (its users match them in their logs and tests).
     Logger.critical("Lease of ID #{state.machine_id} lost: #{inspect(reason)}")
@@ -232,16 +285,27 @@ defmodule Nonceforge.MachineId.LeaseManager do
     Telemetry.lease_lost(reason, remaining)
     if is_function(state.on_lease_lost, 1), do: safely(fn -> state.on_lease_lost.(reason) end)
     # Whatever is left of it goes back (a no-op for static strategies).
-    safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end)
+    if state.lease, do: safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end)
     generation = state.generation + 1
-    state = put_cache(%{state | leased?: false, generation: generation, attempt: 1})
+    Enum.each(state.timers, fn {_, ref} -> Process.cancel_timer(ref) end)
 
-    if reason == :conflict and safely(&state.strategy.deterministic?/0) == true do
-      # The same strategy would give the same id again.
+    state =
+      put_cache(%{
+        state
+        | leased?: false,
+          machine_id: nil,
+          lease: nil,
+          generation: generation,
+          attempt: 1,
+          timers: %{}
+      })
+
+    if safely(&state.strategy.deterministic?/0) == true do
+      # The same strategy would give the same id again (NoNoncense's rule).
       state
     else
-      Process.send_after(self(), {:reacquire, generation}, backoff(1, state.renew_interval))
-      state
+      # At once, as NoNoncense; later attempts back off.
+      %{state | timers: %{reacquire: Process.send_after(self(), {:reacquire, generation}, 0)}}
     end
   end
 
@@ -292,8 +356,12 @@ defmodule Nonceforge.MachineId.LeaseManager do
     |> Telemetry.lease_operation(:renew, %{strategy: state.strategy, source: :scheduled})
     |> case do
       {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 ->
-        Logger.debug("Lease of ID #{state.machine_id} renewed for #{ttl_ms}ms.")
-        {:noreply, renewed(%{state | attempt: 1}, lease, ttl_ms)}
+        if short?(state, lease, ttl_ms) do
+          {:noreply, lost(state, :illegal_ttl)}
+        else
+          Logger.debug("Lease of ID #{state.machine_id} renewed for #{ttl_ms}ms.")
+          {:noreply, renewed(%{state | attempt: 1}, lease, ttl_ms)}
+        end
 
       {:error, :lost, reason} ->
         {:noreply, lost(state, reason)}
@@ -349,7 +417,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
   @impl true
   def terminate(_reason, state) do
     if state.leased? do
-      Enum.each(instance_names(state), &Nonceforge.disable/1)
+      disable_all(state)
 
       fn -> safely(fn -> state.strategy.release(state.lease, state.strategy_opts) end) end
       |> Telemetry.lease_operation(:release, %{strategy: state.strategy, source: :shutdown})

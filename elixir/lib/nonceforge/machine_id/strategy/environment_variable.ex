@@ -33,7 +33,7 @@ defmodule Nonceforge.MachineId.Strategy.EnvironmentVariable do
         {:error, "env var #{var} not found"}
 
       {:digits, _} ->
-        {:error, "could not parse #{var}=#{System.get_env(var)}: no number at its end"}
+        {:error, "could not parse #{var}=#{System.get_env(var)}"}
 
       {:range, id} ->
         {:error, "#{var} ends in #{id}, outside the machine id range 0..511"}
