@@ -107,8 +107,14 @@ test: setup lint
 # (run.sh: every stage, as the superuser and as the app role) on each, the pgrx
 # tests on PG_PGRX_TEST_VERSIONS; the operations scenarios (scenarios.sh) on 15 and 18; pg_upgrade with
 # data 15 → 18, 17 → 18 and 14 → 15; the .deb and the tarball installed without
-# cargo, the SQL suite run on each (package.sh).
+# cargo, the SQL suite run on each (package.sh). The system PostgreSQL's
+# nonceforge files are put back as they were afterwards, pass or fail
+# (system-install.sh).
 pg-test: setup
+	@$(PG_CRATE)/tests/sql/system-install.sh save
+	@$(MAKE) --no-print-directory pg-test-all; rc=$$?; $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
+
+pg-test-all:
 	@echo "== PostgreSQL 15: the regression tier (pg_regress, tests/regress) ($$(date -u +%T))"
 	PGBIN=$(call pg_bin,15) $(PG_CRATE)/tests/regress/run.sh
 	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
@@ -133,7 +139,9 @@ pg-test: setup
 # default 15), every function's results and errors against tests/regress/expected.
 PG_CHECK_VERSION ?= 15
 pg-check: setup
-	PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) $(PG_CRATE)/tests/regress/run.sh
+	@$(PG_CRATE)/tests/sql/system-install.sh save
+	@PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) $(PG_CRATE)/tests/regress/run.sh; rc=$$?; \
+	  $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
 
 # Packages for every major in PG_VERSIONS, for servers without Rust: a Debian
 # package postgresql-<N>-nonceforge and a tarball with an install script each,

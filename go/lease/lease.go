@@ -403,7 +403,7 @@ func (l *Lease) Holder() string { return l.s.holder }
 // clock to pass the previous holders' floor (at most MaxClockWait), or until
 // ctx ends.
 func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generator, error) {
-	o.MachineID = l.g.id
+	o.MachineID = nonce.Machine(l.g.id)
 	o.NotBeforeUnixMilli = l.floor
 	if o.MaxWait == 0 {
 		o.MaxWait = l.s.maxWait + l.wait

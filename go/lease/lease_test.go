@@ -83,7 +83,7 @@ func TestOutageLapses(t *testing.T) {
 	if _, err := l.Generator(context.Background(), nonce.Options{}); err != nil {
 		t.Fatalf("a second generator: %v", err)
 	}
-	other, _ := nonce.New(nonce.Options{MachineID: (l.MachineID() + 1) % 512})
+	other, _ := nonce.New(nonce.Options{MachineID: nonce.Machine((l.MachineID() + 1) % 512)})
 	if err := l.Attach(other); err == nil {
 		t.Fatal("attached a generator of another machine id")
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 func benchGen(b *testing.B) *Generator {
-	g, err := New(Options{MachineID: 1, Key: bytes.Repeat([]byte{3}, 32)})
+	g, err := New(Options{MachineID: Machine(1), Key: bytes.Repeat([]byte{3}, 32)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func BenchmarkBurst64(b *testing.B) {
 	for _, name := range []string{"counter", "encrypted", "local-counter", "local-encrypted"} {
 		b.Run(name, func(b *testing.B) {
 			c := newManual(1_767_225_600_000)
-			g, err := New(Options{MachineID: 1, Key: bytes.Repeat([]byte{3}, 32), Clock: c})
+			g, err := New(Options{MachineID: Machine(1), Key: bytes.Repeat([]byte{3}, 32), Clock: c})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,7 +9,7 @@ type Error struct {
 	Op   string
 	Arg  string
 	Rule string
-	Err  error // ErrExhausted, ErrNoKey, or nil
+	Err  error // ErrExhausted, ErrNoKey, ErrNoMachineID, or nil
 }
 
 func (e *Error) Error() string {
@@ -32,6 +32,8 @@ var (
 	ErrExhausted = errors.New("nonce: exhausted")
 	// ErrNoKey: the call needs the base key, and the generator has none.
 	ErrNoKey = errors.New("nonce: no base key")
+	// ErrNoMachineID: Options.MachineID was not set (New has no default id).
+	ErrNoMachineID = errors.New("nonce: no machine id chosen")
 	// ErrNotBuilt: the Generator was not made by New (a zero value).
 	ErrNotBuilt = errors.New("nonce: the Generator was not made by New: it issues nothing")
 )

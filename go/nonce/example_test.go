@@ -9,7 +9,7 @@ import (
 )
 
 func Example() {
-	g, err := nonce.New(nonce.Options{MachineID: 7, Key: bytes.Repeat([]byte{0x42}, 32)})
+	g, err := nonce.New(nonce.Options{MachineID: nonce.Machine(7), Key: bytes.Repeat([]byte{0x42}, 32)})
 	if err != nil {
 		panic(err)
 	}
@@ -23,7 +23,7 @@ func Example() {
 }
 
 func ExampleGenerator_Fill() {
-	g, _ := nonce.New(nonce.Options{MachineID: 1})
+	g, _ := nonce.New(nonce.Options{MachineID: nonce.Machine(1)})
 	batch := make([]byte, 12*1000) // a thousand 96-bit nonces, one reservation
 	if err := g.Fill(nonce.Counter, 96, batch); err != nil {
 		panic(err)
@@ -48,7 +48,7 @@ func ExampleDecompose() {
 }
 
 func ExampleGenerator_Local() {
-	g, _ := nonce.New(nonce.Options{MachineID: 3, Key: bytes.Repeat([]byte{0x42}, 32)})
+	g, _ := nonce.New(nonce.Options{MachineID: nonce.Machine(3), Key: bytes.Repeat([]byte{0x42}, 32)})
 	done := make(chan int)
 	for range 4 {
 		go func() {

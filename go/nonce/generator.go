@@ -68,8 +68,13 @@ func (k Kind) String() string {
 
 // Options configure a Generator.
 type Options struct {
-	// MachineID, 0..511, unique among the live generators of the cluster.
-	MachineID int
+	// MachineID, unique among the live generators of the cluster, chosen on
+	// purpose: Machine(n) for 0..511 (n from your plan, MachineIDFromEnv,
+	// MachineIDFromHostList, or a lease: lease.Lease.Generator sets it). Its
+	// zero value is no id at all, which New refuses (ErrNoMachineID): two
+	// members that both fell back on a default id would repeat each other's
+	// nonces.
+	MachineID MachineID
 	// Key, the base key for encrypted nonces: at least 32 bytes (nil: no
 	// encrypted nonces). Never used for anything else.
 	Key []byte
@@ -144,8 +149,12 @@ func New(o Options) (*Generator, error) {
 // NewContext is New with a context that can cut its wait short (the wait for
 // the clock to pass NotBeforeUnixMilli); it returns ctx.Err() then.
 func NewContext(ctx context.Context, o Options) (*Generator, error) {
-	if o.MachineID < 0 || o.MachineID > maxMachineID {
-		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("must be in 0..511, got %d", o.MachineID)}
+	if !o.MachineID.set {
+		return nil, &Error{Op: "New", Arg: "MachineID", Err: ErrNoMachineID,
+			Rule: "not set: choose one on purpose — nonce.Machine(n) for a planned id, nonce.MachineIDFromEnv, nonce.MachineIDFromHostList, or a lease (lease.Acquire, then Lease.Generator)"}
+	}
+	if o.MachineID.id < 0 || o.MachineID.id > maxMachineID {
+		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("must be in 0..511, got %d", o.MachineID.id)}
 	}
 	epoch, err := epochMilli("New", o.Epoch)
 	if err != nil {
@@ -157,7 +166,7 @@ func NewContext(ctx context.Context, o Options) (*Generator, error) {
 	if o.MaxWait < 0 {
 		return nil, &Error{Op: "New", Arg: "MaxWait", Rule: fmt.Sprintf("must not be negative (0: the default, 1 s), got %v", o.MaxWait)}
 	}
-	g := &Generator{machine: uint64(o.MachineID), epoch: uint64(epoch), clock: o.Clock}
+	g := &Generator{machine: uint64(o.MachineID.id), epoch: uint64(epoch), clock: o.Clock}
 	if g.clock == nil {
 		base := time.Now()
 		g.clock = systemClock{base: base}

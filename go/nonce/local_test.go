@@ -12,7 +12,7 @@ import (
 // Local dropped mid-block now and then: every nonce of every kind and size is
 // distinct, and encrypted ones decrypt to this generator's counter nonces.
 func TestLocalsAreDistinct(t *testing.T) {
-	g, err := New(Options{MachineID: 5, Key: bytes.Repeat([]byte{2}, 32)})
+	g, err := New(Options{MachineID: Machine(5), Key: bytes.Repeat([]byte{2}, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestLocalsAreDistinct(t *testing.T) {
 // deadline rule: checked at each block, and through the stop flag between.
 func TestLocalRateAndDeadline(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 1, Clock: c, Key: make([]byte, 32)})
+	g, err := New(Options{MachineID: Machine(1), Clock: c, Key: make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestLocalRateAndDeadline(t *testing.T) {
 }
 
 func TestLocalBadInput(t *testing.T) {
-	g, _ := New(Options{MachineID: 1})
+	g, _ := New(Options{MachineID: Machine(1)})
 	l := g.Local()
 	var e *Error
 	if _, err := l.Counter(100); !errors.As(err, &e) || e.Arg != "bits" {

@@ -7,6 +7,28 @@ import (
 	"strings"
 )
 
+// MachineID is a generator's machine id, chosen on purpose: Machine(n). The
+// zero value is no id, which New refuses with ErrNoMachineID — there is no
+// default id, because two members on one id repeat each other's nonces.
+type MachineID struct {
+	id  int
+	set bool
+}
+
+// Machine is the machine id n (0..511; New checks the range).
+func Machine(n int) MachineID { return MachineID{id: n, set: true} }
+
+// Int is the id as a number, and whether one was chosen.
+func (m MachineID) Int() (int, bool) { return m.id, m.set }
+
+// String is the id, or "none".
+func (m MachineID) String() string {
+	if !m.set {
+		return "none"
+	}
+	return strconv.Itoa(m.id)
+}
+
 // MachineIDFromEnv is the number at the end of environment variable name
 // (POD_NAME=nonces-12 gives 12), as the core reads it.
 func MachineIDFromEnv(name string) (int, error) {

@@ -138,7 +138,7 @@ func TestGeneratorVectors(t *testing.T) {
 	gv := v.Generator
 	key := unhex(t, gv.BaseKey)
 	build := func(c64 Cipher64, c128 Cipher128) *Generator {
-		g, err := New(Options{MachineID: gv.Machine, Key: key, Cipher64: c64, Cipher128: c128, Clock: newManual(gv.Clock)})
+		g, err := New(Options{MachineID: Machine(gv.Machine), Key: key, Cipher64: c64, Cipher128: c128, Clock: newManual(gv.Clock)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func TestSpeckDecryptInvertsEncrypt(t *testing.T) {
 // Eight goroutines share one generator: every nonce of every kind and size is
 // distinct, and each goroutine's sortable nonces strictly increase.
 func TestConcurrentNoncesAreDistinct(t *testing.T) {
-	g, err := New(Options{MachineID: 3, Key: bytes.Repeat([]byte{1}, 32)})
+	g, err := New(Options{MachineID: Machine(3), Key: bytes.Repeat([]byte{1}, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestConcurrentNoncesAreDistinct(t *testing.T) {
 // (Counter and sortable nonces share the layout, so each is kept apart by kind.)
 func TestClockStepsAndRestarts(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 9, Clock: c})
+	g, err := New(Options{MachineID: Machine(9), Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestClockStepsAndRestarts(t *testing.T) {
 	}
 	// A restart with the wall clock right again: a new generator on the same id.
 	c.setWall(1_767_225_600_000 + int64(c.Monotonic()/time.Millisecond))
-	h, err := New(Options{MachineID: 9, Clock: c})
+	h, err := New(Options{MachineID: Machine(9), Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func checkRate64(t *testing.T, c *manualClock, next func(int) (Nonce, error)) {
 
 func TestCounter64RateAndBank(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 1, Clock: c})
+	g, err := New(Options{MachineID: Machine(1), Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestCounter64RateAndBank(t *testing.T) {
 
 func TestDeadlines(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 2, Clock: c, Key: make([]byte, 32)})
+	g, err := New(Options{MachineID: Machine(2), Clock: c, Key: make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,14 +469,14 @@ func TestDeadlines(t *testing.T) {
 
 func TestNotBeforeFloor(t *testing.T) {
 	c := newManual(1_767_225_600_000)
-	g, err := New(Options{MachineID: 2, Clock: c, NotBeforeUnixMilli: 1_767_225_600_300})
+	g, err := New(Options{MachineID: Machine(2), Clock: c, NotBeforeUnixMilli: 1_767_225_600_300})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.StartedUnixMilli() != 1_767_225_600_301 {
 		t.Fatalf("started at %d", g.StartedUnixMilli())
 	}
-	_, err = New(Options{MachineID: 2, Clock: c, NotBeforeUnixMilli: 1_767_225_700_000})
+	_, err = New(Options{MachineID: Machine(2), Clock: c, NotBeforeUnixMilli: 1_767_225_700_000})
 	if err == nil || !strings.Contains(err.Error(), "behind the floor") {
 		t.Fatalf("a floor 100 s ahead: %v", err)
 	}
@@ -485,7 +485,7 @@ func TestNotBeforeFloor(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	key := bytes.Repeat([]byte{1}, 32)
 	for _, o := range []Options{
-		{MachineID: 512}, {MachineID: -1}, {Key: key[:31]}, {Key: key, Cipher64: "des"},
+		{MachineID: Machine(512)}, {MachineID: Machine(-1)}, {Key: key[:31]}, {Key: key, Cipher64: "des"},
 		{Key: key, Cipher128: "aes128"}, {Epoch: time.UnixMilli(-5)}, {Epoch: time.UnixMilli(4_000_000_000_000)},
 		{Epoch: time.UnixMilli(5).Add(time.Microsecond)}, {MaxWait: -time.Second},
 	} {
@@ -498,7 +498,7 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	}
-	g, _ := New(Options{MachineID: 1})
+	g, _ := New(Options{MachineID: Machine(1)})
 	if _, err := g.Counter(65); err == nil || !strings.Contains(err.Error(), "bits") {
 		t.Error(err)
 	}
@@ -546,7 +546,7 @@ func TestBadInput(t *testing.T) {
 
 // Batches sort and agree with the fields: a Fill of sortable nonces increases.
 func TestFillSortable(t *testing.T) {
-	g, _ := New(Options{MachineID: 5})
+	g, _ := New(Options{MachineID: Machine(5)})
 	buf := make([]byte, 16*1000)
 	if err := g.Fill(Sortable, 128, buf); err != nil {
 		t.Fatal(err)
@@ -566,7 +566,7 @@ func TestFillSortable(t *testing.T) {
 
 func TestUnixEpoch(t *testing.T) {
 	// The CLI accepts --epoch 0: Go makes and reads the same nonces.
-	g, err := New(Options{MachineID: 3, Epoch: time.UnixMilli(0)})
+	g, err := New(Options{MachineID: Machine(3), Epoch: time.UnixMilli(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +582,7 @@ func TestUnixEpoch(t *testing.T) {
 	if ts := int64(n.Uint64() >> 22); ts != p.UnixMilli {
 		t.Fatalf("timestamp field %d, Unix ms %d", ts, p.UnixMilli)
 	}
-	d, _ := New(Options{MachineID: 3})
+	d, _ := New(Options{MachineID: Machine(3)})
 	if !d.Epoch().Equal(DefaultEpoch) || d.Epoch().UnixMilli() != DefaultEpochUnixMilli {
 		t.Fatalf("default epoch %v", d.Epoch())
 	}
@@ -617,7 +617,7 @@ func TestZeroGeneratorIssuesNothing(t *testing.T) {
 }
 
 func TestSentinels(t *testing.T) {
-	g, _ := New(Options{MachineID: 1})
+	g, _ := New(Options{MachineID: Machine(1)})
 	if _, err := g.Encrypted(96); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("Encrypted without a key: %v", err)
 	}
@@ -629,7 +629,7 @@ func TestSentinels(t *testing.T) {
 		t.Fatalf("disabled: %v", err)
 	}
 	// An epoch whose 42-bit range has ended.
-	_, err := New(Options{MachineID: 1, Clock: newManual(DefaultEpochUnixMilli + 1<<42 + 10)})
+	_, err := New(Options{MachineID: Machine(1), Clock: newManual(DefaultEpochUnixMilli + 1<<42 + 10)})
 	if !errors.Is(err, ErrExhausted) {
 		t.Fatalf("an ended epoch: %v", err)
 	}
@@ -639,14 +639,14 @@ func TestNewContextStopsWaiting(t *testing.T) {
 	c := newManual(1_767_225_600_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := NewContext(ctx, Options{MachineID: 2, Clock: c, NotBeforeUnixMilli: 1_767_225_600_500})
+	_, err := NewContext(ctx, Options{MachineID: Machine(2), Clock: c, NotBeforeUnixMilli: 1_767_225_600_500})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled context: %v", err)
 	}
 }
 
 func TestNonceEncodings(t *testing.T) {
-	g, _ := New(Options{MachineID: 9})
+	g, _ := New(Options{MachineID: Machine(9)})
 	for _, bits := range []int{64, 96, 128} {
 		n, _ := g.Sortable(bits)
 		j, err := json.Marshal(map[string]Nonce{"n": n})
@@ -699,7 +699,7 @@ func TestNonceEncodings(t *testing.T) {
 }
 
 func TestEncryptIsDecryptsInverse(t *testing.T) {
-	g, _ := New(Options{MachineID: 4, Key: bytes.Repeat([]byte{7}, 32)})
+	g, _ := New(Options{MachineID: Machine(4), Key: bytes.Repeat([]byte{7}, 32)})
 	for _, bits := range []int{64, 96, 128} {
 		e, _ := g.Encrypted(bits)
 		p, err := g.Decrypt(e.Bytes())
@@ -714,7 +714,7 @@ func TestEncryptIsDecryptsInverse(t *testing.T) {
 	if _, err := g.Encrypt(make([]byte, 5)); err == nil || !strings.Contains(err.Error(), "Encrypt") {
 		t.Errorf("5 bytes: %v", err)
 	}
-	plain, _ := New(Options{MachineID: 4})
+	plain, _ := New(Options{MachineID: Machine(4)})
 	if _, err := plain.Encrypt(make([]byte, 8)); !errors.Is(err, ErrNoKey) {
 		t.Errorf("no key: %v", err)
 	}

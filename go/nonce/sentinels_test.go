@@ -2,6 +2,7 @@ package nonce
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,7 +55,7 @@ func TestSentinelsHoldOnEveryEntryPoint(t *testing.T) {
 	}{
 		{"zero Generator", func(*testing.T) *Generator { return &Generator{} },
 			func(call) error { return ErrNotBuilt }},
-		{"no base key", func(t *testing.T) *Generator { return build(t, Options{MachineID: 1}) },
+		{"no base key", func(t *testing.T) *Generator { return build(t, Options{MachineID: Machine(1)}) },
 			func(c call) error {
 				if c.needsKey {
 					return ErrNoKey
@@ -62,7 +63,7 @@ func TestSentinelsHoldOnEveryEntryPoint(t *testing.T) {
 				return nil
 			}},
 		{"disabled", func(t *testing.T) *Generator {
-			g := build(t, Options{MachineID: 1, Key: key})
+			g := build(t, Options{MachineID: Machine(1), Key: key})
 			g.Disable()
 			return g
 		}, func(c call) error {
@@ -72,7 +73,7 @@ func TestSentinelsHoldOnEveryEntryPoint(t *testing.T) {
 			return nil
 		}},
 		{"disabled, no key", func(t *testing.T) *Generator {
-			g := build(t, Options{MachineID: 1})
+			g := build(t, Options{MachineID: Machine(1)})
 			g.Disable()
 			return g
 		}, func(c call) error {
@@ -83,7 +84,7 @@ func TestSentinelsHoldOnEveryEntryPoint(t *testing.T) {
 		}},
 		{"past its deadline, as a lease's timer finds it", func(t *testing.T) *Generator {
 			clock := newManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
-			g := build(t, Options{MachineID: 1, Key: key, Clock: clock})
+			g := build(t, Options{MachineID: Machine(1), Key: key, Clock: clock})
 			g.SetValidUntil(clock.WallUnixMilli() + 10)
 			clock.advance(time.Second)
 			if err := g.CheckDeadline(); !errors.Is(err, ErrDisabled) {
@@ -101,7 +102,7 @@ func TestSentinelsHoldOnEveryEntryPoint(t *testing.T) {
 			// before the end, then moves past it.
 			epoch := time.UnixMilli(0)
 			clock := newManual(1<<42 - 60_000)
-			g := build(t, Options{MachineID: 1, Key: key, Clock: clock, Epoch: epoch})
+			g := build(t, Options{MachineID: Machine(1), Key: key, Clock: clock, Epoch: epoch})
 			clock.advance(2 * time.Minute)
 			return g
 		}, func(c call) error {
@@ -126,5 +127,29 @@ func TestSentinelsHoldOnEveryEntryPoint(t *testing.T) {
 				t.Errorf("%s: %s: %v, want errors.Is %v", tc.name, c.name, err, want)
 			}
 		}
+	}
+}
+
+// No default machine id: the zero Options is refused, naming the ways to
+// choose one; Machine(0) is an id chosen on purpose.
+func TestNoDefaultMachineID(t *testing.T) {
+	_, err := New(Options{})
+	if !errors.Is(err, ErrNoMachineID) {
+		t.Fatalf("New(Options{}): %v, want ErrNoMachineID", err)
+	}
+	for _, way := range []string{"nonce.Machine(n)", "MachineIDFromEnv", "MachineIDFromHostList", "lease"} {
+		if !strings.Contains(err.Error(), way) {
+			t.Errorf("the error does not name %q: %v", way, err)
+		}
+	}
+	if _, err := New(Options{Key: make([]byte, 32)}); !errors.Is(err, ErrNoMachineID) {
+		t.Fatalf("a key but no id: %v", err)
+	}
+	g, err := New(Options{MachineID: Machine(0)})
+	if err != nil || g.MachineID() != 0 {
+		t.Fatalf("Machine(0): %v, %v", g, err)
+	}
+	if id, ok := (MachineID{}).Int(); ok || id != 0 || (MachineID{}).String() != "none" || Machine(7).String() != "7" {
+		t.Fatal("MachineID's zero value must read as no id")
 	}
 }

@@ -104,6 +104,9 @@ test('nonces: disabled generators issue nothing; bad options are clear errors', 
   g.counter();
   assert.throws(() => new nf.NonceGenerator({ machineId: 512 }), bad(RangeError, 'ERR_OUT_OF_RANGE', /"options\.machineId" is out of range\. It must be an integer >= 0 and <= 511\. Received 512/));
   assert.throws(() => new nf.NonceGenerator(), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options" argument must be of type object\. Received undefined/));
+  // No default machine id: an options object without one is refused, naming it.
+  assert.throws(() => new nf.NonceGenerator({}), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options\.machineId" argument must be of type number/));
+  assert.throws(() => new nf.NonceGenerator({ key: Buffer.alloc(32) }), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /options\.machineId/));
   assert.throws(() => new nf.NonceGenerator({ machineId: '3' }), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"options\.machineId" argument must be of type number/));
   assert.throws(() => g.next('counter', 32), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'bits' must be one of 64, 96, 128\. Received 32/));
   assert.throws(() => g.next('random', 64), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'kind' must be one of/));

@@ -76,7 +76,7 @@ import (
 )
 
 func main() {
-	g, _ := nonce.New(nonce.Options{MachineID: 1})
+	g, _ := nonce.New(nonce.Options{MachineID: nonce.Machine(1)})
 	n, _ := g.Counter(96)
 	fmt.Println(n, uuid.NewV7(), extid.MaxKeyVersion, sanitizer.DefaultMaxSeals)
 }

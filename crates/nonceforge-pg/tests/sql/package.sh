@@ -3,7 +3,8 @@
 # package and the tarball for 15 and 18 (tools/package.sh), then, with cargo
 # off the PATH, installs the .deb on Debian's PostgreSQL 15 with dpkg and the
 # tarball into the PostgreSQL 18 build with its install.sh, and runs the whole
-# SQL suite (run.sh, every stage) against each; removes the .deb after.
+# SQL suite (run.sh, every stage) against each; removes the .deb after (and
+# skips that stage where the user has the package installed).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 crate="$(cd "$here/../.." && pwd)"
@@ -24,13 +25,21 @@ nocargo=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 env PATH="$nocargo" bash -c '! command -v cargo' || { echo "--- failed: cargo is on $nocargo"; exit 1; }
 
 echo "== the Debian package on PostgreSQL 15 (dpkg -i), the SQL suite without cargo"
-# Remove what cargo pgrx install put there, so only the package's files serve.
+if dpkg -s postgresql-15-nonceforge >/dev/null 2>&1; then
+    # The user's own package: installing ours over it and removing it would
+    # take theirs away (make pg-test restores files, not dpkg's records).
+    echo "postgresql-15-nonceforge is installed on this machine: the .deb stage is skipped (remove it to run it)"
+    trap 'rm -rf "$out"' EXIT
+else
+# Remove what cargo pgrx install put there, so only the package's files serve
+# (make pg-test puts back what was there before the tests: system-install.sh).
 rm -f /usr/lib/postgresql/15/lib/nonceforge.so /usr/share/postgresql/15/extension/nonceforge*
 dpkg -i "$deb" >/dev/null
 grep -qx /usr/lib/postgresql/15/lib/nonceforge.so <<<"$(dpkg -L postgresql-15-nonceforge)"
 env PATH="$nocargo" NONCEFORGE_PG_PREINSTALLED=1 PGBIN=/usr/lib/postgresql/15/bin "$here/run.sh"
 dpkg -r postgresql-15-nonceforge >/dev/null
 [ ! -e /usr/lib/postgresql/15/lib/nonceforge.so ] || { echo "--- failed: dpkg -r left the library"; exit 1; }
+fi
 
 echo "== the tarball on PostgreSQL 18 (its install.sh), the SQL suite without cargo"
 rm -f /opt/nonceforge-pg/18/lib/nonceforge.so /opt/nonceforge-pg/18/share/extension/nonceforge*
