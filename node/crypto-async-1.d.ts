@@ -9,7 +9,7 @@ type Bytes = Buffer | NodeJS.TypedArray | DataView;
  * transferred or shrunk before it ended gets an `Error` with `code`
  * `'ERR_NONCEFORGE_SOURCE_DETACHED'` or `'ERR_NONCEFORGE_TARGET_DETACHED'`.
  */
-type End<T> = (error: (Error & { code?: string }) | undefined, result?: T) => void;
+type End<T> = (error: (Error & { code?: string }) | undefined, result: T) => void;
 
 /**
  * Encrypts (`encrypt` 1) or decrypts (0) `source` with any cipher Node's OpenSSL knows by name

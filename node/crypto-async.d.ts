@@ -6,9 +6,10 @@ type Bytes = Buffer | NodeJS.TypedArray | DataView;
 /**
  * The callback of an asynchronous call. Besides the original's errors, a job whose target (or a
  * seal's tag) or source was detached, transferred or shrunk before it ended gets an `Error` with
- * `code` `'ERR_NONCEFORGE_TARGET_DETACHED'` or `'ERR_NONCEFORGE_SOURCE_DETACHED'`.
+ * `code` `'ERR_NONCEFORGE_TARGET_DETACHED'` or `'ERR_NONCEFORGE_SOURCE_DETACHED'`. As in Node's own
+ * callback types, `result` is typed as present: it is, whenever `error` is undefined.
  */
-type Done<T> = (error: (Error & { code?: string }) | undefined, result?: T) => void;
+type Done<T> = (error: (Error & { code?: string }) | undefined, result: T) => void;
 
 export declare const CIPHER_BLOCK_MAX: 32;
 /** Hash, HMAC and AEAD jobs of at most this many bytes (AES-CTR and ChaCha20: 4x) run on the calling thread; their callback still comes later. Default 16384; 0 sends every job to the pool. */

@@ -60,6 +60,7 @@ const published = { ...manifest };
 delete published.devDependencies;
 delete published.napi;
 delete published.scripts;
+delete published.allowScripts;
 published.optionalDependencies = Object.fromEntries(platforms.map((p) => [`nonceforge-${p}`, manifest.version]));
 fs.writeFileSync(path.join(main, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
 tarballs.unshift(execFileSync('npm', ['pack', '--silent', '--pack-destination', out], { cwd: main, encoding: 'utf8' }).trim());
