@@ -37,7 +37,7 @@ DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo setup build test check check-rust check-go check-node check-elixir check-pg lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo demo-setup setup build test dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -62,7 +62,31 @@ setup:
 build: setup
 	$(CARGO) build --release --locked -p nonceforge-cli
 
-demo: build
+# What the demo uses, and no more (make test's setup adds the rest: etcd,
+# faketime, Go, the other PostgreSQL majors): the Rust toolchain's C side, the
+# system PostgreSQL 15 with its headers and cargo-pgrx (the extension), Redis
+# (the lease), protoc (the lease crate's etcd client compiles at build time),
+# Elixir/OTP; Node 20 is expected on the PATH.
+DEMO_APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
+                     postgresql-15 postgresql-server-dev-15 redis-server protobuf-compiler libprotobuf-dev \
+                     elixir erlang-dev
+
+demo-setup:
+	@missing=""; for p in $(DEMO_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust 1.89 or newer (rustup)"; exit 1; }
+	@command -v node >/dev/null || { echo "node not found: install Node.js 20"; exit 1; }
+	@$(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || { \
+	  echo "installing cargo-pgrx $(PGRX_VERSION) (several minutes, once)"; \
+	  $(CARGO) install cargo-pgrx --version $(PGRX_VERSION) --locked; }
+	@cfg=$${PGRX_HOME:-$$HOME/.pgrx}/config.toml; grep -qs '^pg15 = "$(PG_CONFIG)"' $$cfg || \
+	  $(CARGO) pgrx init --pg15 $(PG_CONFIG)
+
+demo: demo-setup
+	$(CARGO) build --release --locked -p nonceforge-cli
 	@echo "== counter nonces (64, 96, 128 bits), machine id 7"
 	@for b in 64 96 128; do $(BIN) gen counter --bits $$b -n 2 --machine-id 7; done
 	@echo "== sortable nonces, as integers"
@@ -82,8 +106,23 @@ demo: build
 	  $(BIN) gen sortable --bits 64 -n 3 --lease redis://127.0.0.1:$$port; rc=$$?; \
 	  $(BIN) lease status --backend redis://127.0.0.1:$$port; \
 	  redis-cli -p $$port shutdown nosave >/dev/null 2>&1; exit $$rc
+	@echo "== PostgreSQL 15: the extension on a throwaway cluster (tools/demo-pg.sh), as its application role"
+	@tools/demo-pg.sh $(PG_CONFIG)
+	@echo "== Node: the npm package's addon, a generator and an external id"
+	@cd node && npm run --silent build >/dev/null && node -e ' \
+	  const nf = require("./index.js"); \
+	  const g = new nf.NonceGenerator({ machineId: 7 }); \
+	  console.log("counter(96)  ", g.counter(96).toString("hex")); \
+	  console.log("uuidv7()     ", nf.uuidv7()); \
+	  const ids = new nf.ExtIdCodec(require("node:crypto").randomBytes(32), "user"); \
+	  console.log("extid 42     ", ids.encode(42), "->", ids.decodeSeq(ids.encode(42)))'
 	@echo "== Elixir: Nonceforge (the NoNoncense drop-in) on the same core, machine id 7"
-	@cd elixir && mix run --no-start -e 'Nonceforge.init(machine_id: 7, base_key: :crypto.strong_rand_bytes(32)); for b <- [64, 96, 128], do: IO.puts(Base.encode16(Nonceforge.nonce(b), case: :lower)); IO.puts(Base.encode16(Nonceforge.sortable_nonce(96), case: :lower)); IO.puts(Base.encode16(Nonceforge.encrypted_nonce(128), case: :lower))'
+	@cd elixir && mix run --no-start -e 'Nonceforge.init(machine_id: 7, base_key: :crypto.strong_rand_bytes(32)); \
+	  hex = &Base.encode16(&1, case: :lower); \
+	  for b <- [64, 96, 128], do: IO.puts(String.pad_trailing("nonce(#{b})", 20) <> hex.(Nonceforge.nonce(b))); \
+	  IO.puts(String.pad_trailing("sortable_nonce(96)", 20) <> hex.(Nonceforge.sortable_nonce(96))); \
+	  IO.puts(String.pad_trailing("encrypted_nonce(128)", 20) <> hex.(Nonceforge.encrypted_nonce(128))); \
+	  IO.puts("(a counter and a sortable nonce of one millisecond may share bytes: each kind is unique within itself; use one kind per key)")'
 	@echo "== 10 million 96-bit counter nonces to /dev/null"
 	@time $(BIN) gen counter --bits 96 -n 10000000 --machine-id 1 > /dev/null
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
@@ -92,6 +131,7 @@ demo: build
 # The crates meant for crates.io (the others are parts of the npm, Elixir and
 # PostgreSQL packages and say publish = false).
 PUBLISHED_CRATES := nonceforge nonceforge-bulk nonceforge-lease nonceforge-cli
+VERSION := $(shell awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml)
 
 test: setup lint
 	$(CARGO) test --workspace --release --locked
@@ -278,6 +318,32 @@ vectors:
 # Install the extension into the PostgreSQL 15 that $(PG_CONFIG) describes.
 pg-install: setup
 	cd $(PG_CRATE) && $(CARGO) pgrx install --release --pg-config $(PG_CONFIG)
+
+# Every installable artifact, into dist/ (RELEASING.md says what a maintainer
+# then publishes, in order): the crates' .crate files (cargo package, verified
+# against each other), the npm tarballs (the main package and this platform's
+# addon package), the Elixir package (prebuilt NIF and vendored sources), and a
+# Debian package and a tarball for every PostgreSQL major; SHA256SUMS. Slow
+# (a release build of the extension per major): not part of make test, whose
+# per-face install tests cover the same routes. `make dist-test` installs each
+# artifact into a new consumer project offline and runs it.
+dist: setup node-deps
+	rm -rf dist && mkdir -p dist/crates dist/npm dist/elixir dist/pg
+	@find "$${CARGO_HOME:-$$HOME/.cargo}/registry/src" -mindepth 2 -maxdepth 2 -path '*/-*/nonceforge*' -exec rm -rf {} + 2>/dev/null || true
+	@for d in $$(grep -l '/registry/src/-[^/]*/nonceforge' target/debug/deps/*.d 2>/dev/null); do \
+	  b=$$(basename "$$d" .d); rm -rf target/debug/deps/*"$$b"* target/debug/.fingerprint/"$$b"; done
+	$(CARGO) package --locked -q $(PUBLISHED_CRATES:%=-p %)
+	cp $(PUBLISHED_CRATES:%=target/package/%-$(VERSION).crate) dist/crates/
+	cd node && node scripts/stage.js ../target/npm-stage >/dev/null && cp ../target/npm-stage/*.tgz ../dist/npm/
+	cd elixir && rm -rf ../target/elixir-package && mix nonceforge.package ../target/elixir-package/nonceforge --prebuilt && \
+	  tar -C ../target/elixir-package -czf ../dist/elixir/nonceforge-$(VERSION).tar.gz nonceforge
+	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
+	  $(PG_CRATE)/tools/package.sh $$v $$(pg_bin $$v)/pg_config dist/pg >/dev/null || exit 1; done
+	cd dist && find . -type f ! -name SHA256SUMS | sort | xargs sha256sum >SHA256SUMS
+	@echo "dist/: $$(find dist -type f | wc -l) files"; ls -R dist | sed 's/^/  /'
+
+dist-test:
+	tools/dist-test.sh dist
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make demo's PostgreSQL part: installs the extension into the system
+# PostgreSQL (cargo pgrx install), starts a throwaway cluster on a Unix socket
+# in a temporary directory (nothing listens on the network), creates the
+# extension as the superuser — as a DBA does — and calls the functions as an
+# application role without superuser rights; stops and removes the cluster.
+#   tools/demo-pg.sh PG_CONFIG
+set -euo pipefail
+pg_config=$1
+bin=$("$pg_config" --bindir)
+root="$(cd "$(dirname "$0")/.." && pwd)"
+(cd "$root/crates/nonceforge-pg" && cargo pgrx install --release --pg-config "$pg_config" >/dev/null)
+dir=$(mktemp -d /tmp/nonceforge-demo-pg.XXXXXX)
+chown postgres "$dir"
+as_pg() { su postgres -c "$*"; }
+trap 'as_pg "$bin/pg_ctl -D $dir/data stop -m fast" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+as_pg "$bin/initdb -D $dir/data -A trust -U postgres" >/dev/null
+echo "nonceforge.machine_id = 12" >>"$dir/data/postgresql.conf"
+as_pg "$bin/pg_ctl -D $dir/data -o \"-k $dir -c listen_addresses=''\" -l $dir/log start -w" >/dev/null
+psql() { as_pg "$bin/psql -h $dir -d postgres -X -q $*"; }
+psql -c "\"CREATE ROLE app LOGIN; CREATE EXTENSION nonceforge; GRANT CREATE ON SCHEMA public TO app;\""
+psql -U app -c "\"
+SELECT uuidv7() AS uuidv7, tuid6() AS tuid6, encode(nonce(96), 'hex') AS nonce_96,
+       encode(sortable_nonce(64), 'hex') AS sortable_64;
+SELECT machine_id, source, state FROM machine_id_status();
+CREATE TABLE orders (id uuid DEFAULT uuidv7() PRIMARY KEY, nonce bytea DEFAULT nonce(96) UNIQUE);
+INSERT INTO orders DEFAULT VALUES; INSERT INTO orders DEFAULT VALUES;
+SELECT id, encode(nonce, 'hex') AS nonce FROM orders;\""
