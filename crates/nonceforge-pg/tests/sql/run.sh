@@ -6,7 +6,7 @@
 # defaults:
 #   1. preloaded, nothing configured: nonce and key functions refuse (hints)
 #   2. configured (machine id by ALTER SYSTEM, key files): the whole suite as
-#      postgres and as app; leaks and permissions; 4 backends of app drawing
+#      postgres and as app; the README's SQL blocks as written; leaks and permissions; 4 backends of app drawing
 #      nonces; the server-order test fails without server order; restarts
 #   3. nonceforge.server_order = on: the turns test; the suite as app again; a
 #      restart with the clock an hour behind the persisted floor
@@ -70,6 +70,7 @@ step "machine id by ALTER SYSTEM" su_sql -c "ALTER SYSTEM SET nonceforge.machine
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 step "suite as postgres" su_file -f "$here/nonceforge.sql"
 step "suite as app" app_file -f "$here/nonceforge.sql"
+step "the README's SQL blocks, as written (readme.sh)" "$here/readme.sh" "$port"
 # One id space across faces (docs/contracts.md): the server's external ids are
 # the command-line tool's for the same key, type, sequence number and random half.
 same_extids_as_cli() {

@@ -1,0 +1,141 @@
+//! Every command line of this crate's README runs, in order, as a user would
+//! type it — with the README's placeholders replaced by real things: the
+//! store URLs by throwaway PostgreSQL, Redis and etcd servers on loopback
+//! ports, `<64 hex digits>` by a key, `user_…` by the id the line before
+//! printed, `db2` by this host's name, the key file of an old version by a
+//! file. The benchmark lines run shorter (`--seconds`); before `lease release
+//! --id 12` a holder of 12 is killed, so that its holder is gone as the line
+//! says. A line that fails fails the test with what it said.
+
+mod support;
+
+use std::process::Command;
+use support::{Etcd, Postgres, Redis, TempDir};
+
+const KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+const OLD_KEY: &str = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100";
+
+fn blocks(readme: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<String>> = None;
+    for line in readme.lines() {
+        match (line.trim(), &mut cur) {
+            ("```sh", None) => cur = Some(Vec::new()),
+            ("```", Some(_)) => out.push(cur.take().unwrap()),
+            (_, Some(b)) => b.push(line.to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_readme_line_runs() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let pg = Postgres::start();
+    let redis = Redis::start();
+    let etcd = Etcd::start(1);
+    let dir = TempDir::new("readme");
+    let old_key = dir.0.join("extid-0");
+    std::fs::write(&old_key, OLD_KEY).unwrap();
+    let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_nonceforge"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+
+    let mut ran = 0;
+    let mut last_id = String::new();
+    let mut env: Vec<(String, String)> = vec![("POD_NAME".into(), "web-3".into())];
+    for block in blocks(&readme) {
+        for raw in block {
+            // The command, without its trailing comment.
+            let line = match raw.find("  #") {
+                Some(i) => raw[..i].trim_end().to_string(),
+                None => raw.trim().to_string(),
+            };
+            if line.is_empty() || line.starts_with('#') || line.starts_with("cargo install") {
+                continue;
+            }
+            if let Some(assign) = line.strip_prefix("export ") {
+                let (k, v) = assign.split_once('=').expect("export VAR=value");
+                let v = if v.starts_with('<') {
+                    KEY.to_string()
+                } else {
+                    v.to_string()
+                };
+                env.push((k.to_string(), v));
+                continue;
+            }
+            let cmd = line
+                .replace("postgres://app@db/app", &pg.url())
+                .replace(
+                    "etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379",
+                    &etcd.url(),
+                )
+                .replace("redis://127.0.0.1:6379", &redis.url())
+                .replace("<64 hex digits>", KEY)
+                .replace("/etc/keys/extid-0", &old_key.display().to_string())
+                .replace("user_…", &last_id)
+                .replace("db1,db2,db3", &format!("db1,{},db3", host.trim()))
+                .replace("--seconds 2", "--seconds 0.05")
+                .replace("> ids", &format!("> {}", dir.0.join("ids").display()));
+            let cmd = if cmd.starts_with("nonceforge bench") && !cmd.contains("--seconds") {
+                format!("{cmd} --seconds 0.05 --threads 1")
+            } else {
+                cmd
+            };
+            if cmd.contains("lease release") && cmd.contains("--id 12") {
+                // "an id whose holder is gone": a holder of 12, killed (SIGKILL).
+                let mut holder = Command::new(env!("CARGO_BIN_EXE_nonceforge"))
+                    .args([
+                        "lease",
+                        "acquire",
+                        "--backend",
+                        &pg.url(),
+                        "--ids",
+                        "12",
+                        "--for",
+                        "60s",
+                    ])
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("holder");
+                let mut first = String::new();
+                std::io::BufRead::read_line(
+                    &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+                    &mut first,
+                )
+                .unwrap();
+                assert!(first.contains("machine_id=12"), "the holder said: {first}");
+                holder.kill().unwrap();
+                holder.wait().unwrap();
+            }
+            let out = Command::new("bash")
+                .args(["-c", &cmd])
+                .env("PATH", format!("{bin}:{}", std::env::var("PATH").unwrap()))
+                .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .output()
+                .expect("bash");
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            assert!(
+                out.status.success(),
+                "README line failed: {raw}\n ran: {cmd}\n stdout: {stdout}\n stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if cmd.contains("extid encode") && cmd.contains("--prefix") {
+                last_id = stdout.trim().to_string();
+            }
+            if cmd.contains("extid decode") && cmd.contains("--check-derived") {
+                assert!(
+                    stdout.contains("seq=42") && stdout.contains("derived=true"),
+                    "{stdout}"
+                );
+            }
+            ran += 1;
+        }
+    }
+    assert!(ran >= 15, "only {ran} README lines ran");
+}
