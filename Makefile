@@ -1,5 +1,5 @@
 # nonceforge — the README's two commands:
-#   make demo   set up what is missing, build, make every kind of nonce, print the benchmark table
+#   make demo   install what it uses, build, show every face (CLI, a lease, PostgreSQL, Node, Elixir), print the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql) and Go tests
 #
 # Other targets: make check (the fast loop: check-rust, check-go, check-node, check-elixir,
@@ -108,21 +108,10 @@ demo: demo-setup
 	  redis-cli -p $$port shutdown nosave >/dev/null 2>&1; exit $$rc
 	@echo "== PostgreSQL 15: the extension on a throwaway cluster (tools/demo-pg.sh), as its application role"
 	@tools/demo-pg.sh $(PG_CONFIG)
-	@echo "== Node: the npm package's addon, a generator and an external id"
-	@cd node && npm run --silent build >/dev/null && node -e ' \
-	  const nf = require("./index.js"); \
-	  const g = new nf.NonceGenerator({ machineId: 7 }); \
-	  console.log("counter(96)  ", g.counter(96).toString("hex")); \
-	  console.log("uuidv7()     ", nf.uuidv7()); \
-	  const ids = new nf.ExtIdCodec(require("node:crypto").randomBytes(32), "user"); \
-	  console.log("extid 42     ", ids.encode(42), "->", ids.decodeSeq(ids.encode(42)))'
-	@echo "== Elixir: Nonceforge (the NoNoncense drop-in) on the same core, machine id 7"
-	@cd elixir && mix run --no-start -e 'Nonceforge.init(machine_id: 7, base_key: :crypto.strong_rand_bytes(32)); \
-	  hex = &Base.encode16(&1, case: :lower); \
-	  for b <- [64, 96, 128], do: IO.puts(String.pad_trailing("nonce(#{b})", 20) <> hex.(Nonceforge.nonce(b))); \
-	  IO.puts(String.pad_trailing("sortable_nonce(96)", 20) <> hex.(Nonceforge.sortable_nonce(96))); \
-	  IO.puts(String.pad_trailing("encrypted_nonce(128)", 20) <> hex.(Nonceforge.encrypted_nonce(128))); \
-	  IO.puts("(a counter and a sortable nonce of one millisecond may share bytes: each kind is unique within itself; use one kind per key)")'
+	@echo "== Node: the npm package's addon, a generator and an external id (tools/demo-node.js)"
+	@cd node && npm run --silent build >/dev/null 2>&1 && node ../tools/demo-node.js
+	@echo "== Elixir: Nonceforge (the NoNoncense drop-in) on the same core, machine id 7 (tools/demo-elixir.exs)"
+	@cd elixir && mix run --no-start ../tools/demo-elixir.exs
 	@echo "== 10 million 96-bit counter nonces to /dev/null"
 	@time $(BIN) gen counter --bits 96 -n 10000000 --machine-id 1 > /dev/null
 	@echo "== benchmark (threads 1,2; baselines measured in the same run)"

@@ -9,13 +9,15 @@ set -euo pipefail
 pg_config=$1
 bin=$("$pg_config" --bindir)
 root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root/crates/nonceforge-pg" && cargo pgrx install --release --pg-config "$pg_config" >/dev/null)
+(cd "$root/crates/nonceforge-pg" && cargo pgrx install --release --pg-config "$pg_config" >"${TMPDIR:-/tmp}/nonceforge-demo-pgrx.log" 2>&1) ||
+    { cat "${TMPDIR:-/tmp}/nonceforge-demo-pgrx.log"; exit 1; }
 dir=$(mktemp -d /tmp/nonceforge-demo-pg.XXXXXX)
 chown postgres "$dir"
 as_pg() { su postgres -c "$*"; }
 trap 'as_pg "$bin/pg_ctl -D $dir/data stop -m fast" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 as_pg "$bin/initdb -D $dir/data -A trust -U postgres" >/dev/null
-echo "nonceforge.machine_id = 12" >>"$dir/data/postgresql.conf"
+# What the README's "Install" section puts into postgresql.conf.
+printf "shared_preload_libraries = 'nonceforge'\nnonceforge.machine_id = 12\n" >>"$dir/data/postgresql.conf"
 as_pg "$bin/pg_ctl -D $dir/data -o \"-k $dir -c listen_addresses=''\" -l $dir/log start -w" >/dev/null
 psql() { as_pg "$bin/psql -h $dir -d postgres -X -q $*"; }
 psql -c "\"CREATE ROLE app LOGIN; CREATE EXTENSION nonceforge; GRANT CREATE ON SCHEMA public TO app;\""
