@@ -40,7 +40,16 @@ for (const platform of platforms) {
   const addon = path.join(src, pkg.main);
   const here = require('../lib/binding.js').platform() === platform;
   if (fs.existsSync(addon)) fs.copyFileSync(addon, path.join(dst, pkg.main));
-  else if (here && built) fs.copyFileSync(built, path.join(dst, pkg.main));
+  else if (here && built) {
+    fs.copyFileSync(built, path.join(dst, pkg.main));
+    // The release profile keeps debug info (for profiling the benchmarks): the
+    // published addon goes without it (a third of the size), where strip exists.
+    try {
+      execFileSync('strip', ['--strip-debug', path.join(dst, pkg.main)], { stdio: 'ignore' });
+    } catch {
+      // no strip here: ship it as built
+    }
+  }
   else throw new Error(`no addon for ${platform}: build it on that platform and put it at ${addon}`);
   // The V8 pins, one per Node ABI (bulk/pin.rs): prebuilt ones dropped into
   // npm/<platform>/ by a release, and this machine's (scripts/build-v8.js).

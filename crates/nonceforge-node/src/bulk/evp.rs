@@ -35,14 +35,8 @@ impl EvpJob {
         }
         // OpenSSL works in place when both pointers are equal; a partial
         // overlap reads from a copy.
-        let copy;
-        let src = if self.source.ptr != self.target.ptr && self.source.overlaps(&self.target) {
-            // SAFETY: per this function's contract.
-            copy = unsafe { self.source.to_vec() };
-            copy.as_ptr()
-        } else {
-            self.source.ptr
-        };
+        // SAFETY: per this function's contract.
+        let (_copy, src) = unsafe { self.source.read_beside(&self.target) };
         // SAFETY: per this function's contract; the target has the room
         // OpenSSL needs (checked above).
         let r = unsafe {

@@ -139,14 +139,8 @@ impl CipherJob {
         let nonce: &[u8; 12] = iv.try_into().ok()?;
         let mut tag = [0u8; 16];
         let tag = tag.get_mut(..self.tag.len)?;
-        let copy;
-        let src = if self.source.ptr != self.target.ptr && self.source.overlaps(&self.target) {
-            // SAFETY: per `run`'s contract.
-            copy = unsafe { self.source.to_vec() };
-            copy.as_ptr()
-        } else {
-            self.source.ptr
-        };
+        // SAFETY: per this function's contract.
+        let (_copy, src) = unsafe { self.source.read_beside(&self.target) };
         // SAFETY: src is the source (or a copy) and the target holds as many
         // bytes; they are equal or disjoint (checked above).
         unsafe {
@@ -175,14 +169,8 @@ impl CipherJob {
     unsafe fn chacha20_openssl(&self, key: &[u8], iv: &[u8]) -> Option<i32> {
         let key: &[u8; 32] = key.try_into().ok()?;
         let iv: &[u8; 16] = iv.try_into().ok()?;
-        let copy;
-        let src = if self.source.ptr != self.target.ptr && self.source.overlaps(&self.target) {
-            // SAFETY: per `run`'s contract.
-            copy = unsafe { self.source.to_vec() };
-            copy.as_ptr()
-        } else {
-            self.source.ptr
-        };
+        // SAFETY: per this function's contract.
+        let (_copy, src) = unsafe { self.source.read_beside(&self.target) };
         // SAFETY: src is the source (or a copy) and the target holds as many
         // bytes; they are equal or disjoint (checked above).
         unsafe { crate::openssl::evp::chacha20(key, iv, src, self.target.ptr, self.source.len)? };

@@ -61,6 +61,23 @@ impl Span {
         self.len == 0 || (base as usize <= self.ptr as usize && self.end() <= base as usize + len)
     }
 
+    /// Where to read this span's bytes from while `target` is written: the
+    /// span itself when the two are the same bytes (in place) or disjoint,
+    /// else a copy, owned by the first value (keep it alive while reading).
+    ///
+    /// # Safety
+    /// As [`to_vec`](Self::to_vec).
+    pub unsafe fn read_beside(self, target: &Span) -> (Option<Zeroizing<Vec<u8>>>, *const u8) {
+        if self.ptr != target.ptr && self.overlaps(target) {
+            // SAFETY: per the caller.
+            let copy = unsafe { self.to_vec() };
+            let ptr = copy.as_ptr();
+            (Some(copy), ptr)
+        } else {
+            (None, self.ptr)
+        }
+    }
+
     /// A copy of the bytes.
     ///
     /// # Safety
