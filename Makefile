@@ -332,7 +332,8 @@ dist: setup node-deps
 	@echo "dist/: $$(find dist -type f | wc -l) files"; ls -R dist | sed 's/^/  /'
 
 dist-test:
-	tools/dist-test.sh dist
+	@$(PG_CRATE)/tests/sql/system-install.sh save
+	@tools/dist-test.sh dist; rc=$$?; $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
 
 clean:
 	$(CARGO) clean

@@ -75,7 +75,7 @@ const ids = new ExtIdCodec(Buffer.alloc(32, 1), 'user');
 console.log('esm', ids.decodeSeq(ids.encode(42)));
 JS
 (cd "$work/npm" && env PATH="$nocargo" node a.cjs) | grep -qx "node 12 32 true" || { echo "--- failed: the npm consumer (CommonJS)"; exit 1; }
-(cd "$work/npm" && env PATH="$nocargo" node b.mjs) | grep -qx "esm 42" || { echo "--- failed: the npm consumer (ESM)"; exit 1; }
+(cd "$work/npm" && env PATH="$nocargo" node b.mjs) | grep -qx "esm 42n" || { echo "--- failed: the npm consumer (ESM)"; exit 1; }
 echo "npm: both tarballs installed offline without cargo; CommonJS and ESM run, pool jobs zero-copy"
 
 echo "== the Elixir package, no cargo"
@@ -96,17 +96,17 @@ echo "== the PostgreSQL packages, no cargo"
 if dpkg -s postgresql-15-nonceforge >/dev/null 2>&1; then
     echo "postgresql-15-nonceforge is installed here: the .deb check is skipped"
 else
-    dpkg -i "$dist"/pg/postgresql-15-nonceforge_*.deb >/dev/null
+    dpkg -i "$dist"/pg/postgresql-15-nonceforge_*.deb >/dev/null 2>&1
     dpkg -L postgresql-15-nonceforge | grep -qx /usr/lib/postgresql/15/lib/nonceforge.so
-    dpkg -r postgresql-15-nonceforge >/dev/null
+    dpkg -r postgresql-15-nonceforge >/dev/null 2>&1
 fi
 tar -C "$work" -xzf "$dist"/pg/nonceforge-*-pg18-linux-x86_64.tar.gz
 pgdata="$work/pg18" && mkdir -p "$pgdata" && chown postgres "$pgdata" "$work"
 rm -f /opt/nonceforge-pg/18/lib/nonceforge.so /opt/nonceforge-pg/18/share/extension/nonceforge*
 env PATH="$nocargo" "$work"/nonceforge-*-pg18-linux-x86_64/install.sh /opt/nonceforge-pg/18/bin/pg_config >/dev/null
-su postgres -c "/opt/nonceforge-pg/18/bin/initdb -D $pgdata -A trust >/dev/null && echo \"nonceforge.machine_id = 5\" >>$pgdata/postgresql.conf &&
+su postgres -c "/opt/nonceforge-pg/18/bin/initdb -D $pgdata -A trust >/dev/null && printf \"shared_preload_libraries = nonceforge\\nnonceforge.machine_id = 5\\n\" >>$pgdata/postgresql.conf &&
     /opt/nonceforge-pg/18/bin/pg_ctl -D $pgdata -o '-p 55419 -k $work -c listen_addresses=' -l $pgdata/log start -w >/dev/null"
-out=$(su postgres -c "/opt/nonceforge-pg/18/bin/psql -h $work -p 55419 -d postgres -Atc \"CREATE EXTENSION nonceforge; SELECT length(nonce(96)), machine_id FROM machine_id_status()\"")
+out=$(su postgres -c "/opt/nonceforge-pg/18/bin/psql -h $work -p 55419 -d postgres -qAtc \"CREATE EXTENSION nonceforge; SELECT length(nonce(96)), machine_id FROM machine_id_status()\"")
 [ "$out" = "12|5" ] || { echo "--- failed: the PostgreSQL 18 tarball ($out)"; exit 1; }
 echo "postgresql: the .deb (15) installs and removes cleanly; the tarball (18) installs, CREATE EXTENSION and nonces work"
 echo "dist: every artifact installed into a new consumer project offline and ran"
