@@ -129,25 +129,37 @@ impl ViewRef {
     }
 }
 
-/// The source and target pinned in place, with their watches (target
-/// first: a lost target is the error to report), or `None` to copy.
+/// A message pinned in place: the pins, the watches of its views (target
+/// first: a lost target is the error to report), and its spans as found at
+/// the call.
+struct InPlace {
+    pins: Vec<Pin>,
+    watched: Vec<Watch>,
+    source: Span,
+    target: Option<Span>,
+}
+
+/// The source (and target) pinned in place, or `None` to copy.
 fn pin_in_place(
     env: &Env,
     source: &Arg<'_, '_>,
     target: Option<&Arg<'_, '_>>,
-) -> Result<Option<(Vec<Pin>, Vec<Watch>)>> {
+) -> Result<Option<InPlace>> {
     let mut pins = Vec::with_capacity(2);
     let mut places = Vec::with_capacity(2);
+    let mut spans = Vec::with_capacity(2);
     for (arg, code) in target
         .map(|t| (t, E_TARGET_DETACHED))
         .into_iter()
         .chain([(source, E_SOURCE_DETACHED)])
     {
-        let Some(p) = pin(env, arg.value, arg.span(env)?) else {
+        let (at_call, span) = arg.place(env)?;
+        let Some(p) = pin(env, arg.value, span) else {
             return Ok(None);
         };
         pins.push(p);
-        places.push((arg.value, super::buffer_info(env, arg.value)?, code));
+        places.push((arg.value, at_call, code));
+        spans.push(span);
     }
     let views: Vec<&Unknown<'_>> = places.iter().map(|(v, _, _)| *v).collect();
     let refs = ViewRef::all(env, &views)?;
@@ -160,7 +172,27 @@ fn pin_in_place(
             code,
         })
         .collect();
-    Ok(Some((pins, watched)))
+    let source = spans.pop().expect("the source was pinned last");
+    Ok(Some(InPlace {
+        pins,
+        watched,
+        source,
+        target: spans.pop(),
+    }))
+}
+
+/// `output_views` for a job whose views are watched already: if it fails,
+/// the watches' references are deleted too.
+fn outputs_beside(
+    env: &Env,
+    outputs: &[Arg<'_, '_>],
+    watched: &mut Vec<Watch>,
+) -> Result<Vec<(ViewRef, u32, usize)>> {
+    output_views(env, outputs).inspect_err(|_| {
+        std::mem::take(watched)
+            .into_iter()
+            .for_each(|w| w.view.delete(env))
+    })
 }
 
 /// Where the output goes, `(view, offset, bytes)` each: all checked in range
@@ -323,15 +355,9 @@ pub fn cipher_pool(
     };
     let mut small = Box::new([0u8; 64]);
     let tag_len = if encrypt { tag_size as usize } else { 0 };
-    if let Some((pins, watched)) = pin_in_place(&env, &a.source, Some(&a.target))? {
+    if let Some(mut p) = pin_in_place(&env, &a.source, Some(&a.target))? {
         let deliver = if encrypt {
-            match output_views(&env, &[a.tag]) {
-                Ok(d) => d,
-                Err(e) => {
-                    watched.into_iter().for_each(|w| w.view.delete(&env));
-                    return Err(e);
-                }
-            }
+            outputs_beside(&env, &[a.tag], &mut p.watched)?
         } else {
             Vec::new()
         };
@@ -341,8 +367,8 @@ pub fn cipher_pool(
             encrypt,
             key: Span::of(&mut secret, key),
             iv: Span::of(&mut public, iv),
-            source: a.source.span(&env)?,
-            target: a.target.span(&env)?,
+            source: p.source,
+            target: p.target.expect("pinned with its target"),
             aad: Span::of(&mut public, aad),
             tag: if encrypt {
                 made
@@ -351,8 +377,8 @@ pub fn cipher_pool(
             },
         };
         let mut task = PoolTask::new(Work::Cipher(job), secret, public, small);
-        task._pins = pins;
-        task.watched = watched;
+        task._pins = p.pins;
+        task.watched = p.watched;
         task.output = made;
         task.deliver = deliver;
         return Ok(AsyncTask::new(task));
@@ -417,22 +443,15 @@ pub fn digest_pool(
     let key = a.key.map(|k| k.copy_onto(&env, &mut secret)).transpose()?;
     let mut small = Box::new([0u8; 64]);
     let made = Span::of(&mut small[..], 0..n);
-    let (source, data, pins, watched) = match pin_in_place(&env, &a.source, None)? {
-        Some((pins, watched)) => (a.source.span(&env)?, Vec::new(), pins, watched),
+    let (source, data, pins, mut watched) = match pin_in_place(&env, &a.source, None)? {
+        Some(p) => (p.source, Vec::new(), p.pins, p.watched),
         None => {
             let mut data = spare::take(source_size as usize);
             let range = a.source.copy_onto(&env, &mut data)?;
             (Span::of(&mut data, range), data, Vec::new(), Vec::new())
         }
     };
-    let deliver = output_views(&env, &[a.target]);
-    let deliver = match deliver {
-        Ok(d) => d,
-        Err(e) => {
-            watched.into_iter().for_each(|w| w.view.delete(&env));
-            return Err(e);
-        }
-    };
+    let deliver = outputs_beside(&env, &[a.target], &mut watched)?;
     let job = DigestJob {
         alg,
         key: key.map(|k| Span::of(&mut secret, k)),
@@ -487,18 +506,18 @@ pub fn evp_cipher_pool(
     let mut public = Vec::new();
     let iv = iv.copy_onto(&env, &mut public)?;
     let small = Box::new([0u8; 64]);
-    if let Some((pins, watched)) = pin_in_place(&env, &source, Some(&target))? {
+    if let Some(p) = pin_in_place(&env, &source, Some(&target))? {
         let job = EvpJob {
             cipher,
             encrypt,
             key: Span::of(&mut secret, key),
             iv: Span::of(&mut public, iv),
-            source: source.span(&env)?,
-            target: target.span(&env)?,
+            source: p.source,
+            target: p.target.expect("pinned with its target"),
         };
         let mut task = PoolTask::new(Work::Evp(job), secret, public, small);
-        task._pins = pins;
-        task.watched = watched;
+        task._pins = p.pins;
+        task.watched = p.watched;
         return Ok(AsyncTask::new(task));
     }
     let mut data = spare::take(room as usize);

@@ -137,12 +137,19 @@ impl<'a, 'v> Arg<'a, 'v> {
 
     /// The range in the buffer as it is now, checked.
     pub fn span(&self, env: &Env) -> Result<Span> {
-        Span::new(buffer_info(env, self.value)?, self.offset, self.size).ok_or_else(|| {
+        Ok(self.place(env)?.1)
+    }
+
+    /// The buffer as it is now, `(data, length)`, and the range in it, checked.
+    pub fn place(&self, env: &Env) -> Result<((*mut u8, usize), Span)> {
+        let base = buffer_info(env, self.value)?;
+        let span = Span::new(base, self.offset, self.size).ok_or_else(|| {
             Error::new(
                 Status::InvalidArg,
                 format!("{w}Offset + {w}Size > {w}.length", w = self.what),
             )
-        })
+        })?;
+        Ok((base, span))
     }
 
     /// The bytes appended to `into`; their range there.

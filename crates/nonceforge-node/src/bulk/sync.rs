@@ -7,6 +7,7 @@ use super::{cipher_alg, digest_alg};
 use napi::bindgen_prelude::*;
 use napi::{Env, Unknown};
 use napi_derive::napi;
+use nonceforge_bulk::DigestAlg;
 
 /// Synchronous cipher: the bytes written, or a negative code.
 #[napi(catch_unwind)]
@@ -47,8 +48,8 @@ pub fn cipher_sync(
 }
 
 /// A hash or HMAC on this thread: the digest's length, or a negative code.
-fn digest_now(env: &Env, alg: u32, args: &DigestArgs<'_, '_>) -> Result<i32> {
-    let job = DigestJob::now(env, digest_alg(alg)?, args)?;
+fn digest_now(env: &Env, alg: DigestAlg, args: &DigestArgs<'_, '_>) -> Result<i32> {
+    let job = DigestJob::now(env, alg, args)?;
     // SAFETY: as in cipher_sync.
     Ok(unsafe { job.run() })
 }
@@ -64,7 +65,8 @@ pub fn hash_sync(
     target: Unknown<'_>,
     target_offset: u32,
 ) -> Result<i32> {
-    let n = digest_alg(alg)?.output_len() as u32;
+    let alg = digest_alg(alg)?;
+    let n = alg.output_len() as u32;
     let args = DigestArgs {
         key: None,
         source: Arg::new(&source, source_offset, source_size, "source"),
@@ -88,7 +90,8 @@ pub fn hmac_sync(
     target: Unknown<'_>,
     target_offset: u32,
 ) -> Result<i32> {
-    let n = digest_alg(alg)?.output_len() as u32;
+    let alg = digest_alg(alg)?;
+    let n = alg.output_len() as u32;
     let args = DigestArgs {
         key: Some(Arg::new(&key, key_offset, key_size, "key")),
         source: Arg::new(&source, source_offset, source_size, "source"),

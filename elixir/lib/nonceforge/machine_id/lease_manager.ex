@@ -84,7 +84,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
   defp resume_cached(%{lease_cache: nil}), do: :none
 
   defp resume_cached(state) do
-    with %{leased?: true, machine_id: id, lease: lease} <- cached(state) || nil,
+    with %{leased?: true, machine_id: id, lease: lease} <- cached(state),
          {:ok, lease, ttl_ms} when is_integer(ttl_ms) and ttl_ms > 0 <-
            fn ->
              safely(fn ->
