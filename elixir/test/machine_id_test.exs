@@ -106,6 +106,7 @@ defmodule Nonceforge.MachineIdTest do
           {[strategy: Flaky, instances: [[machine_id: 3]]], ~r/remove :machine_id/},
           {[strategy: Flaky, instances: [[], []]], ~r/same name/},
           {[strategy: Flaky, renew_interval: 0], ~r/:renew_interval must be positive/},
+          {[strategy: Flaky, min_ttl: -1], ~r/:min_ttl must be positive/},
           {[strategy: Flaky, acquire_timeout: :soon], ~r/:acquire_timeout/},
           {[strategy: Flaky, on_lease_lost: fn -> :ok end],
            ~r/:on_lease_lost must be a function of one argument/},

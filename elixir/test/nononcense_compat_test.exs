@@ -602,6 +602,11 @@ defmodule Nonceforge.NoNoncenseCompatTest do
       assert_raise RuntimeError, "machine ID could not be determined", fn ->
         Nonceforge.MachineId.id!()
       end
+
+      # Not a keyword list, nor a spec: refused, naming both forms.
+      assert_raise ArgumentError, ~r/keyword list .* or a spec/, fn ->
+        Nonceforge.MachineId.id!([1, 2])
+      end
     end
 
     test "the README's lines: id!, init, and the guard as a child" do
