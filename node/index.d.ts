@@ -43,6 +43,14 @@ export interface LeaseOptions {
   holder?: string;
   /** PostgreSQL: the schema of the lease tables, the store role's own (default 'nonceforge_lease'). */
   pgSchema?: string;
+  /**
+   * When a new grant may start right above the store's floor instead of the TTL and margin
+   * ahead of this clock (default 'off': safe even when the store fails over to a replica that
+   * was behind or is restored from a backup); 'verify' where the store can show that
+   * acknowledged writes survive a failover, 'declared' on the operator's word. The same on
+   * every member (docs/lease-protocol.md).
+   */
+  fastStart?: 'off' | 'verify' | 'declared';
   /** At least 32 bytes; needed for encrypted nonces. */
   key?: Bytes;
   /** Move the epoch (Unix ms); every generator of a cluster must use the same. */
@@ -51,7 +59,7 @@ export interface LeaseOptions {
 
 export type LeaseStateName = 'held' | 'lapsed' | 'lost' | 'released';
 
-export type LeaseLostReason = 'taken' | 'evicted' | 'store';
+export type LeaseLostReason = 'taken' | 'evicted' | 'store' | 'rollback';
 
 export interface LeaseInfo {
   machineId: number;
@@ -65,8 +73,15 @@ export interface LeaseInfo {
    */
   hasHistory: boolean;
   /**
+   * Whether the generator started right above the previous holder's floor
+   * (`fastStart` verified or declared, and the id has history) instead of the
+   * TTL and margin ahead of this host's clock.
+   */
+  startedFast: boolean;
+  /**
    * Why the lease was lost: 'taken' (another holder has the id), 'evicted'
-   * (an operator freed it), 'store' (the store lost its data); null until then.
+   * (an operator freed it), 'store' (the store lost its data), 'rollback' (the
+   * store went back to an older copy of its data); null until then.
    */
   lostReason: LeaseLostReason | null;
   holder: string;

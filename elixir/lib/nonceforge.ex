@@ -94,7 +94,9 @@ defmodule Nonceforge do
   Lease options (`{:lease, url, opts}`, url `postgres://…`, `redis://…` or
   `etcd://…`): `:ttl` (ms, default 10000), `:renew_every`, `:margin`,
   `:connect_timeout` (ms, default 5000), `:ids` (a range within 0..511, default
-  0..511), `:namespace` (default `"nonceforge"`), `:holder`, `:pg_schema` (default `"nonceforge_lease"`). The lease is held by
+  0..511), `:namespace` (default `"nonceforge"`), `:holder`, `:pg_schema` (default `"nonceforge_lease"`), `:fast_start` (`:off`, the default: every
+  grant starts the TTL and margin ahead, safe when the store fails over to a replica that was behind or
+  is restored from a backup; `:verify` or `:declared` where it cannot go back: docs/lease-protocol.md). The lease is held by
   the core inside the NIF; `release/1` gives it back.
 
       iex> Nonceforge.init(name: :ids, machine_id: 3, epoch: 1_609_459_200_000)
@@ -290,7 +292,7 @@ defmodule Nonceforge do
   def check_url(url),
     do: raise(ArgumentError, "lease url must be a string, got: #{Kernel.inspect(url)}")
 
-  @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder pg_schema)a
+  @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder pg_schema fast_start)a
   @doc false
   def lease_options(opts) when is_list(opts) do
     case Keyword.keys(opts) -- @lease_opts do
@@ -347,6 +349,19 @@ defmodule Nonceforge do
     unless is_nil(pg_schema) or is_binary(pg_schema),
       do: raise(ArgumentError, "lease option pg_schema must be a string")
 
+    fast_start =
+      case Keyword.get(opts, :fast_start) do
+        nil ->
+          nil
+
+        f when f in [:off, :verify, :declared] ->
+          Atom.to_string(f)
+
+        f ->
+          raise ArgumentError,
+                "lease option fast_start must be :off, :verify or :declared, got: #{Kernel.inspect(f)}"
+      end
+
     %{
       ttl_ms: ms.(:ttl, nil),
       renew_every_ms: ms.(:renew_every, nil),
@@ -356,7 +371,8 @@ defmodule Nonceforge do
       ids_last: last,
       namespace: namespace,
       holder: holder,
-      pg_schema: pg_schema
+      pg_schema: pg_schema,
+      fast_start: fast_start
     }
   end
 

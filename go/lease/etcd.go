@@ -207,6 +207,11 @@ func (e *etcdStore) lostReason(ctx context.Context, s *settled, g *grant) (LostR
 	if err != nil {
 		return notLost, err
 	}
+	// A store restored from an older snapshot: its revision (restored
+	// without --bump-revision) or the id's record is below this grant.
+	if r.Header != nil && uint64(max(r.Header.Revision, 0)) < g.token {
+		return LostStoreBack, nil
+	}
 	if len(r.Kvs) == 0 {
 		return LostStoreData, nil
 	}
@@ -214,11 +219,18 @@ func (e *etcdStore) lostReason(ctx context.Context, s *settled, g *grant) (LostR
 	if err != nil {
 		return notLost, err
 	}
-	if old.grant == "" {
+	switch {
+	case old.grant != g.grantID && old.token < g.token:
+		return LostStoreBack, nil
+	case old.grant == "":
 		return LostEvicted, nil
 	}
 	return LostTaken, nil
 }
+
+// durable: Raft acknowledges a write once a quorum has it, and a new leader
+// has every acknowledged write; only a snapshot restore goes back.
+func (e *etcdStore) durable() error { return nil }
 
 func (e *etcdStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
 	prefix := fmt.Sprintf("/%s/lease/", s.ns)
@@ -268,7 +280,7 @@ func (e *etcdStore) renew(ctx context.Context, s *settled, g *grant, capMs int64
 			return notLost, err
 		}
 		if len(resp.Kvs) == 0 {
-			return LostStoreData, nil
+			return e.lostReason(ctx, s, g)
 		}
 		old, err := parseRec(recKey(s.ns, g.id), resp.Kvs[0].Value)
 		if err != nil {

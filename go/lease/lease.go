@@ -47,6 +47,9 @@ type Options struct {
 	// "nonceforge_lease"), the store role's own: created when missing,
 	// refused when another role owns it or its tables.
 	PGSchema string
+	// FastStart: whether a new grant may skip the start-up wait (default
+	// FastOff; see FastStart).
+	FastStart FastStart
 	// Logger receives what an operator must see: an id without history
 	// (warning), a lost grant and its reason (error). Default slog.Default().
 	Logger *slog.Logger
@@ -79,7 +82,69 @@ const (
 	LostTaken                // another holder took the id
 	LostEvicted              // an operator released the id
 	LostStoreData            // the store lost its data (restarted empty, flushed, restored, wiped)
+	// LostStoreBack: the store went back to an older copy of its data (a
+	// replica that was behind promoted, a backup or snapshot restored).
+	LostStoreBack
 )
+
+// Name is the reason's short name, as every face gives it: "taken",
+// "evicted", "store" or "rollback".
+func (r LostReason) Name() string {
+	switch r {
+	case LostTaken:
+		return "taken"
+	case LostEvicted:
+		return "evicted"
+	case LostStoreData:
+		return "store"
+	case LostStoreBack:
+		return "rollback"
+	}
+	return ""
+}
+
+// FastStart says when a new grant may start right above the store's floor
+// instead of the TTL and margin ahead of this host's clock
+// (docs/lease-protocol.md, "A store that goes back"). Use the same on every
+// member of a namespace.
+type FastStart int
+
+const (
+	// FastOff (the zero value, the default): every grant starts the TTL and
+	// margin ahead of this host's clock at the acquire, safe whatever copy of
+	// its data the store comes back with.
+	FastOff FastStart = iota
+	// FastVerify starts fast only where this member checks that an
+	// acknowledged write survives a failover: PostgreSQL with
+	// synchronous_standby_names set, Redis with at least one connected replica
+	// (each write waits for all of them with WAIT; a renewal they do not all
+	// acknowledge fails), etcd (Raft). Otherwise it starts as FastOff.
+	FastVerify
+	// FastDeclared starts fast on the operator's word that the store never
+	// goes back to an older copy while members run.
+	FastDeclared
+)
+
+// String is the option's text form: "off", "verify" or "declared".
+func (f FastStart) String() string {
+	switch f {
+	case FastVerify:
+		return "verify"
+	case FastDeclared:
+		return "declared"
+	}
+	return "off"
+}
+
+// ParseFastStart reads "off", "verify" or "declared".
+func ParseFastStart(s string) (FastStart, error) {
+	for _, f := range []FastStart{FastOff, FastVerify, FastDeclared} {
+		if s == f.String() {
+			return f, nil
+		}
+	}
+	return FastOff, badOption("FastStart", s, "must be off, verify or declared")
+}
 
 func (r LostReason) String() string {
 	switch r {
@@ -89,6 +154,8 @@ func (r LostReason) String() string {
 		return "an operator released the id"
 	case LostStoreData:
 		return "the store lost its data (restarted empty, flushed, restored or wiped)"
+	case LostStoreBack:
+		return "the store went back to an older copy of its data (a replica that was behind promoted, a backup or snapshot restored)"
 	}
 	return "not lost"
 }
@@ -111,6 +178,7 @@ type settled struct {
 	ttl, renew, margin, request, connect, maxWait time.Duration
 	first, last                                   int
 	ns, holder, schema                            string
+	fast                                          FastStart
 	log                                           *slog.Logger
 }
 
@@ -214,6 +282,10 @@ func settle(o Options) (settled, error) {
 	if !validSchema(s.schema) {
 		return s, badOption("PGSchema", s.schema, "must be 1 to 63 lower-case letters, digits or '_', starting with a letter or '_', not pg_…")
 	}
+	s.fast = o.FastStart
+	if s.fast < FastOff || s.fast > FastDeclared {
+		return s, badOption("FastStart", int(s.fast), "must be FastOff, FastVerify or FastDeclared")
+	}
 	s.log = o.Logger
 	if s.log == nil {
 		s.log = slog.Default()
@@ -269,6 +341,9 @@ type store interface {
 	// renew: 0 held, else why the grant is gone.
 	renew(ctx context.Context, s *settled, g *grant, cap int64) (LostReason, error)
 	release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error)
+	// durable: nil where an acknowledged write (the last grant) survives a
+	// failover as far as FastVerify can check; else why not.
+	durable() error
 	close()
 }
 
@@ -295,7 +370,8 @@ type Lease struct {
 	mu      sync.Mutex
 	g       grant
 	floor   int64
-	wait    time.Duration // the start's extra wait for an id without history
+	wait    time.Duration // the start's extra wait (TTL + margin) unless it started fast
+	slow    error         // why it did not start fast; nil when it did
 	gens    []*nonce.Generator
 	dead    time.Time // the local deadline (monotonic)
 	cap     int64
@@ -340,15 +416,32 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 		return nil, &Error{Code: "all-taken", Msg: fmt.Sprintf("all machine ids in %d..=%d are leased in %s: wait for a lease to expire, release one, or use another namespace", s.first, s.last, shown), Err: ErrAllTaken}
 	}
 	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
+	switch s.fast {
+	case FastOff:
+		l.slow = errors.New("FastStart is off")
+	case FastVerify:
+		l.slow = st.durable()
+	}
 	if !g.history {
-		// No record of the id (never leased here, or the store lost its data):
-		// an earlier holder may still issue up to its clock at its last
-		// renewal, sent before now, plus the hold. Start above this clock plus
-		// the TTL and margin (docs/lease-protocol.md, "An id without history").
+		l.slow = errors.New("the id has no history in the store")
+	}
+	if l.slow != nil {
+		// A holder the store no longer shows (its data lost, or an older copy
+		// put back that shows the id expired or released) made its last
+		// successful request before the store answered this acquire, and
+		// issues nothing above its host's clock then plus the hold. Start
+		// above this clock now plus the TTL and margin
+		// (docs/lease-protocol.md, "A store that goes back").
 		l.wait = s.ttl + s.margin
-		l.floor = max(l.floor, capMs-hold.Milliseconds()+l.wait.Milliseconds())
+		l.floor = max(l.floor, wallMs()+l.wait.Milliseconds())
+	}
+	switch {
+	case !g.history:
 		s.log.Warn("nonceforge lease: machine id has no history in the store (never leased in this namespace, or the store lost its data): generators start the TTL and margin ahead",
 			"machine_id", g.id, "store", shown, "start_above_unix_ms", l.floor, "token", g.token)
+	case l.slow != nil:
+		s.log.Info("nonceforge lease: generators start the TTL and margin ahead, above any holder a store that went back may no longer show",
+			"machine_id", g.id, "store", shown, "start_above_unix_ms", l.floor, "token", g.token, "why", l.slow.Error())
 	}
 	l.timer = time.AfterFunc(time.Until(l.dead), l.atDeadline)
 	go l.keep()
@@ -384,6 +477,14 @@ func (l *Lease) Token() uint64 {
 // have issued; for an id without history, the TTL and margin ahead of the
 // clock at acquiring.
 func (l *Lease) FloorUnixMilli() int64 { return l.floor }
+
+// StartedFast says whether the generators start right above the store's
+// floor (FastStart verified or declared, and the id has history) rather than
+// the TTL and margin ahead of this host's clock.
+func (l *Lease) StartedFast() bool { return l.slow == nil }
+
+// SlowStartReason says why the grant did not start fast; nil when it did.
+func (l *Lease) SlowStartReason() error { return l.slow }
 
 // HasHistory reports whether the store had a record of the id.
 func (l *Lease) HasHistory() bool { return l.g.history }

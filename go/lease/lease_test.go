@@ -55,6 +55,12 @@ func TestBadOptionsAndURLs(t *testing.T) {
 		{"etcd://", Options{}, "bad-url", "no endpoint"},
 		{"etcd://host", Options{}, "bad-url", "host:port"},
 		{"etcd://host:99999", Options{}, "bad-url", "port"},
+		{"redis+sentinel://h:26379", Options{}, "bad-url", "no service name"},
+		{"redis+sentinel://h:26379/", Options{}, "bad-url", "no service name"},
+		{"redis+sentinel://h/mymaster", Options{}, "bad-url", "port"},
+		{"redis+sentinel://h:0/mymaster", Options{}, "bad-url", "port"},
+		{"redis+sentinel://h:26379/mymaster/x", Options{}, "bad-url", "not a number"},
+		{"redis://127.0.0.1:1", Options{FastStart: 7}, "bad-option", "FastStart"},
 		{"redis://127.0.0.1:1", Options{ConnectTimeout: 300 * time.Millisecond}, "unreachable", "127.0.0.1:1"},
 		{"postgres://u:secret@127.0.0.1:1/db", Options{ConnectTimeout: 300 * time.Millisecond}, "unreachable", "***"},
 	} {
@@ -269,4 +275,24 @@ func leasedGenerator(t *testing.T, url string) (*Lease, *nonce.Generator) {
 		t.Fatal(err)
 	}
 	return l, g
+}
+
+func TestFastStartAndReasonNames(t *testing.T) {
+	for _, f := range []FastStart{FastOff, FastVerify, FastDeclared} {
+		if got, err := ParseFastStart(f.String()); err != nil || got != f {
+			t.Errorf("ParseFastStart(%q) = %v, %v", f.String(), got, err)
+		}
+	}
+	if _, err := ParseFastStart("on"); err == nil || !strings.Contains(err.Error(), "off, verify or declared") {
+		t.Errorf("ParseFastStart(on) = %v", err)
+	}
+	if (Options{}).FastStart != FastOff {
+		t.Error("the zero Options do not start slow")
+	}
+	// The names every face gives (the Rust crate's LostReason::as_str).
+	for r, want := range map[LostReason]string{LostTaken: "taken", LostEvicted: "evicted", LostStoreData: "store", LostStoreBack: "rollback"} {
+		if r.Name() != want {
+			t.Errorf("%v.Name() = %q, want %q", r, r.Name(), want)
+		}
+	}
 }

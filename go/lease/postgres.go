@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,13 +34,33 @@ func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store,
 		conn.Close(context.Background())
 		return nil, shown, wrap(ctx, shown, err)
 	}
+	st.sync = errors.New("FastStart is not verify")
+	if s.fast == FastVerify {
+		var recovery bool
+		var standbys string
+		err := conn.QueryRow(ctx, "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('synchronous_standby_names')").Scan(&recovery, &standbys)
+		switch {
+		case err != nil:
+			conn.Close(context.Background())
+			return nil, shown, wrap(ctx, shown, err)
+		case recovery:
+			st.sync = errors.New("the server is a standby")
+		case strings.TrimSpace(standbys) == "":
+			st.sync = errors.New("synchronous_standby_names is empty: commits wait for no standby, and a failover to an asynchronous one can lose them")
+		default:
+			st.sync = nil
+		}
+	}
 	return st, shown, nil
 }
 
 type pgStore struct {
 	conn         *pgx.Conn
 	leases, meta string
+	sync         error // nil: commits wait for synchronous standbys (FastVerify)
 }
+
+func (p *pgStore) durable() error { return p.sync }
 
 func pgCode(err error) string {
 	var pe *pgconn.PgError
@@ -52,7 +73,9 @@ func pgCode(err error) string {
 const pgNowMs = "(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8"
 
 func (p *pgStore) ensure(ctx context.Context, s *settled) error {
-	if _, err := p.conn.Exec(ctx, "SET search_path = pg_catalog, pg_temp"); err != nil {
+	// Every lease write acknowledged is on disk, and on the synchronous
+	// standbys where the server names some, whatever the role's default.
+	if _, err := p.conn.Exec(ctx, "SET search_path = pg_catalog, pg_temp; SET synchronous_commit = on"); err != nil {
 		return err
 	}
 	leases, meta := s.ns+"_leases", s.ns+"_meta"
@@ -309,10 +332,14 @@ func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) 
 		         AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
 		       RETURNING 1)
 	SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
-	       (SELECT coalesce(grant_id, '') FROM %[1]s WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2)`, p.leases, p.meta)
+	       (SELECT coalesce(grant_id, '') FROM %[1]s WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+	       (SELECT token FROM %[1]s WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+	       (SELECT last_token FROM %[2]s)`, p.leases, p.meta)
 	var n int64
 	var inc, now *string
-	err := p.conn.QueryRow(ctx, q, g.id, g.grantID, float64(s.ttl.Milliseconds()), capMs, g.incarnation).Scan(&n, &inc, &now)
+	var token, last *int64
+	err := p.conn.QueryRow(ctx, q, g.id, g.grantID, float64(s.ttl.Milliseconds()), capMs, g.incarnation).Scan(&n, &inc, &now, &token, &last)
+	older := func(t *int64) bool { return t != nil && uint64(*t) < g.token }
 	switch {
 	case pgCode(err) == "42P01" || pgCode(err) == "3F000": // the tables or the schema are gone: so is the grant
 		return LostStoreData, nil
@@ -320,7 +347,11 @@ func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) 
 		return notLost, err
 	case n == 1:
 		return notLost, nil
-	case inc == nil || *inc != g.incarnation || now == nil:
+	case inc == nil || *inc != g.incarnation:
+		return LostStoreData, nil
+	case older(last) || older(token):
+		return LostStoreBack, nil
+	case now == nil:
 		return LostStoreData, nil
 	case *now == "":
 		return LostEvicted, nil

@@ -6,14 +6,16 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-func connectRedis(ctx context.Context, raw, rest, shown string) (store, string, error) {
+func connectRedis(ctx context.Context, raw, rest, shown string, s *settled) (store, string, error) {
 	if rest == "" || strings.HasPrefix(rest, "/") {
 		return nil, shown, badURL(shown, "no host: redis://host:port[/db]")
 	}
@@ -21,13 +23,105 @@ func connectRedis(ctx context.Context, raw, rest, shown string) (store, string, 
 	if err != nil {
 		return nil, shown, badURL(shown, Redact(err.Error()))
 	}
-	c := redis.NewClient(opt)
+	return startRedis(ctx, redis.NewClient(opt), shown, s)
+}
+
+const sentinelForm = "redis+sentinel://[user:password@]host:port[,host:port…]/service[/db]"
+
+// connectSentinel follows the primary the sentinels name (go-redis's failover
+// client asks them again when the primary changes). The credentials and the
+// database are the data nodes'.
+func connectSentinel(ctx context.Context, rest, shown string, s *settled) (store, string, error) {
+	o := &redis.FailoverOptions{}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		user, pw, _ := strings.Cut(rest[:i], ":")
+		o.Username, o.Password, rest = user, pw, rest[i+1:]
+	}
+	hosts, path, ok := strings.Cut(rest, "/")
+	service, db, _ := strings.Cut(path, "/")
+	if !ok || service == "" {
+		return nil, shown, badURL(shown, "no service name: "+sentinelForm)
+	}
+	o.MasterName = service
+	if db != "" {
+		n, err := strconv.Atoi(db)
+		if err != nil || n < 0 {
+			return nil, shown, badURL(shown, fmt.Sprintf("database %q is not a number: %s", db, sentinelForm))
+		}
+		o.DB = n
+	}
+	for _, ep := range strings.Split(hosts, ",") {
+		host, port, ok := strings.Cut(ep, ":")
+		if n, err := strconv.Atoi(port); !ok || err != nil || n < 1 || n > 65535 {
+			return nil, shown, badURL(shown, fmt.Sprintf("sentinel %q: port must be in 1..=65535", ep))
+		}
+		if host == "" || strings.ContainsAny(host, "/@?") {
+			return nil, shown, badURL(shown, fmt.Sprintf("sentinel %q has no valid host: host:port", ep))
+		}
+		o.SentinelAddrs = append(o.SentinelAddrs, ep)
+	}
+	return startRedis(ctx, redis.NewFailoverClient(o), shown, s)
+}
+
+func startRedis(ctx context.Context, c *redis.Client, shown string, s *settled) (store, string, error) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, shown, unreachable(shown, err)
 	}
-	return &redisStore{c: c}, shown, nil
+	r := &redisStore{c: c, wait: s.request / 2, replicas: -1, sync: errors.New("FastStart is not verify")}
+	if s.fast == FastVerify {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			c.Close()
+			return nil, shown, unreachable(shown, err)
+		}
+		r.replicas, r.sync = replicasOf(info)
+	}
+	return r, shown, nil
 }
+
+// replicasOf reads how many replicas INFO replication shows connected to this
+// primary, or why the store cannot be checked.
+func replicasOf(info string) (int, error) {
+	field := func(name string) (string, bool) {
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), name+":"); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if role, _ := field("role"); role != "master" {
+		return -1, errors.New("the server is not a primary (INFO replication: role is not master)")
+	}
+	v, _ := field("connected_slaves")
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		return -1, errors.New("INFO replication shows no connected_slaves")
+	case n == 0:
+		return -1, errors.New("no replica is connected: a restart from an older dump cannot be ruled out")
+	}
+	return n, nil
+}
+
+// replicated waits (WAIT) for every replica connected at the start to have the
+// writes made so far; nil when all acknowledged or nothing is to be waited for.
+func (r *redisStore) replicated(ctx context.Context, what string) error {
+	if r.replicas <= 0 {
+		return nil
+	}
+	acked, err := r.c.Wait(ctx, r.replicas, r.wait).Result()
+	if err != nil {
+		return err
+	}
+	if acked < int64(r.replicas) {
+		return fmt.Errorf("%d of %d replicas acknowledged the %s (WAIT): a failover could lose it", acked, r.replicas, what)
+	}
+	return nil
+}
+
+func (r *redisStore) durable() error { return r.sync }
 
 const (
 	acquireLua = `-- nonceforge lease protocol 2, Redis, acquire.
@@ -76,18 +170,25 @@ return {-1}
 	renewLua = `-- nonceforge lease protocol 2, Redis, renew.
 -- ARGV: ns, id, grant id, ttl ms, cap, incarnation, holder, token
 -- -> {1} held (or re-taken: the key had expired, nobody took the id since),
---    {0, 'store'} the store lost its data, {0, 'taken'} another grant has the id,
---    {0, 'evicted'} an operator freed it.
+--    {0, 'store'} the store lost its data, {0, 'rollback'} the store went back to
+--    a copy older than the grant (its last token, or the id's, below the grant's),
+--    {0, 'taken'} another grant has the id, {0, 'evicted'} an operator freed it.
 local ns, id = ARGV[1], ARGV[2]
 local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
 if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[6] then
   return {0, 'store'}
 end
+local token = tonumber(ARGV[8])
+if (tonumber(redis.call('HGET', meta, 'last')) or 0) < token then
+  return {0, 'rollback'}
+end
 if redis.call('TYPE', rec)['ok'] ~= 'hash' then
   return {0, 'store'}
 end
 local ours = redis.call('HGET', rec, 'grant')
-if ours == '' then
+if ours ~= ARGV[3] and (tonumber(redis.call('HGET', rec, 'token')) or 0) < token then
+  return {0, 'rollback'}
+elseif ours == '' then
   return {0, 'evicted'}
 elseif ours ~= ARGV[3] then
   return {0, 'taken'}
@@ -133,7 +234,14 @@ var (
 	releaseScript = redis.NewScript(releaseLua)
 )
 
-type redisStore struct{ c *redis.Client }
+type redisStore struct {
+	c *redis.Client
+	// FastVerify: how many replicas each write waits for (WAIT), and whether
+	// the last grant reached them all (nil) or why the store cannot be checked.
+	replicas int
+	wait     time.Duration
+	sync     error
+}
 
 // decimal reads a decimal field of a script's answer; anything else is an error, never 0.
 func decimal(v any, what string) (int64, error) {
@@ -177,6 +285,9 @@ func (r *redisStore) acquire(ctx context.Context, s *settled, capMs int64, grant
 		return nil, err
 	}
 	inc, _ := v[3].(string)
+	if r.replicas > 0 {
+		r.sync = r.replicated(ctx, "grant")
+	}
 	return &grant{id: int(code), token: uint64(token), floor: max(floor, 0), history: floor >= 0, grantID: grantID, incarnation: inc}, nil
 }
 
@@ -188,13 +299,20 @@ func (r *redisStore) renew(ctx context.Context, s *settled, g *grant, capMs int6
 	if len(v) == 0 {
 		return 0, fmt.Errorf("empty answer")
 	}
-	if n, err := decimal(v[0], "answer"); err != nil || n == 1 {
+	if n, err := decimal(v[0], "answer"); err != nil {
 		return 0, err
+	} else if n == 1 {
+		// A renewal the replicas may not have counts for nothing: with fast
+		// starts, a failover that lost it would let a member start right
+		// above the floor it did not raise.
+		return 0, r.replicated(ctx, "renewal")
 	}
 	if len(v) > 1 {
 		switch v[1] {
 		case "store":
 			return LostStoreData, nil
+		case "rollback":
+			return LostStoreBack, nil
 		case "evicted":
 			return LostEvicted, nil
 		}
@@ -204,6 +322,11 @@ func (r *redisStore) renew(ctx context.Context, s *settled, g *grant, capMs int6
 
 func (r *redisStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
 	n, err := releaseScript.Run(ctx, r.c, nil, s.ns, g.id, g.grantID, floor, g.incarnation).Int64()
+	if err == nil && n == 1 {
+		if why := r.replicated(ctx, "release"); why != nil {
+			s.log.Warn("nonceforge lease: " + why.Error())
+		}
+	}
 	return n == 1, err
 }
 

@@ -20,15 +20,17 @@ func connect(ctx context.Context, raw string, s *settled) (store, string, error)
 	shown := Redact(raw)
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return nil, shown, badURL(shown, "expected postgres://…, redis://… or etcd://host:port[,host:port…]")
+		return nil, shown, badURL(shown, "expected postgres://…, redis://…, redis+sentinel://host:port[,…]/service or etcd://host:port[,host:port…]")
 	}
 	switch scheme {
 	case "postgres", "postgresql":
 		return connectPostgres(ctx, raw, shown, s)
 	case "redis", "rediss":
-		return connectRedis(ctx, raw, rest, shown)
+		return connectRedis(ctx, raw, rest, shown, s)
+	case "redis+sentinel":
+		return connectSentinel(ctx, rest, shown, s)
 	case "etcd":
 		return connectEtcd(ctx, rest, shown)
 	}
-	return nil, shown, badURL(shown, fmt.Sprintf("unknown scheme %q: use postgres://, redis:// or etcd://", scheme))
+	return nil, shown, badURL(shown, fmt.Sprintf("unknown scheme %q: use postgres://, redis://, redis+sentinel:// or etcd://", scheme))
 }

@@ -40,7 +40,7 @@ function binding() {
 // left out takes the lease crate's default; the lease crate checks the rules between them (TTL 1 s..1 h,
 // renewal and margin against the TTL) and names the option that breaks one.
 function leaseOptions(options) {
-  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'pgSchema', 'key', 'epochUnixMs']);
+  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'pgSchema', 'fastStart', 'key', 'epochUnixMs']);
   for (const k of Object.keys(options)) {
     if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
   }
@@ -64,10 +64,12 @@ function leaseOptions(options) {
     throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
   }
   if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
-  const { namespace, holder, pgSchema } = options;
+  const { namespace, holder, pgSchema, fastStart } = options;
   if (namespace !== undefined) checkString(namespace, 'options.namespace');
   if (holder !== undefined) checkString(holder, 'options.holder');
   if (pgSchema !== undefined) checkString(pgSchema, 'options.pgSchema');
+  // Its values are checked by the lease crate (one owner of the rule).
+  if (fastStart !== undefined) checkString(fastStart, 'options.fastStart');
   // What is left out gets the lease crate's default (every default stated there once).
   const ms = (name) => (options[name] === undefined ? undefined : duration(options[name], `options.${name}`));
   return {
@@ -80,6 +82,7 @@ function leaseOptions(options) {
     namespace,
     holder,
     pgSchema,
+    fastStart,
   };
 }
 

@@ -154,6 +154,7 @@ class NonceGenerator extends EventEmitter {
       token: h.token,
       floorUnixMs: h.floorUnixMs,
       hasHistory: h.hasHistory,
+      startedFast: h.startedFast,
       lostReason: h.lostReason(),
       holder: h.holder,
       backend: h.backend,

@@ -763,14 +763,26 @@ fn library_floors_attach_rules_and_loss() {
         "{floor}: above the host's clock plus the hold"
     );
 
-    // The next holder has history; on a clock further behind the floor than
-    // it may wait, it fails instead of issuing below it.
+    // The next holder has history, but by default starts the TTL and margin
+    // ahead anyway: a store that went back may not show every live holder.
+    let before = wall();
+    let slow = Lease::acquire(&url, &opts).unwrap();
+    assert!(slow.has_history() && !slow.started_fast());
+    assert!(slow.floor_unix_ms() >= before + 1100 && slow.floor_unix_ms() > floor);
+    assert!(slow.slow_start_reason().unwrap().contains("off"));
+    slow.release().unwrap();
+    let floor = nonceforge_lease::status(&url, &opts).unwrap()[0].floor_unix_ms;
+
+    // Starting fast (declared: this Redis never goes back), on a clock
+    // further behind the floor than it may wait, it fails instead of issuing
+    // below it.
     let strict = LeaseOptions {
         max_clock_wait: Some(Duration::from_millis(1)),
+        fast_start: nonceforge_lease::FastStart::Declared,
         ..opts.clone()
     };
     let next = Lease::acquire(&url, &strict).unwrap();
-    assert!(next.has_history());
+    assert!(next.has_history() && next.started_fast());
     assert_eq!((next.machine_id().get(), next.floor_unix_ms()), (0, floor));
     assert!(matches!(
         next.builder()

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 mod atoms {
-    rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none, taken, evicted, store_lost_data }
+    rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none, taken, evicted, store_lost_data, store_went_back }
 }
 
 /// A held lease and its watcher.
@@ -40,6 +40,7 @@ struct LeaseOpts {
     namespace: Option<String>,
     holder: Option<String>,
     pg_schema: Option<String>,
+    fast_start: Option<String>,
 }
 
 /// Tells `owner` when the lease lapses or is lost, as the lease's thread
@@ -94,6 +95,9 @@ impl From<LeaseOpts> for LeaseOptions {
             namespace: o.namespace,
             holder: o.holder,
             pg_schema: o.pg_schema,
+            // Nonceforge.lease_options/1 lets only :off, :verify and
+            // :declared through; the off default is the safe one anyway.
+            fast_start: o.fast_start.and_then(|f| f.parse().ok()),
         }
         .into()
     }
@@ -283,13 +287,15 @@ fn nif_lease_ttl_ms(shared: ResourceArc<SharedLease>) -> u64 {
         .unwrap_or(0)
 }
 
-/// Why a shared lease was lost: `:taken`, `:evicted` or `:store_lost_data`
-/// (the store lost its data); `nil` while it is not lost.
+/// Why a shared lease was lost: `:taken`, `:evicted`, `:store_lost_data`
+/// (the store lost its data) or `:store_went_back` (an older copy of it came
+/// back); `nil` while it is not lost.
 #[rustler::nif]
 fn nif_lease_lost_reason(env: Env<'_>, shared: ResourceArc<SharedLease>) -> Term<'_> {
     match shared.with(Lease::lost_reason) {
         Some(LostReason::Taken) => atoms::taken().encode(env),
         Some(LostReason::Evicted) => atoms::evicted().encode(env),
+        Some(LostReason::StoreWentBack) => atoms::store_went_back().encode(env),
         Some(_) => atoms::store_lost_data().encode(env),
         None => rustler::types::atom::nil().encode(env),
     }

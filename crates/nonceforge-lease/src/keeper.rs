@@ -3,7 +3,7 @@
 //! local deadline if no renewal has moved it.
 
 use crate::error::{LeaseError, Result};
-use crate::options::{LeaseOptions, Settled};
+use crate::options::{FastStart, LeaseOptions, Settled};
 use crate::spec::Backend;
 use crate::store::{Ask, Grant, LostReason, Renewal, Store};
 use crate::{LeaseEvent, LeaseState};
@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) start_wait: Duration,
     /// Whether the store had a record of the id.
     pub(crate) history: bool,
+    /// Whether the grant started right above the store's floor, or why not.
+    pub(crate) fast_start: std::result::Result<(), String>,
     pub(crate) acquired_in: Duration,
     inner: Mutex<Inner>,
     /// Who is told of each change (a lock of its own: told after `inner` is
@@ -187,8 +189,15 @@ impl Shared {
         if store.is_none() {
             let s = &self.settled;
             *store = Some(
-                Store::connect(&self.backend, &s.namespace, &s.pg_schema, s.request_timeout)
-                    .await?,
+                Store::connect(
+                    &self.backend,
+                    &s.namespace,
+                    &s.pg_schema,
+                    s.request_timeout,
+                    s.fast_start,
+                    s.request_timeout,
+                )
+                .await?,
             );
         }
         Ok(store.as_mut().expect("connected above"))
@@ -308,40 +317,61 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
 async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Store)> {
     let t0 = Instant::now();
     let hold = settled.ttl - settled.margin;
-    let cap = wall_unix_ms() + ms(hold);
     let ask = Ask {
         namespace: &settled.namespace,
         holder: &settled.holder,
         ttl: settled.ttl,
     };
-    let (store, grant) = tokio::time::timeout(settled.connect_timeout, async {
-        let mut store = Store::connect(
-            &backend,
-            &settled.namespace,
-            &settled.pg_schema,
-            settled.connect_timeout,
-        )
-        .await?;
-        let grant = store
-            .acquire(&backend, &ask, settled.ids.clone(), cap)
+    // An unreachable store is tried again until the connect timeout: a
+    // failover (a sentinel naming no primary for a moment, a standby being
+    // promoted) is over in seconds. Each try counts its own send and cap.
+    let give_up = t0 + settled.connect_timeout;
+    let (store, grant, send, cap) = loop {
+        let send = Instant::now();
+        let cap = wall_unix_ms() + ms(hold);
+        let left = give_up.saturating_duration_since(send);
+        let tried = tokio::time::timeout(left, async {
+            let mut store = Store::connect(
+                &backend,
+                &settled.namespace,
+                &settled.pg_schema,
+                left,
+                settled.fast_start,
+                settled.request_timeout,
+            )
             .await?;
-        Ok::<_, LeaseError>((store, grant))
-    })
-    .await
-    .map_err(|_| timed_out(&backend, settled.connect_timeout))??;
+            let grant = store
+                .acquire(&backend, &ask, settled.ids.clone(), cap)
+                .await?;
+            Ok::<_, LeaseError>((store, grant))
+        })
+        .await;
+        match tried {
+            Ok(Ok((store, grant))) => break (store, grant, send, cap),
+            Ok(Err(e @ LeaseError::Unreachable { .. }))
+                if Instant::now() + Duration::from_millis(100) < give_up =>
+            {
+                log::debug!("nonceforge-lease: acquiring: {e}; trying again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(timed_out(&backend, settled.connect_timeout)),
+        }
+    };
     let acquired_in = t0.elapsed();
     let machine_id = MachineId::new(grant.machine_id as u64)?;
-    let (floor, start_wait) = start_floor(&grant, cap - ms(hold), settled.ttl + settled.margin);
-    if grant.history {
-        log::info!(
-            "nonceforge-lease: machine id {} from {} in {:?} (token {}, floor {})",
-            grant.machine_id,
-            backend.shown,
-            acquired_in,
-            grant.token,
-            floor
-        );
-    } else {
+    let fast = match settled.fast_start {
+        FastStart::Off => Err("fast_start is off".to_owned()),
+        FastStart::Declared => Ok(()),
+        FastStart::Verify => store.durable(),
+    };
+    let (floor, start_wait) = start_floor(
+        &grant,
+        wall_unix_ms(),
+        settled.ttl + settled.margin,
+        fast.is_ok(),
+    );
+    if !grant.history {
         log::warn!(
             "nonceforge-lease: machine id {} from {} has no history in the store (never leased in this namespace, or the store lost its data): its generators start above {} ms, the TTL and margin ahead of this clock, above anything an earlier holder may still issue (token {})",
             grant.machine_id,
@@ -349,9 +379,29 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
             floor,
             grant.token
         );
+    } else if let Err(why) = &fast {
+        log::info!(
+            "nonceforge-lease: machine id {} from {} in {:?} (token {}): its generators start above {} ms, the TTL and margin ahead of this clock, above any holder a store that went back may no longer show ({why})",
+            grant.machine_id,
+            backend.shown,
+            acquired_in,
+            grant.token,
+            floor
+        );
+    } else {
+        log::info!(
+            "nonceforge-lease: machine id {} from {} in {:?} (token {}, floor {}, fast start: {})",
+            grant.machine_id,
+            backend.shown,
+            acquired_in,
+            grant.token,
+            floor,
+            settled.fast_start
+        );
     }
     let shared = Arc::new(Shared {
         machine_id,
+        fast_start: fast,
         floor_unix_ms: floor,
         start_wait,
         history: grant.history,
@@ -359,7 +409,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
         inner: Mutex::new(Inner {
             grant,
             gens: Vec::new(),
-            deadline: t0 + hold,
+            deadline: send + hold,
             cap_unix_ms: cap,
             lapsed: false,
             lost: None,
@@ -560,21 +610,30 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
 }
 
 /// Where the generators of a new grant start above, and how much longer than
-/// `max_clock_wait` they may wait to get there.
+/// `max_clock_wait` they may wait to get there (docs/lease-protocol.md, "A
+/// store that goes back").
 ///
-/// With history, the store's floor covers every earlier holder. Without
-/// (`grant.history` false: the id was never leased here, or the store lost its
-/// data), an earlier holder may still be issuing: its last successful request
-/// was sent before the store lost the record, so before `wall_at_send` in real
-/// time, and it issues nothing above its host's wall clock at that send plus
-/// the hold (the cap). Starting above `wall_at_send + TTL + margin` (= + hold +
-/// 2 × margin) stays above all of it while the two hosts' clocks differ by
-/// less than twice the margin.
-pub(crate) fn start_floor(grant: &Grant, wall_at_send: u64, pad: Duration) -> (u64, Duration) {
-    if grant.history {
+/// The store's floor covers every earlier holder the store still shows. One
+/// it no longer shows — its data lost (`grant.history` false), or an older
+/// copy of it put back (a replica that was behind promoted, a backup
+/// restored), which may show the id expired or released under a holder that
+/// is still issuing — made its last successful request before the store
+/// answered this acquire, so before `wall_after` (this host's clock when the
+/// answer came) in real time, and issues nothing above its host's clock at
+/// that request plus the hold (the cap). Starting above `wall_after + TTL +
+/// margin` (= + hold + 2 × margin) stays above all of it while the two hosts'
+/// clocks differ by less than twice the margin. Only where the store cannot
+/// go back (`fast`: verified or declared) is its floor enough.
+pub(crate) fn start_floor(
+    grant: &Grant,
+    wall_after: u64,
+    pad: Duration,
+    fast: bool,
+) -> (u64, Duration) {
+    if grant.history && fast {
         (grant.floor_unix_ms, Duration::ZERO)
     } else {
-        (grant.floor_unix_ms.max(wall_at_send + ms(pad)), pad)
+        (grant.floor_unix_ms.max(wall_after + ms(pad)), pad)
     }
 }
 
@@ -595,6 +654,8 @@ pub(crate) fn one_shot<T: Send>(
                         backend,
                         &options.namespace,
                         &options.pg_schema,
+                        options.connect_timeout,
+                        FastStart::Off,
                         options.connect_timeout,
                     )
                     .await?;

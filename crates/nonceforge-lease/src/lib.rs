@@ -39,7 +39,18 @@
 //! | store restarts (down < TTL − margin − renewal period) | generators keep running; renewals resume | same, if Redis persists (AOF/RDB); without persistence it comes back empty (next row) | same |
 //! | store down longer | generators stop at the deadline; resume when it is back if nobody took the id | same | same |
 //! | store comes back empty (flushed, restarted without persistence, prefix wiped, tables dropped) | every old holder stops at its next renewal ([`LostReason::StoreLostData`]); new holders find no history and start the TTL and margin ahead | same | same |
-//! | a store member lost | no (one server; use a managed HA PostgreSQL with synchronous replication) | **no**: replication is asynchronous — a failover can lose a granted lease and hand the id out twice | **yes**: a minority of members can fail; a new leader extends leases, never shortens them |
+//! | store goes back (an asynchronous replica that was behind promoted, a backup, dump or snapshot restored) | every holder the copy does not show stops at its next renewal ([`LostReason::StoreWentBack`], or `Taken` where another took the id since); every new grant starts the TTL and margin ahead of its acquirer's clock, above all of them | same (Sentinel: `redis+sentinel://…`) | same (snapshot restores; Raft failovers never go back) |
+//! | a store member lost | a standby promoted: the row above (multi-host URLs with `target_session_attrs=read-write` follow it) | a replica promoted: the row above | **yes**: a minority of members can fail; a new leader extends leases, never shortens them |
+//!
+//! # Start-up: the TTL and margin, or a fast start
+//!
+//! Because a store may come back with an older copy of its data, every new
+//! grant's generators start above this host's clock plus the TTL and margin
+//! (11 s with the defaults; [`Lease::wait_for_start`] waits it out). Hold one
+//! lease across jobs to pay it once, or set [`LeaseOptions::fast_start`] where
+//! the store cannot go back: [`FastStart::Verify`] checks it (PostgreSQL
+//! synchronous standbys, Redis replicas acknowledging each write with `WAIT`,
+//! etcd), [`FastStart::Declared`] takes the operator's word.
 //!
 //! # A store that loses its data, or is shared with others
 //!
@@ -114,7 +125,7 @@ mod syntax;
 mod vectors;
 
 pub use error::{LeaseError, Result};
-pub use options::{DEFAULT_PG_SCHEMA, LeaseOptions, MillisOptions};
+pub use options::{DEFAULT_PG_SCHEMA, FastStart, LeaseOptions, MillisOptions};
 pub use secrets::{redact_url, url_has_secret};
 pub use store::{LostReason, Record, StoreInfo};
 pub use syntax::{parse_duration, parse_ids};
@@ -212,10 +223,11 @@ impl Lease {
         self.shared.token()
     }
 
-    /// The highest timestamp (Unix ms) an earlier holder of this id may have
-    /// issued; generators of this lease start above it. For an id the store
-    /// had no record of ([`has_history`](Self::has_history) false) it lies
-    /// the TTL and margin ahead of the clock at acquiring.
+    /// The timestamp (Unix ms) generators of this lease start above: the
+    /// highest an earlier holder of this id may have issued. Unless the grant
+    /// [started fast](Self::started_fast) it lies the TTL and margin ahead of
+    /// this host's clock when the acquire was answered (above any holder a
+    /// store that went back no longer shows).
     pub fn floor_unix_ms(&self) -> u64 {
         self.shared.floor_unix_ms
     }
@@ -226,6 +238,24 @@ impl Lease {
     /// warning level).
     pub fn has_history(&self) -> bool {
         self.shared.history
+    }
+
+    /// Whether this grant's generators start right above the store's floor
+    /// ([`LeaseOptions::fast_start`] verified or declared, and the id has
+    /// history), rather than the TTL and margin ahead of this host's clock.
+    pub fn started_fast(&self) -> bool {
+        self.shared.history && self.shared.fast_start.is_ok()
+    }
+
+    /// Why this grant did not start fast (`None` when it did): the option is
+    /// off, the check found the store may go back (and why), or the id has no
+    /// history.
+    pub fn slow_start_reason(&self) -> Option<String> {
+        if !self.shared.history {
+            Some("the id has no history in the store".into())
+        } else {
+            self.shared.fast_start.clone().err()
+        }
     }
 
     /// Blocks until this host's clock has passed [`floor_unix_ms`](Self::floor_unix_ms)

@@ -47,6 +47,69 @@ pub struct LeaseOptions {
     /// released early (its start protected the holders before it); the rest
     /// is room for the hosts' clocks to differ.
     pub max_clock_wait: Option<Duration>,
+    /// Whether a new grant may start right above the store's floor instead of
+    /// the TTL and margin ahead of this host's clock (default
+    /// [`FastStart::Off`]: a store that can go back to an older copy of its
+    /// data — an asynchronous replica promoted, a backup restored — must not
+    /// be trusted to show every live holder). Use the same setting on every
+    /// member of a namespace.
+    pub fast_start: FastStart,
+}
+
+/// When a new grant may skip the start-up wait (`docs/lease-protocol.md`,
+/// "A store that goes back"). Every other rule holds whichever is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FastStart {
+    /// Every grant starts the TTL and margin ahead of this host's clock at the
+    /// acquire (11 s with the defaults): safe whatever copy of its data the
+    /// store comes back with. The default.
+    #[default]
+    Off,
+    /// Start fast only where this member can check that an acknowledged write
+    /// survives a failover: PostgreSQL with `synchronous_standby_names` set
+    /// (the session's commits wait for the synchronous standbys), Redis with at
+    /// least one connected replica (each write waits for all of them with
+    /// `WAIT`; a renewal that they do not all acknowledge fails), etcd (Raft
+    /// commits on a quorum). Where the check fails, the grant starts as with
+    /// `Off` and the reason is logged ([`crate::Lease::fast_start`]).
+    Verify,
+    /// Start fast on the operator's word that the store never goes back to an
+    /// older copy while members run (one server that is never restored from a
+    /// backup, an etcd cluster never restored from a snapshot).
+    Declared,
+}
+
+impl FastStart {
+    /// The option's text forms, as the CLI and the bindings take them.
+    pub const CHOICES: &'static str = "off, verify or declared";
+
+    /// Its text form: `off`, `verify` or `declared`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FastStart::Off => "off",
+            FastStart::Verify => "verify",
+            FastStart::Declared => "declared",
+        }
+    }
+}
+
+impl std::str::FromStr for FastStart {
+    type Err = LeaseError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "off" => Ok(FastStart::Off),
+            "verify" => Ok(FastStart::Verify),
+            "declared" => Ok(FastStart::Declared),
+            _ => Err(bad("fast_start", s, "must be off, verify or declared")),
+        }
+    }
+}
+
+impl std::fmt::Display for FastStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Default for LeaseOptions {
@@ -62,6 +125,7 @@ impl Default for LeaseOptions {
             holder: None,
             pg_schema: DEFAULT_PG_SCHEMA.into(),
             max_clock_wait: None,
+            fast_start: FastStart::Off,
         }
     }
 }
@@ -88,6 +152,8 @@ pub struct MillisOptions {
     pub holder: Option<String>,
     /// [`LeaseOptions::pg_schema`].
     pub pg_schema: Option<String>,
+    /// [`LeaseOptions::fast_start`].
+    pub fast_start: Option<FastStart>,
 }
 
 impl From<MillisOptions> for LeaseOptions {
@@ -103,6 +169,7 @@ impl From<MillisOptions> for LeaseOptions {
             namespace: o.namespace.unwrap_or(d.namespace),
             holder: o.holder,
             pg_schema: o.pg_schema.unwrap_or(d.pg_schema),
+            fast_start: o.fast_start.unwrap_or(d.fast_start),
             ..d
         }
     }
@@ -121,6 +188,7 @@ pub(crate) struct Settled {
     pub(crate) holder: String,
     pub(crate) pg_schema: String,
     pub(crate) max_clock_wait: Duration,
+    pub(crate) fast_start: FastStart,
 }
 
 /// The PostgreSQL schema of the lease tables when none is given.
@@ -247,6 +315,7 @@ impl LeaseOptions {
             holder,
             pg_schema: self.pg_schema.clone(),
             max_clock_wait: self.max_clock_wait.unwrap_or(ttl + 2 * margin),
+            fast_start: self.fast_start,
         })
     }
 }
@@ -273,6 +342,19 @@ mod tests {
         assert_eq!(s.margin, Duration::from_secs(1));
         assert!(s.renew_every * 2 + s.margin <= s.ttl);
         assert!(s.holder.contains(&format!("/{}/", std::process::id())));
+    }
+
+    #[test]
+    fn fast_start_text() {
+        for f in [FastStart::Off, FastStart::Verify, FastStart::Declared] {
+            assert_eq!(f.as_str().parse::<FastStart>().unwrap(), f);
+        }
+        let e = "on".parse::<FastStart>().unwrap_err().to_string();
+        assert!(
+            e.starts_with("fast_start = ") && e.contains("off, verify or declared"),
+            "{e}"
+        );
+        assert_eq!(LeaseOptions::default().fast_start, FastStart::Off);
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! Backend URLs: `postgres://…`, `redis://…`, `etcd://host:port[,host:port…]`.
+//! Backend URLs: `postgres://…` (libpq's, several hosts and
+//! `target_session_attrs=read-write` included), `redis://…`,
+//! `redis+sentinel://[user:password@]host:port[,host:port…]/service[/db]`,
+//! `etcd://host:port[,host:port…]`.
 
 use crate::error::{LeaseError, Result};
 
@@ -9,9 +12,21 @@ pub(crate) enum Spec {
     Postgres(tokio_postgres::Config),
     /// A redis URL, handed to the redis crate.
     Redis(redis::ConnectionInfo),
+    /// Redis through Sentinel: the sentinels, the service (master) name, and
+    /// the data nodes' database and credentials. Each connection asks the
+    /// sentinels for the current primary, so a failover is followed.
+    RedisSentinel(Box<SentinelSpec>),
     /// `http://host:port` endpoints of the etcd members, and the user and
     /// password of etcd's authentication when the URL names them.
     Etcd(Vec<String>, Option<(String, String)>),
+}
+
+/// `redis+sentinel://…`, parsed.
+#[derive(Clone)]
+pub(crate) struct SentinelSpec {
+    pub(crate) sentinels: Vec<redis::ConnectionInfo>,
+    pub(crate) service: String,
+    pub(crate) node: redis::RedisConnectionInfo,
 }
 
 /// A parsed backend URL, with the text to show in messages (no password).
@@ -25,7 +40,7 @@ impl Backend {
     pub(crate) fn name(&self) -> &'static str {
         match self.spec {
             Spec::Postgres(_) => "postgres",
-            Spec::Redis(_) => "redis",
+            Spec::Redis(_) | Spec::RedisSentinel(_) => "redis",
             Spec::Etcd(..) => "etcd",
         }
     }
@@ -46,7 +61,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
     let url = url.trim();
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(bad(
-            "expected postgres://…, redis://… or etcd://host:port[,host:port…]".into(),
+            "expected postgres://…, redis://…, redis+sentinel://host:port[,…]/service or etcd://host:port[,host:port…]".into(),
         ));
     };
     let spec = match scheme {
@@ -65,6 +80,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
                 .map_err(|e| bad(format!("{e}")))?;
             Spec::Redis(info)
         }
+        "redis+sentinel" => Spec::RedisSentinel(Box::new(sentinel(rest).map_err(bad)?)),
         "etcd" => {
             // etcd://user:password@host:port,…: the userinfo runs to the last '@'.
             let (auth, rest) = match rest.rsplit_once('@') {
@@ -101,11 +117,75 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
         }
         other => {
             return Err(bad(format!(
-                "unknown scheme {other:?}: use postgres://, redis:// or etcd://"
+                "unknown scheme {other:?}: use postgres://, redis://, redis+sentinel:// or etcd://"
             )));
         }
     };
     Ok(Backend { spec, shown })
+}
+
+/// `[user:password@]host:port[,host:port…]/service[/db]`: the credentials and
+/// the database are the data nodes' (the sentinels are asked without them).
+fn sentinel(rest: &str) -> std::result::Result<SentinelSpec, String> {
+    const FORM: &str = "redis+sentinel://[user:password@]host:port[,host:port…]/service[/db]";
+    let (userinfo, rest) = match rest.rsplit_once('@') {
+        Some((u, r)) => (Some(u), r),
+        None => (None, rest),
+    };
+    let (hosts, path) = rest
+        .split_once('/')
+        .ok_or_else(|| format!("no service name: {FORM}"))?;
+    let (service, db) = match path.split_once('/') {
+        Some((s, db)) => (s, Some(db)),
+        None => (path, None),
+    };
+    if service.is_empty() || !service.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!("no service name: {FORM}"));
+    }
+    let mut node = redis::RedisConnectionInfo::default();
+    if let Some(db) = db.filter(|d| !d.is_empty()) {
+        let db: i64 = db
+            .parse()
+            .ok()
+            .filter(|d| *d >= 0)
+            .ok_or_else(|| format!("database {db:?} is not a number: {FORM}"))?;
+        node = node.set_db(db);
+    }
+    if let Some(u) = userinfo {
+        let (user, password) = match u.split_once(':') {
+            Some((user, pw)) => (user, Some(pw)),
+            None => (u, None),
+        };
+        if !user.is_empty() {
+            node = node.set_username(user);
+        }
+        if let Some(pw) = password {
+            node = node.set_password(pw);
+        }
+    }
+    let mut sentinels = Vec::new();
+    for ep in hosts.split(',') {
+        let (host, port) = ep
+            .rsplit_once(':')
+            .ok_or_else(|| format!("sentinel {ep:?} has no port: host:port"))?;
+        let port: u16 = port
+            .parse()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("sentinel {ep:?}: port must be in 1..=65535"))?;
+        if host.is_empty() || host.contains(['/', '@', '?']) {
+            return Err(format!("sentinel {ep:?} has no valid host: host:port"));
+        }
+        sentinels.push(
+            redis::IntoConnectionInfo::into_connection_info(format!("redis://{host}:{port}"))
+                .map_err(|e| format!("sentinel {ep:?}: {e}"))?,
+        );
+    }
+    Ok(SentinelSpec {
+        sentinels,
+        service: service.to_owned(),
+        node,
+    })
 }
 
 #[cfg(test)]
@@ -134,6 +214,11 @@ mod tests {
             ("redis://", "no host"),
             ("redis://h:notaport", "malformed"),
             ("postgres://h:notaport/db", "malformed"),
+            ("redis+sentinel://h:26379", "no service name"),
+            ("redis+sentinel://h:26379/", "no service name"),
+            ("redis+sentinel://h/mymaster", "has no port"),
+            ("redis+sentinel://h:0/mymaster", "port must be"),
+            ("redis+sentinel://h:26379/mymaster/x", "not a number"),
         ] {
             let e = parse(url).unwrap_err().to_string();
             assert!(e.contains(needle), "{url:?}: {e}");
@@ -155,5 +240,15 @@ mod tests {
             "postgres"
         );
         assert_eq!(parse("redis://127.0.0.1:6379/2").unwrap().name(), "redis");
+        let s =
+            parse("redis+sentinel://app:pw@127.0.0.1:26379,127.0.0.1:26380/mymaster/3").unwrap();
+        assert_eq!(s.name(), "redis");
+        assert_eq!(
+            s.shown,
+            "redis+sentinel://app:***@127.0.0.1:26379,127.0.0.1:26380/mymaster/3"
+        );
+        assert!(matches!(&s.spec, Spec::RedisSentinel(x)
+            if x.sentinels.len() == 2 && x.service == "mymaster" && x.node.db() == 3
+                && x.node.password() == Some("pw") && x.node.username() == Some("app")));
     }
 }

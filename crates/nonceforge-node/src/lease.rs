@@ -12,7 +12,7 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState, LostReason, MillisOptions};
+use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeaseState, MillisOptions};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,6 +55,8 @@ pub struct LeaseOpts {
     pub holder: Option<String>,
     /// PostgreSQL: the schema of the lease tables.
     pub pg_schema: Option<String>,
+    /// `'off'`, `'verify'` or `'declared'`.
+    pub fast_start: Option<String>,
 }
 
 /// `FIRST-LAST` or one id, read by the lease crate (the CLI's and every
@@ -98,6 +100,12 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
         namespace: o.namespace,
         holder: o.holder,
         pg_schema: o.pg_schema,
+        fast_start: o.fast_start.map(|f| f.parse()).transpose().map_err(|e| {
+            Error::new(
+                Status::InvalidArg,
+                format!("ERR_INVALID_ARG_VALUE: options.fastStart: {e}"),
+            )
+        })?,
     }
     .into())
 }
@@ -273,20 +281,24 @@ impl LeaseHandle {
         }
     }
 
-    /// Why the lease was lost — `'taken'`, `'evicted'` or `'store'` (the store
-    /// lost its data) — or null while it is not.
+    /// Why the lease was lost — `'taken'`, `'evicted'`, `'store'` (the store
+    /// lost its data) or `'rollback'` (the store went back to an older copy)
+    /// — or null while it is not.
     #[napi(catch_unwind)]
     pub fn lost_reason(&self) -> Option<String> {
         let guard = self.lease.lock().unwrap_or_else(|p| p.into_inner());
-        guard.as_ref().and_then(Lease::lost_reason).map(|r| {
-            match r {
-                LostReason::Taken => "taken",
-                LostReason::Evicted => "evicted",
-                LostReason::StoreLostData => "store",
-                _ => "lost",
-            }
-            .to_owned()
-        })
+        guard
+            .as_ref()
+            .and_then(Lease::lost_reason)
+            .map(|r| r.as_str().to_owned())
+    }
+
+    /// Whether the generators started right above the store's floor (the
+    /// `fastStart` option verified or declared, and the id has history).
+    #[napi(getter)]
+    pub fn started_fast(&self) -> bool {
+        let guard = self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref().is_some_and(Lease::started_fast)
     }
 
     /// Whether the store had a record of the id (false: a new namespace, or

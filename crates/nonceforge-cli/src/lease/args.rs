@@ -3,7 +3,7 @@
 
 use clap::Args;
 pub use nonceforge_lease::parse_duration;
-use nonceforge_lease::{LeaseOptions, parse_ids};
+use nonceforge_lease::{FastStart, LeaseOptions, parse_ids};
 use std::time::Duration;
 
 /// Options of a lease, shared by `lease …` and `gen --lease`.
@@ -31,6 +31,16 @@ pub struct LeaseArgs {
     /// This process's name in the store (default host/pid/random).
     #[arg(long, value_name = "TEXT")]
     holder: Option<String>,
+    /// When a new grant may start right above the store's floor instead of
+    /// the TTL and margin ahead of this clock (11 s by default): off (safe on
+    /// any store, even one that fails over to a replica that was behind or is
+    /// restored from a backup), verify (where this member can check that
+    /// acknowledged writes survive a failover: PostgreSQL with synchronous
+    /// standbys, Redis with replicas acknowledging each write, etcd), or
+    /// declared (the operator says the store never goes back). Use the same
+    /// on every member.
+    #[arg(long, value_name = "off|verify|declared", default_value = "off")]
+    fast_start: FastStart,
     /// Give up connecting and acquiring after this long.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
     connect_timeout: Duration,
@@ -47,6 +57,7 @@ impl LeaseArgs {
             namespace: self.namespace.clone(),
             pg_schema: self.pg_schema.clone(),
             holder: self.holder.clone(),
+            fast_start: self.fast_start,
             ..LeaseOptions::default()
         }
     }

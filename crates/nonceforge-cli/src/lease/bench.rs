@@ -158,30 +158,6 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
             )?;
         }
     }
-    // An id without history (a new namespace stands in for a store that lost
-    // its data): how long until its first generator may issue.
-    let fresh_options = nonceforge_lease::LeaseOptions {
-        namespace: format!("bench_fresh_{}", std::process::id()),
-        ..options.clone()
-    };
-    let t = Instant::now();
-    let fresh = Lease::acquire(&args.backend, &fresh_options)?;
-    let fresh_generator = fresh.generator()?;
-    fresh_generator.counter_96()?;
-    let start_delay = t.elapsed().as_secs_f64() * 1000.0;
-    let (history, pad) = (fresh.has_history(), fresh.ttl() + fresh.margin());
-    fresh.release()?;
-    if args.json {
-        let line = serde_json::json!({"name": "lease_start_without_history",
-            "history": history, "first_nonce_after_ms": start_delay});
-        writeln!(out, "{line}")?;
-    } else {
-        writeln!(
-            out,
-            "\nan id without history (a new namespace, as after a data loss): first nonce {start_delay:.0} ms after acquiring began (TTL + margin = {} ms)",
-            pad.as_millis()
-        )?;
-    }
     let (ok, failed) = lease.renewals();
     let mut rtts: Vec<f64> = lease
         .renewal_round_trips()
@@ -210,5 +186,81 @@ pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
         )?;
     }
     lease.release()?;
+    first_values(&args, &options, &mut out)
+}
+
+/// Acquire to first value, as a `gen --lease` or a restarting worker pays it:
+/// on an id with history, slow (the TTL and margin: the default, safe when
+/// the store goes back) and fast (`fast_start = declared`); on an id without
+/// history (a new namespace stands in for a store that lost its data).
+fn first_values(
+    args: &LeaseBenchArgs,
+    options: &nonceforge_lease::LeaseOptions,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    use nonceforge_lease::{FastStart, LeaseOptions};
+    let mut pad = Duration::ZERO;
+    let mut first_value = |o: &LeaseOptions| -> Result<(f64, bool), CliError> {
+        let t = Instant::now();
+        let lease = Lease::acquire(&args.backend, o)?;
+        lease.generator()?.counter_96()?;
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let fast = lease.started_fast();
+        pad = lease.ttl() + lease.margin();
+        lease.release()?;
+        Ok((ms, fast))
+    };
+    let cases = [
+        (
+            "slow start (fast_start off, the default)",
+            "lease_first_value_slow",
+            LeaseOptions {
+                fast_start: FastStart::Off,
+                ..options.clone()
+            },
+        ),
+        (
+            "fast start (fast_start declared)",
+            "lease_first_value_fast",
+            LeaseOptions {
+                fast_start: FastStart::Declared,
+                ..options.clone()
+            },
+        ),
+        (
+            "no history (a new namespace, as after a data loss)",
+            "lease_first_value_no_history",
+            LeaseOptions {
+                namespace: format!("bench_fresh_{}", std::process::id()),
+                ..options.clone()
+            },
+        ),
+    ];
+    if !args.json {
+        writeln!(
+            out,
+            "
+| acquire to first value | ms | started fast |
+|---|---:|---|"
+        )?;
+    }
+    for (label, name, o) in cases {
+        let (ms, fast) = first_value(&o)?;
+        if args.json {
+            let line = serde_json::json!({"name": name, "first_value_after_ms": ms,
+                "started_fast": fast});
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "| {label} | {ms:.0} | {fast} |")?;
+        }
+    }
+    if !args.json {
+        writeln!(
+            out,
+            "
+(TTL + margin = {} ms: what a grant waits unless it starts fast; hold one lease across jobs to pay it once)",
+            pad.as_millis()
+        )?;
+    }
     Ok(())
 }

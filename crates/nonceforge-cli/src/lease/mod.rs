@@ -110,20 +110,30 @@ pub fn acquire_for_gen(url: &str, args: &LeaseArgs) -> Result<Lease, CliError> {
         lease.token(),
         lease.floor_unix_ms()
     );
-    if !lease.has_history() {
-        eprintln!("{}", no_history_warning(&lease));
+    if let Some(note) = start_note(&lease) {
+        eprintln!("{note}");
     }
     catch_signals();
     Ok(lease)
 }
 
-/// The warning for an id the store had no record of.
-fn no_history_warning(lease: &Lease) -> String {
-    format!(
-        "nonceforge: warning: machine id {} has no history in the store (never leased in this namespace, or the store lost its data): waiting until {} ms (the TTL and margin) so that no earlier holder can still be issuing below it",
-        lease.machine_id().get(),
-        lease.floor_unix_ms()
-    )
+/// What a grant that does not start right above the store's floor waits
+/// for, and why: a warning for an id the store had no record of, a note
+/// otherwise.
+fn start_note(lease: &Lease) -> Option<String> {
+    if !lease.has_history() {
+        Some(format!(
+            "nonceforge: warning: machine id {} has no history in the store (never leased in this namespace, or the store lost its data): waiting until {} ms (the TTL and margin) so that no earlier holder can still be issuing below it",
+            lease.machine_id().get(),
+            lease.floor_unix_ms()
+        ))
+    } else {
+        lease.slow_start_reason().map(|why| format!(
+            "nonceforge: machine id {}: waiting until {} ms (the TTL and margin), above any holder a store that went back to an older copy may no longer show ({why}; --fast-start verify or declared where the store cannot go back, or hold one lease across jobs)",
+            lease.machine_id().get(),
+            lease.floor_unix_ms()
+        ))
+    }
 }
 
 /// Why a leased generator is disabled, in words.
@@ -159,8 +169,8 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
         } => {
             let options = lease.options();
             let l = Lease::acquire(&backend, &options)?;
-            if !l.has_history() {
-                eprintln!("{}", no_history_warning(&l));
+            if let Some(note) = start_note(&l) {
+                eprintln!("{note}");
             }
             catch_signals();
             let mut out = std::io::stdout().lock();
@@ -170,13 +180,15 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 let line = serde_json::json!({
                     "machine_id": id, "token": token, "floor_unix_ms": floor,
                     "holder": l.holder(), "acquired_in_ms": ms, "history": l.has_history(),
+                    "started_fast": l.started_fast(),
                 });
                 writeln!(out, "{line}")?;
             } else {
                 writeln!(
                     out,
-                    "machine_id={id} token={token} floor_unix_ms={floor} acquired_in_ms={ms:.1} history={} holder={}",
+                    "machine_id={id} token={token} floor_unix_ms={floor} acquired_in_ms={ms:.1} history={} started_fast={} holder={}",
                     l.has_history(),
+                    l.started_fast(),
                     l.holder()
                 )?;
             }

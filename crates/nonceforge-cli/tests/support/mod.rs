@@ -167,6 +167,92 @@ impl Postgres {
             .output();
     }
 
+    /// Stops it as a crash would (`-m immediate`: no shutdown checkpoint).
+    pub fn kill(&self) {
+        let _ = self
+            .as_pg(&need("pg_ctl"))
+            .args(["-D", &self.data(), "-m", "immediate", "-w", "stop"])
+            .output();
+    }
+
+    /// A copy of this cluster as of now (`pg_basebackup`, WAL streamed), on
+    /// a port of its own: a standby of this one with `standby`, else a
+    /// backup that starts as a primary when started. Not started.
+    pub fn copy(&self, standby: bool) -> Postgres {
+        let dir = TempDir::new("pg-copy");
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["postgres", &dir.0.display().to_string()])
+                .status()
+                .expect("chown");
+            assert!(ok.success());
+        }
+        let copy = Postgres {
+            dir,
+            port: free_port(),
+        };
+        let port = self.port.to_string();
+        let data = copy.data();
+        let mut args = vec![
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-D",
+            &data,
+            "-X",
+            "stream",
+            "-c",
+            "fast",
+            "--no-sync",
+        ];
+        if standby {
+            args.push("-R");
+        }
+        let out = self
+            .as_pg(&need("pg_basebackup"))
+            .args(&args)
+            .output()
+            .expect("pg_basebackup");
+        assert!(
+            out.status.success(),
+            "pg_basebackup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        copy
+    }
+
+    /// Crashes this cluster and starts `copy`'s data in its place (same
+    /// port): a backup restored over the primary.
+    pub fn restore_from(&self, copy: Postgres) {
+        self.kill();
+        std::fs::remove_dir_all(self.data()).expect("remove the old data");
+        let from = copy.data();
+        let ok = Command::new("mv")
+            .args([&from, &self.data()])
+            .status()
+            .expect("mv");
+        assert!(ok.success());
+        // The copy's own Drop finds no data directory to stop.
+        self.up();
+    }
+
+    /// Promotes a standby (waits until it takes writes).
+    pub fn promote(&self) {
+        let out = self
+            .as_pg(&need("pg_ctl"))
+            .args(["-D", &self.data(), "-w", "promote"])
+            .output()
+            .expect("pg_ctl promote");
+        assert!(
+            out.status.success(),
+            "pg_ctl promote: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Runs SQL with psql.
     pub fn psql(&self, sql: &str) -> String {
         let out = Command::new(need("psql"))
@@ -230,6 +316,11 @@ impl Redis {
     }
 
     pub fn up(&mut self) {
+        self.up_with(&[]);
+    }
+
+    /// Starts it with more options (later ones win).
+    pub fn up_with(&mut self, more: &[&str]) {
         let child = Command::new(need("redis-server"))
             .args([
                 "--port",
@@ -247,6 +338,7 @@ impl Redis {
                 "--protected-mode",
                 "no",
             ])
+            .args(more)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -274,6 +366,43 @@ impl Redis {
         self.up();
     }
 
+    /// A copy of its data as of now (`SAVE`), in a file of the test's.
+    pub fn snapshot(&self, to: &Path) {
+        assert_eq!(self.cli(&["SAVE"]), "OK");
+        std::fs::copy(self.dir.0.join("dump.rdb"), to).expect("copy dump.rdb");
+    }
+
+    /// Kills it and starts it from `dump` alone (an older copy of its data:
+    /// a restore from a backup), still with an append-only file from then on.
+    pub fn restore(&mut self, dump: &Path) {
+        self.down();
+        for entry in std::fs::read_dir(&self.dir.0).expect("redis dir").flatten() {
+            let p = entry.path();
+            let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+        }
+        std::fs::copy(dump, self.dir.0.join("dump.rdb")).expect("put the dump back");
+        // Redis 7 loads the RDB when the append-only file is off; turned on
+        // again at once, it writes the loaded data as its new base.
+        self.up_with(&["--appendonly", "no"]);
+        assert_eq!(self.cli(&["CONFIG", "SET", "appendonly", "yes"]), "OK");
+    }
+
+    /// A Redis replicating `primary_port` (through whatever listens there).
+    pub fn replica_of(primary_port: u16) -> Self {
+        let mut r = Redis {
+            dir: TempDir::new("redis-replica"),
+            port: free_port(),
+            child: None,
+        };
+        r.up_with(&["--replicaof", "127.0.0.1", &primary_port.to_string()]);
+        r
+    }
+
+    /// The path of a file in its directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.0.join(name)
+    }
+
     pub fn cli(&self, args: &[&str]) -> String {
         let out = Command::new(need("redis-cli"))
             .args(["-p", &self.port.to_string()])
@@ -287,6 +416,196 @@ impl Redis {
 impl Drop for Redis {
     fn drop(&mut self) {
         self.down();
+    }
+}
+
+/// A TCP relay on a loopback port to a Redis primary, which everyone reaches
+/// it through (the sentinel, the replica, the clients): `cut` stops
+/// replication — it closes every connection that has spoken `REPLCONF` or
+/// `PSYNC` and every such connection after — and leaves the rest alone, so
+/// the replica falls behind while the primary takes writes and the sentinel
+/// sees it healthy (a replica that is slow or partitioned from its primary).
+/// The sentinel never "fixes" the replica's configuration: the replica names
+/// the same primary address as the sentinel.
+pub struct Relay {
+    pub port: u16,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+    replication: Arc<Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    pub fn to(target: u16) -> Self {
+        use std::io::Write;
+        use std::sync::atomic::AtomicBool;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the relay");
+        let port = listener.local_addr().expect("relay address").port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let replication: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let (c, r) = (Arc::clone(&cut), Arc::clone(&replication));
+        std::thread::spawn(move || {
+            for inbound in listener.incoming().flatten() {
+                let Ok(outbound) = std::net::TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                // Replies: primary to client, as they come.
+                let (mut from, mut to) =
+                    (outbound.try_clone().unwrap(), inbound.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+                // Requests: client to primary, watched for replication.
+                let (c, r) = (Arc::clone(&c), Arc::clone(&r));
+                std::thread::spawn(move || {
+                    let (mut from, mut to) = (inbound, outbound);
+                    let mut buf = [0u8; 16 * 1024];
+                    let mut replica = false;
+                    loop {
+                        let n = match from.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        let text = &buf[..n];
+                        if !replica
+                            && (text.windows(8).any(|w| w.eq_ignore_ascii_case(b"REPLCONF"))
+                                || text.windows(5).any(|w| w.eq_ignore_ascii_case(b"PSYNC")))
+                        {
+                            replica = true;
+                            r.lock().unwrap().push(from.try_clone().unwrap());
+                            r.lock().unwrap().push(to.try_clone().unwrap());
+                        }
+                        if replica && c.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        if to.write_all(text).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = from.shutdown(std::net::Shutdown::Both);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        Relay {
+            port,
+            cut,
+            replication,
+        }
+    }
+
+    /// Closes every replication connection, and every one after.
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for s in self.replication.lock().unwrap().drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// A Redis primary behind a [`Relay`], a replica of it, and one Sentinel
+/// (quorum 1) watching them as `nonceforge`: clients that connect through
+/// the sentinel follow a failover to the replica.
+pub struct RedisFailover {
+    pub primary: Redis,
+    pub replica: Redis,
+    pub relay: Relay,
+    pub sentinel_port: u16,
+    sentinel: Option<Child>,
+    dir: TempDir,
+}
+
+impl RedisFailover {
+    pub fn start() -> Self {
+        let primary = Redis::start();
+        let relay = Relay::to(primary.port);
+        let replica = Redis::replica_of(relay.port);
+        let dir = TempDir::new("sentinel");
+        let sentinel_port = free_port();
+        let conf = dir.0.join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "port {sentinel_port}\nbind 127.0.0.1\nprotected-mode no\ndir {}\n\
+                 sentinel monitor nonceforge 127.0.0.1 {} 1\n\
+                 sentinel down-after-milliseconds nonceforge 1000\n\
+                 sentinel failover-timeout nonceforge 10000\n",
+                dir.0.display(),
+                relay.port
+            ),
+        )
+        .expect("write sentinel.conf");
+        let sentinel = Command::new(need("redis-server"))
+            .arg(&conf)
+            .arg("--sentinel")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server --sentinel");
+        wait_port(sentinel_port, "redis sentinel");
+        let f = RedisFailover {
+            primary,
+            replica,
+            relay,
+            sentinel_port,
+            sentinel: Some(sentinel),
+            dir,
+        };
+        // The sentinel knows the replica, and the replica is in sync.
+        let t = Instant::now();
+        loop {
+            let replicas = f.sentinel_cli(&["SENTINEL", "REPLICAS", "nonceforge"]);
+            let linked = f.replica.cli(&["INFO", "replication"]);
+            if replicas.contains(&f.replica.port.to_string())
+                && linked.contains("master_link_status:up")
+            {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "no replica in sync: {linked}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        f
+    }
+
+    pub fn url(&self) -> String {
+        format!(
+            "redis+sentinel://127.0.0.1:{}/nonceforge",
+            self.sentinel_port
+        )
+    }
+
+    pub fn sentinel_cli(&self, args: &[&str]) -> String {
+        let out = Command::new(need("redis-cli"))
+            .args(["-p", &self.sentinel_port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Waits until the sentinel names the replica as the primary.
+    pub fn wait_failover(&self) {
+        let t = Instant::now();
+        let want = self.replica.port.to_string();
+        while !self
+            .sentinel_cli(&["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "nonceforge"])
+            .contains(&want)
+            || !self.replica.cli(&["ROLE"]).starts_with("master")
+        {
+            assert!(t.elapsed() < Duration::from_secs(60), "no failover");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for RedisFailover {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.sentinel.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 
@@ -416,6 +735,48 @@ impl Etcd {
             }
         }
         panic!("no etcd member says it leads");
+    }
+
+    /// A snapshot of member `i`'s data as of now, in `to`.
+    pub fn snapshot(&self, i: usize, to: &Path) {
+        let (ok, out) = self.ctl(i, &["snapshot", "save", &to.display().to_string()]);
+        assert!(ok, "etcdctl snapshot save: {out}");
+    }
+
+    /// A one-member cluster: kills it and starts it from `snapshot` (an
+    /// older copy of its data), as `etcdctl snapshot restore` does.
+    pub fn restore(&mut self, snapshot: &Path) {
+        assert_eq!(self.members.len(), 1, "restore is for one member");
+        self.down(0);
+        let m = &self.members[0];
+        let data = self.dir.0.join(&m.name);
+        let _ = std::fs::remove_dir_all(&data);
+        let out = Command::new(need("etcdctl"))
+            .env("ETCDCTL_API", "3")
+            .args([
+                "snapshot",
+                "restore",
+                &snapshot.display().to_string(),
+                "--name",
+                &m.name,
+                "--data-dir",
+                &data.display().to_string(),
+                "--initial-cluster",
+                &format!("{}=http://127.0.0.1:{}", m.name, m.peer),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{}", m.peer),
+                "--initial-cluster-token",
+                "nonceforge-test",
+            ])
+            .output()
+            .expect("etcdctl snapshot restore");
+        assert!(
+            out.status.success(),
+            "etcdctl snapshot restore: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.up(0);
+        self.wait_up(0);
     }
 
     /// etcdctl against member `i`: (success, stdout).

@@ -358,9 +358,20 @@ impl EtcdStore {
         }
         let rk = rec_key(ns, grant.machine_id);
         let rec = self.client.get(rk.clone(), None).await.map_err(err)?;
+        // A store restored from an older snapshot: its revision (restored
+        // without --bump-revision) or the id's record is below this grant.
+        if rec
+            .header()
+            .is_some_and(|h| (h.revision().max(0) as u64) < grant.token)
+        {
+            return Ok(LostReason::StoreWentBack);
+        }
         Ok(match rec.kvs().first() {
             None => LostReason::StoreLostData,
             Some(kv) => match parse_rec(&rk, kv.value())? {
+                r if r.grant != grant.grant_id && r.token < grant.token => {
+                    LostReason::StoreWentBack
+                }
                 r if r.grant.is_empty() => LostReason::Evicted,
                 _ => LostReason::Taken,
             },
@@ -453,7 +464,7 @@ impl EtcdStore {
             let rk = rec_key(ask.namespace, grant.machine_id);
             let rec = self.client.get(rk.clone(), None).await.map_err(err)?;
             let Some(kv) = rec.kvs().first() else {
-                return Ok(Renewal::Lost(LostReason::StoreLostData));
+                return Ok(Renewal::Lost(self.lost_reason(ask.namespace, grant).await?));
             };
             if parse_rec(&rk, kv.value())?.grant != grant.grant_id {
                 return Ok(Renewal::Lost(self.lost_reason(ask.namespace, grant).await?));

@@ -6,6 +6,7 @@ mod pg;
 mod redis;
 
 use crate::error::{LeaseError, Result};
+use crate::options::FastStart;
 use crate::spec::{Backend, Spec};
 use std::ops::RangeInclusive;
 use std::time::Duration;
@@ -47,6 +48,25 @@ pub enum LostReason {
     /// (restarted empty, flushed, restored, the namespace wiped or its tables
     /// dropped).
     StoreLostData,
+    /// The store went back to an older copy of its data (an asynchronous
+    /// replica promoted, a backup or snapshot restored): it shows the id
+    /// under an older grant, or released, or its last token below this
+    /// grant's. Another member may take the id at once; it starts above
+    /// everything this holder may have issued (`docs/lease-protocol.md`).
+    StoreWentBack,
+}
+
+impl LostReason {
+    /// The reason's short name, as the bindings and logs give it: `taken`,
+    /// `evicted`, `store` or `rollback`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LostReason::Taken => "taken",
+            LostReason::Evicted => "evicted",
+            LostReason::StoreLostData => "store",
+            LostReason::StoreWentBack => "rollback",
+        }
+    }
 }
 
 impl std::fmt::Display for LostReason {
@@ -56,6 +76,9 @@ impl std::fmt::Display for LostReason {
             LostReason::Evicted => "an operator released the id",
             LostReason::StoreLostData => {
                 "the store lost its data (restarted empty, flushed, restored or wiped)"
+            }
+            LostReason::StoreWentBack => {
+                "the store went back to an older copy of its data (a replica that was behind promoted, a backup or snapshot restored)"
             }
         })
     }
@@ -120,18 +143,31 @@ pub(crate) enum Store {
 
 impl Store {
     /// Connects (and, for PostgreSQL, creates the lease table when missing).
-    /// `budget`: how long connecting may take in all (etcd shares it among members).
+    /// `budget`: how long connecting may take in all (etcd shares it among
+    /// members); `request`: how long one request may take (Redis's `WAIT` takes half).
     pub(crate) async fn connect(
         backend: &Backend,
         namespace: &str,
         schema: &str,
         budget: Duration,
+        fast: FastStart,
+        request: Duration,
     ) -> Result<Store> {
+        let verify = fast == FastStart::Verify;
         let store = match &backend.spec {
-            Spec::Postgres(config) => pg::PgStore::connect(config, namespace, schema)
+            Spec::Postgres(config) => pg::PgStore::connect(config, namespace, schema, verify)
                 .await
                 .map(Store::Pg),
-            Spec::Redis(info) => redis::RedisStore::connect(info).await.map(Store::Redis),
+            Spec::Redis(info) => {
+                redis::RedisStore::connect(redis::Target::Server(info), verify, request)
+                    .await
+                    .map(Store::Redis)
+            }
+            Spec::RedisSentinel(s) => {
+                redis::RedisStore::connect(redis::Target::Sentinel(s), verify, request)
+                    .await
+                    .map(Store::Redis)
+            }
             Spec::Etcd(endpoints, auth) => {
                 etcd::EtcdStore::connect(endpoints, auth.as_ref(), budget)
                     .await
@@ -139,6 +175,20 @@ impl Store {
             }
         };
         store.map_err(|e| classify(backend, e))
+    }
+
+    /// [`FastStart::Verify`]: whether a write this store acknowledged (the
+    /// last grant, for Redis) survives a failover, as far as this member can
+    /// check; else why not.
+    pub(crate) fn durable(&self) -> std::result::Result<(), String> {
+        match self {
+            Store::Pg(s) => s.durable(),
+            Store::Redis(s) => s.durable(),
+            // Raft: a write is acknowledged once a quorum has it, and a new
+            // leader has every acknowledged write. Only a snapshot restore
+            // goes back (docs/lease-protocol.md says what to do then).
+            Store::Etcd(_) => Ok(()),
+        }
     }
 
     pub(crate) async fn acquire(

@@ -12,6 +12,12 @@
 //! must be owned by the store role, carry no trigger, rule or row security,
 //! and grant no other role a right to write them: what another role planted is
 //! refused by name, never run.
+//!
+//! Every session commits with `synchronous_commit = on`, whatever the role's
+//! default: a lease write acknowledged is on disk, and on every synchronous
+//! standby where the server names some (`synchronous_standby_names`), so a
+//! crash or a failover to such a standby never takes it back. Whether the
+//! server names any is what [`crate::FastStart::Verify`] checks.
 
 use super::{Ask, Grant, LostReason, Record, Renewal, StoreError, StoreInfo, ms, random_id};
 use std::ops::RangeInclusive;
@@ -23,6 +29,9 @@ pub(crate) struct PgStore {
     /// `"schema"."{ns}_leases"`, `"schema"."{ns}_meta"`.
     leases: String,
     meta: String,
+    /// Whether an acknowledged write survives a failover, as far as this
+    /// session can tell (`FastStart::Verify`), or why not.
+    durable: Result<(), String>,
 }
 
 /// The SQL text of a clock reading in Unix ms: `pg_catalog` functions only.
@@ -38,6 +47,7 @@ impl PgStore {
         config: &Config,
         namespace: &str,
         schema: &str,
+        verify: bool,
     ) -> Result<Self, StoreError> {
         let (client, connection) = config.connect(NoTls).await.map_err(StoreError::conn)?;
         tokio::spawn(async move {
@@ -48,16 +58,41 @@ impl PgStore {
         // Nothing of another role's is found by name from here on (and every
         // name below is qualified anyway, for poolers that reset the session).
         client
-            .batch_execute("SET search_path = pg_catalog, pg_temp")
+            .batch_execute("SET search_path = pg_catalog, pg_temp; SET synchronous_commit = on")
             .await
             .map_err(pg_err)?;
+        let durable = if verify {
+            let row = client
+                .query_one(
+                    "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('synchronous_standby_names')",
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?;
+            let (recovery, standbys): (bool, String) = (row.get(0), row.get(1));
+            if recovery {
+                Err("the server is a standby".into())
+            } else if standbys.trim().is_empty() {
+                Err("synchronous_standby_names is empty: commits wait for no standby, and a failover to an asynchronous one can lose them".into())
+            } else {
+                Ok(())
+            }
+        } else {
+            Err("fast_start is not verify".into())
+        };
         let mut store = PgStore {
             client,
             leases: format!("\"{schema}\".\"{namespace}_leases\""),
             meta: format!("\"{schema}\".\"{namespace}_meta\""),
+            durable,
         };
         store.ensure(namespace, schema).await?;
         Ok(store)
+    }
+
+    /// Whether an acknowledged write survives a failover (checked at connect).
+    pub(crate) fn durable(&self) -> Result<(), String> {
+        self.durable.clone()
     }
 
     /// Creates the schema and tables when missing, then checks that they are
@@ -376,7 +411,9 @@ impl PgStore {
                            AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
                          RETURNING 1)
              SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
-                    (SELECT coalesce(grant_id, '') FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2)"
+                    (SELECT coalesce(grant_id, '') FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+                    (SELECT token FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+                    (SELECT last_token FROM {meta})"
         );
         let row = self
             .client
@@ -401,9 +438,15 @@ impl PgStore {
         };
         let (n, incarnation, now): (i64, Option<String>, Option<String>) =
             (row.get(0), row.get(1), row.get(2));
+        let (token, last): (Option<i64>, Option<i64>) = (row.get(3), row.get(4));
+        let older = |t: Option<i64>| t.is_some_and(|t| (t as u64) < grant.token);
         Ok(if n == 1 {
             Renewal::Held
-        } else if incarnation.as_deref() != Some(&grant.incarnation) || now.is_none() {
+        } else if incarnation.as_deref() != Some(&grant.incarnation) {
+            Renewal::Lost(LostReason::StoreLostData)
+        } else if older(last) || older(token) {
+            Renewal::Lost(LostReason::StoreWentBack)
+        } else if now.is_none() {
             Renewal::Lost(LostReason::StoreLostData)
         } else if now.as_deref() == Some("") {
             Renewal::Lost(LostReason::Evicted)

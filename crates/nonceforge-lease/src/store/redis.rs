@@ -8,12 +8,13 @@
 //! server.
 //!
 //! What Redis cannot promise: replication is asynchronous, so a failover can
-//! lose a lease that the old primary had granted. The grant id and the
-//! incarnation make every holder whose grant is gone stop at its next renewal,
-//! and an id without a record starts a full TTL and margin above the
-//! acquirer's clock, so even that loss issues no value twice; a failover that
-//! keeps an *older* copy of a record (a replica behind) is the case left: use
-//! one primary without failover (or PostgreSQL/etcd) there.
+//! lose a lease that the old primary had granted, or bring back an older copy
+//! of a record. The grant id and the incarnation make every holder whose
+//! grant is gone stop at its next renewal (`rollback` where the record is
+//! older than its grant), and every new grant starts a full TTL and margin
+//! above the acquirer's clock unless the member starts fast
+//! ([`crate::FastStart`]): with `verify`, each write then waits (`WAIT`) for
+//! every replica connected when the member connected.
 
 use super::{Ask, Grant, LostReason, Record, Renewal, StoreError, StoreInfo, ms};
 use redis::aio::MultiplexedConnection;
@@ -24,6 +25,13 @@ use std::time::Duration;
 
 pub(crate) struct RedisStore {
     conn: MultiplexedConnection,
+    /// `FastStart::Verify`: how many replicas each write waits for (`WAIT`),
+    /// or why the store cannot be checked (no replica connected, a replica
+    /// answering).
+    replicas: Result<usize, String>,
+    /// Whether the last grant reached every replica, or why not.
+    durable: Result<(), String>,
+    wait_ms: u64,
 }
 
 /// The scripts, as the protocol states them (docs/lease-protocol.md).
@@ -39,8 +47,22 @@ static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_LUA));
 static EVICT: LazyLock<Script> = LazyLock::new(|| Script::new(EVICT_LUA));
 static STATUS: LazyLock<Script> = LazyLock::new(|| Script::new(STATUS_LUA));
 
+/// Where a Redis store is.
+pub(crate) enum Target<'a> {
+    Server(&'a ConnectionInfo),
+    Sentinel(&'a crate::spec::SentinelSpec),
+}
+
 fn err(e: redis::RedisError) -> StoreError {
-    if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout() {
+    // READONLY: the server became a replica (a failover moved the primary):
+    // connect again, through the sentinels where the URL names them.
+    let read_only = e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly);
+    if read_only
+        || e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_timeout()
+    {
         StoreError::conn(e)
     } else {
         StoreError::answer(e)
@@ -60,8 +82,33 @@ fn number(v: &Value, what: &str) -> Result<i64, StoreError> {
 }
 
 impl RedisStore {
-    pub(crate) async fn connect(info: &ConnectionInfo) -> Result<Self, StoreError> {
-        let client = redis::Client::open(info.clone()).map_err(StoreError::conn)?;
+    /// Connects to the server at `info`, or to the primary the sentinels
+    /// name now.
+    pub(crate) async fn connect(
+        target: Target<'_>,
+        verify: bool,
+        wait: Duration,
+    ) -> Result<Self, StoreError> {
+        let client = match target {
+            Target::Server(info) => redis::Client::open(info.clone()).map_err(StoreError::conn)?,
+            Target::Sentinel(s) => {
+                let node = redis::sentinel::SentinelNodeConnectionInfo::default()
+                    .set_redis_connection_info(s.node.clone());
+                let mut sentinel = redis::sentinel::SentinelClient::build(
+                    s.sentinels.clone(),
+                    s.service.clone(),
+                    Some(node),
+                    redis::sentinel::SentinelServerType::Master,
+                )
+                .map_err(StoreError::conn)?;
+                sentinel.async_get_client().await.map_err(|e| {
+                    StoreError::conn(format!(
+                        "no primary for service {:?} from the sentinels: {e}",
+                        s.service
+                    ))
+                })?
+            }
+        };
         let mut conn = client
             .get_multiplexed_async_connection()
             .await
@@ -71,7 +118,51 @@ impl RedisStore {
             .query_async(&mut conn)
             .await
             .map_err(err)?;
-        Ok(RedisStore { conn })
+        let replicas = if verify {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut conn)
+                .await
+                .map_err(err)?;
+            replicas_of(&info)
+        } else {
+            Err("fast_start is not verify".into())
+        };
+        Ok(RedisStore {
+            conn,
+            durable: replicas.as_ref().map(|_| ()).map_err(Clone::clone),
+            replicas,
+            // Within the request's own time limit.
+            wait_ms: ms(wait / 2),
+        })
+    }
+
+    /// Whether the last grant is on every replica a failover could promote,
+    /// as far as `WAIT` tells.
+    pub(crate) fn durable(&self) -> Result<(), String> {
+        self.durable.clone()
+    }
+
+    /// Waits for every replica to have the writes made so far (`WAIT`):
+    /// Ok when all acknowledged, else why not. Nothing to wait for unless
+    /// the member verifies.
+    async fn replicated(&mut self, what: &str) -> Result<Result<(), String>, StoreError> {
+        let Ok(n) = self.replicas else {
+            return Ok(Ok(()));
+        };
+        let acked: i64 = redis::cmd("WAIT")
+            .arg(n)
+            .arg(self.wait_ms)
+            .query_async(&mut self.conn)
+            .await
+            .map_err(err)?;
+        Ok(if acked as usize >= n {
+            Ok(())
+        } else {
+            Err(format!(
+                "{acked} of {n} replicas acknowledged the {what} (WAIT): a failover could lose it"
+            ))
+        })
     }
 
     pub(crate) async fn acquire(
@@ -113,6 +204,9 @@ impl RedisStore {
         }
         let token = number(&got[1], "token")?;
         let floor = number(&got[2], "floor")?;
+        if self.replicas.is_ok() {
+            self.durable = self.replicated("grant").await?;
+        }
         Ok(Some(Grant {
             machine_id: code as u16,
             token: token as u64,
@@ -143,10 +237,17 @@ impl RedisStore {
             .await
             .map_err(err)?;
         match got.first().map(|v| number(v, "answer")).transpose()? {
-            Some(1) => Ok(Renewal::Held),
+            // A renewal the replicas may not have counts for nothing: with
+            // fast starts, a failover that lost it would let a member start
+            // right above the floor it did not raise.
+            Some(1) => match self.replicated("renewal").await? {
+                Ok(()) => Ok(Renewal::Held),
+                Err(why) => Err(StoreError::answer(why)),
+            },
             Some(0) => Ok(Renewal::Lost(
                 match got.get(1).map(text).transpose()?.as_deref() {
                     Some("store") => LostReason::StoreLostData,
+                    Some("rollback") => LostReason::StoreWentBack,
                     Some("evicted") => LostReason::Evicted,
                     _ => LostReason::Taken,
                 },
@@ -172,6 +273,11 @@ impl RedisStore {
             .invoke_async(&mut self.conn)
             .await
             .map_err(err)?;
+        if done == 1
+            && let Err(why) = self.replicated("release").await?
+        {
+            log::warn!("nonceforge-lease: {why}");
+        }
         Ok(done == 1)
     }
 
@@ -227,5 +333,47 @@ impl RedisStore {
             .await
             .map_err(err)?;
         Ok(done == 1)
+    }
+}
+
+/// How many replicas `INFO replication` shows connected to this primary, or
+/// why the store cannot be checked.
+fn replicas_of(info: &str) -> Result<usize, String> {
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
+    };
+    if field("role") != Some("master") {
+        return Err("the server is not a primary (INFO replication: role is not master)".into());
+    }
+    match field("connected_slaves").and_then(|n| n.parse::<usize>().ok()) {
+        Some(0) => {
+            Err("no replica is connected: a restart from an older dump cannot be ruled out".into())
+        }
+        Some(n) => Ok(n),
+        None => Err("INFO replication shows no connected_slaves".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replicas_of;
+
+    #[test]
+    fn replicas_from_info() {
+        let primary =
+            "# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1\r\n";
+        assert_eq!(replicas_of(primary), Ok(2));
+        assert!(
+            replicas_of("role:master\r\nconnected_slaves:0\r\n")
+                .unwrap_err()
+                .contains("no replica")
+        );
+        assert!(
+            replicas_of("role:slave\r\n")
+                .unwrap_err()
+                .contains("not a primary")
+        );
+        assert!(replicas_of("role:master\r\n").is_err());
     }
 }

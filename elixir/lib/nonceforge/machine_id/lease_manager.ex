@@ -408,7 +408,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
     {:noreply, state}
   end
 
-  # Why the lease crate's lease was lost: :taken, :evicted or :store_lost_data.
+  # Why the lease crate's lease was lost: :taken, :evicted, :store_lost_data or :store_went_back.
   defp lost_reason({:nonceforge_lease, lease}),
     do: Nonceforge.nif_lease_lost_reason(lease) || :lost
 

@@ -1,18 +1,25 @@
 -- nonceforge lease protocol 2, Redis, renew.
 -- ARGV: ns, id, grant id, ttl ms, cap, incarnation, holder, token
 -- -> {1} held (or re-taken: the key had expired, nobody took the id since),
---    {0, 'store'} the store lost its data, {0, 'taken'} another grant has the id,
---    {0, 'evicted'} an operator freed it.
+--    {0, 'store'} the store lost its data, {0, 'rollback'} the store went back to
+--    a copy older than the grant (its last token, or the id's, below the grant's),
+--    {0, 'taken'} another grant has the id, {0, 'evicted'} an operator freed it.
 local ns, id = ARGV[1], ARGV[2]
 local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
 if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[6] then
   return {0, 'store'}
 end
+local token = tonumber(ARGV[8])
+if (tonumber(redis.call('HGET', meta, 'last')) or 0) < token then
+  return {0, 'rollback'}
+end
 if redis.call('TYPE', rec)['ok'] ~= 'hash' then
   return {0, 'store'}
 end
 local ours = redis.call('HGET', rec, 'grant')
-if ours == '' then
+if ours ~= ARGV[3] and (tonumber(redis.call('HGET', rec, 'token')) or 0) < token then
+  return {0, 'rollback'}
+elseif ours == '' then
   return {0, 'evicted'}
 elseif ours ~= ARGV[3] then
   return {0, 'taken'}

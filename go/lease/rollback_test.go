@@ -1,0 +1,95 @@
+package lease
+
+// A mixed fleet (Rust CLI, Go and Node members) on a Redis that goes back to
+// an older copy of its data — a dump taken 4 s before — the way a failover
+// to a replica that was behind does (docs/lease-protocol.md, "A store that
+// goes back"). Ids with history are released, the copy is taken, new
+// members take those ids, the store goes back, and another wave finds them
+// released and takes them at once: no nonce repeats, and every member whose
+// grant the copy never saw reports that the store went back.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reportsWentBack: the member said the store went back to an older copy.
+func reportsWentBack(t *testing.T, m member) {
+	t.Helper()
+	want := map[string]func(string) bool{
+		"rust": func(l string) bool {
+			return strings.HasPrefix(l, "! ") && strings.Contains(l, "the store went back to an older copy")
+		},
+		"go":   func(l string) bool { return l == "lost "+LostStoreBack.String() },
+		"node": func(l string) bool { return l == "event lost rollback" },
+	}[m.face]
+	deadline := time.Now().Add(20 * time.Second)
+	for !containsLine(m.p.snapshot(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a %s member never reported that the store went back: %v", m.face, tail(m.p.snapshot()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestFleetSurvivesStoreGoingBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real stores and processes (run without -short)")
+	}
+	st := startStore(t, "redis")
+	withNode := haveNode(t)
+	port := strings.TrimPrefix(st.url, "redis://127.0.0.1:")
+	dir := strings.TrimSpace(redisCLI(t, st.url, "CONFIG", "GET", "dir"))
+	dir = strings.TrimSpace(strings.SplitN(dir, "\n", 2)[1])
+
+	held := fleetWave(t, st.url, withNode) // hold their ids throughout
+	drawingNonces(t, held)
+	released := fleetWave(t, st.url, withNode) // leave history behind
+	drawingNonces(t, released)
+	stopMembers(released)
+
+	// The copy: a dump as of now.
+	if got := redisCLI(t, st.url, "SAVE"); got != "OK" {
+		t.Fatal(got)
+	}
+	older := filepath.Join(dir, "older.rdb")
+	run(t, "cp", filepath.Join(dir, "dump.rdb"), older)
+	copied := time.Now()
+	unseen := fleetWave(t, st.url, withNode) // grants the copy never sees
+	for time.Since(copied) < 4*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The store goes back: killed, started from the copy.
+	_ = exec.Command(need(t, "redis-cli"), "-p", port, "shutdown", "nosave").Run()
+	run(t, "cp", older, filepath.Join(dir, "dump.rdb"))
+	run(t, need(t, "redis-server"), "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--daemonize", "yes", "--dir", dir, "--logfile", dir+"/log2")
+	waitPort(t, atoi(t, port), "redis")
+	if _, err := os.Stat(older); err != nil {
+		t.Fatal(err)
+	}
+
+	fresh := fleetWave(t, st.url, withNode) // takes the ids the copy shows released
+	for _, m := range unseen {
+		reportsWentBack(t, m)
+	}
+	drawingNonces(t, fresh)
+	all := append(append(append(append([]member{}, held...), released...), unseen...), fresh...)
+	stopMembers(all)
+	var counters, sortables [][]string
+	for _, m := range all {
+		counters = append(counters, m.p.nonces())
+		sortables = append(sortables, nodeSortables(m.p))
+	}
+	n := distinct(t, counters...)
+	ns := distinct(t, sortables...)
+	t.Logf("%d counter and %d sortable nonces from %d members, none twice", n, ns, len(all))
+	if n < len(all)*20 {
+		t.Fatal(fmt.Sprintf("too few nonces: %d", n))
+	}
+}
