@@ -381,7 +381,11 @@ defmodule NonceforgeTest do
         {[machine_id: {:node_list, ["192.0.2.77"], ordered: true}], ~r/could not be determined/},
         {[machine_id: {:lease, "mysql://x", []}], ~r/lease url must start/},
         {[machine_id: {:lease, "redis://127.0.0.1:1", ttl: 0}], ~r/lease option ttl/},
-        {[machine_id: {:lease, "redis://127.0.0.1:1", ids: 500..600}], ~r/lease option ids/}
+        {[machine_id: {:lease, "redis://127.0.0.1:1", ids: 500..600}], ~r/lease option ids/},
+        {[machine_id: {:lease, "redis://127.0.0.1:1", fast_start: :sometimes}],
+         ~r/lease option fast_start must be :off, :verify or :declared/},
+        {[machine_id: {:lease, "redis://127.0.0.1:1", fast_start: "declared"}],
+         ~r/lease option fast_start/}
       ]
 
       for {opts, message} <- bad do

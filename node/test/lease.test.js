@@ -99,7 +99,14 @@ for (const kind of stores.KINDS) {
       const last = Math.max(...mine.nonces().filter((n) => n.length === 24).map((n) => unixMsOf(decoder, n)));
       assert.ok(g.lease.floorUnixMs >= last, `floor ${g.lease.floorUnixMs} below the last nonce ${last}`);
       assert.ok(unixMsOf(decoder, g.counter(96).toString('hex')) > g.lease.floorUnixMs);
+      // With history, but by default not fast: a store that went back may not show every holder.
+      assert.equal(g.lease.hasHistory, true);
+      assert.equal(g.lease.startedFast, false);
       await g.release();
+      // Declared fast: right above the floor.
+      const f = await NonceGenerator.lease(store.url, { ids: '0-7', ttl: 3000, fastStart: 'declared' });
+      assert.equal(f.lease.startedFast, f.lease.hasHistory);
+      await f.release();
       assert.throws(() => g.counter(96), { code: 'ERR_NONCEFORGE_DISABLED' });
       assert.equal(g.lease.state, 'released');
     });
@@ -255,6 +262,8 @@ test('lease: bad arguments are Node-style errors naming the option, before any c
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ids: '+5' }), bad('ERR_INVALID_ARG_VALUE', /'options\.ids'/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { ttl: '10 parsecs' }), bad('ERR_INVALID_ARG_VALUE', /unknown unit "parsecs"/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { pgSchema: 'pg_catalog' }), bad('ERR_INVALID_ARG_VALUE', /pg_schema/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { fastStart: 'sometimes' }), bad('ERR_INVALID_ARG_VALUE', /fastStart.*off, verify or declared/));
+  await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { fastStart: true }), bad('ERR_INVALID_ARG_TYPE', /options\.fastStart/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { machineId: 3 }), bad('ERR_INVALID_ARG_VALUE', /'options\.machineId' is not a lease option/));
   await assert.rejects(NonceGenerator.lease('redis://127.0.0.1:1', { key: Buffer.alloc(4) }), bad('ERR_OUT_OF_RANGE', /"options\.key\.byteLength"/));
   await assert.rejects(NonceGenerator.lease('mysql://x'), bad('ERR_INVALID_ARG_VALUE', /mysql/));

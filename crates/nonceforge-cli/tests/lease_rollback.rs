@@ -187,7 +187,7 @@ fn scenario(
 #[test]
 fn redis_replica_behind_promoted_by_sentinel() {
     let _g = serial();
-    for age in [Duration::from_millis(500), 5 * SEC] {
+    for age in [Duration::from_millis(500), 2 * SEC, 5 * SEC] {
         let f = std::cell::RefCell::new(RedisFailover::start());
         let url = f.borrow().url();
         let what = format!("Redis replica {age:?} behind, promoted by Sentinel");
@@ -204,11 +204,11 @@ fn redis_replica_behind_promoted_by_sentinel() {
     }
 }
 
-/// Redis killed and started from a dump taken 1 s and 4 s before.
+/// Redis killed and started from a dump taken 1 s, 4 s and 20 s before.
 #[test]
 fn redis_restored_from_an_older_dump() {
     let _g = serial();
-    for age in [SEC, 4 * SEC] {
+    for age in [SEC, 4 * SEC, 20 * SEC] {
         let mut redis = Redis::start();
         let url = redis.url();
         let dir = TempDir::new("redis-dump");
@@ -224,48 +224,49 @@ fn redis_restored_from_an_older_dump() {
     }
 }
 
-/// A PostgreSQL standby stopped (so it falls behind), the primary crashes,
+/// A PostgreSQL standby stopped (so it falls behind 5 s and 12 s), the primary crashes,
 /// the standby is started and promoted; members connect with a multi-host
 /// URL and `target_session_attrs=read-write`, and so find the new primary.
 #[test]
 fn postgres_standby_behind_promoted() {
     let _g = serial();
-    let age = 5 * SEC;
-    let primary = Postgres::start();
-    let standby = primary.copy(true);
-    standby.up();
-    let url = format!(
-        "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/postgres?target_session_attrs=read-write",
-        primary.port, standby.port
-    );
-    let caught_up = || {
-        let t = Instant::now();
-        let want = primary.psql("SELECT pg_current_wal_lsn()");
-        loop {
-            let got = standby.psql(&format!(
-                "SELECT pg_last_wal_replay_lsn() >= '{want}'::pg_lsn"
-            ));
-            if got == "t" {
-                return;
+    for age in [5 * SEC, 12 * SEC] {
+        let primary = Postgres::start();
+        let standby = primary.copy(true);
+        standby.up();
+        let url = format!(
+            "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/postgres?target_session_attrs=read-write",
+            primary.port, standby.port
+        );
+        let caught_up = || {
+            let t = Instant::now();
+            let want = primary.psql("SELECT pg_current_wal_lsn()");
+            loop {
+                let got = standby.psql(&format!(
+                    "SELECT pg_last_wal_replay_lsn() >= '{want}'::pg_lsn"
+                ));
+                if got == "t" {
+                    return;
+                }
+                assert!(t.elapsed() < 30 * SEC, "the standby does not catch up");
+                std::thread::sleep(Duration::from_millis(20));
             }
-            assert!(t.elapsed() < 30 * SEC, "the standby does not catch up");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    scenario(
-        "PostgreSQL standby 5 s behind, promoted",
-        &url,
-        age,
-        || {
-            caught_up();
-            standby.down();
-        },
-        || {
-            primary.kill();
-            standby.up();
-            standby.promote();
-        },
-    );
+        };
+        scenario(
+            &format!("PostgreSQL standby {age:?} behind, promoted"),
+            &url,
+            age,
+            || {
+                caught_up();
+                standby.down();
+            },
+            || {
+                primary.kill();
+                standby.up();
+                standby.promote();
+            },
+        );
+    }
 }
 
 /// A PostgreSQL base backup taken 4 s before started in the primary's place.
@@ -285,24 +286,25 @@ fn postgres_restored_from_an_older_backup() {
     );
 }
 
-/// etcd killed and restored from a snapshot taken 4 s before (etcd 3.4:
+/// etcd killed and restored from a snapshot taken 4 s and 20 s before (etcd 3.4:
 /// no --bump-revision, so its revisions, the tokens, go back too).
 #[test]
 fn etcd_restored_from_an_older_snapshot() {
     let _g = serial();
-    let age = 4 * SEC;
-    let mut etcd = Etcd::start(1);
-    let url = etcd.url();
-    let dir = TempDir::new("etcd-snapshot");
-    let snap = dir.0.join("older.db");
-    let etcd = std::cell::RefCell::new(&mut etcd);
-    scenario(
-        "etcd restored from a snapshot 4 s old",
-        &url,
-        age,
-        || etcd.borrow().snapshot(0, &snap),
-        || etcd.borrow_mut().restore(&snap),
-    );
+    for age in [4 * SEC, 20 * SEC] {
+        let mut etcd = Etcd::start(1);
+        let url = etcd.url();
+        let dir = TempDir::new("etcd-snapshot");
+        let snap = dir.0.join("older.db");
+        let etcd = std::cell::RefCell::new(&mut etcd);
+        scenario(
+            &format!("etcd restored from a snapshot {age:?} old"),
+            &url,
+            age,
+            || etcd.borrow().snapshot(0, &snap),
+            || etcd.borrow_mut().restore(&snap),
+        );
+    }
 }
 
 /// Starting fast is detected, never assumed: `verify` starts fast on a

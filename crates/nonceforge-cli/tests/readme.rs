@@ -10,7 +10,7 @@
 mod support;
 
 use std::process::Command;
-use support::{Etcd, Postgres, Redis, TempDir};
+use support::{Etcd, Postgres, Redis, RedisFailover, TempDir};
 
 const KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 const OLD_KEY: &str = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100";
@@ -36,6 +36,7 @@ fn every_readme_line_runs() {
     let pg = Postgres::start();
     let redis = Redis::start();
     let etcd = Etcd::start(1);
+    let sentinel = RedisFailover::start();
     let dir = TempDir::new("readme");
     let old_key = dir.0.join("extid-0");
     std::fs::write(&old_key, OLD_KEY).unwrap();
@@ -91,6 +92,18 @@ fn every_readme_line_runs() {
                     &etcd.url(),
                 )
                 .replace("redis://127.0.0.1:6379", &redis.url())
+                .replace(
+                    "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster",
+                    &sentinel.url(),
+                )
+                // The first host is down: libpq's rule takes the next.
+                .replace(
+                    "postgres://app@db1:5432,db2:5432/app",
+                    &format!(
+                        "postgres://postgres@127.0.0.1:1,127.0.0.1:{}/postgres",
+                        pg.port
+                    ),
+                )
                 .replace("<64 hex digits>", KEY)
                 .replace("/etc/keys/extid-0", &old_key.display().to_string())
                 .replace("user_…", &last_id)
