@@ -247,6 +247,15 @@ pub(crate) fn check_ids(ids: &RangeInclusive<u16>) -> Result<()> {
 }
 
 impl LeaseOptions {
+    /// How long after acquiring a grant that does not start fast waits for
+    /// its first value: the TTL plus the margin (docs/lease-protocol.md,
+    /// rule 3), with these options' defaults filled in. For callers that
+    /// wait on a lease from elsewhere (the PostgreSQL extension's backends).
+    pub fn start_delay(&self) -> Result<Duration> {
+        let s = self.settle()?;
+        Ok(s.ttl + s.margin)
+    }
+
     pub(crate) fn settle(&self) -> Result<Settled> {
         let ttl = self.ttl;
         if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(3600) {
@@ -342,6 +351,20 @@ mod tests {
         assert_eq!(s.margin, Duration::from_secs(1));
         assert!(s.renew_every * 2 + s.margin <= s.ttl);
         assert!(s.holder.contains(&format!("/{}/", std::process::id())));
+    }
+
+    #[test]
+    fn start_delay_is_ttl_and_margin() {
+        assert_eq!(
+            LeaseOptions::default().start_delay().unwrap(),
+            Duration::from_secs(11)
+        );
+        let o = LeaseOptions {
+            ttl: Duration::from_secs(2),
+            margin: Some(Duration::from_millis(300)),
+            ..Default::default()
+        };
+        assert_eq!(o.start_delay().unwrap(), Duration::from_millis(2300));
     }
 
     #[test]

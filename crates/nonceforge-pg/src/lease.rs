@@ -12,7 +12,7 @@
 //! and the last millisecond values may carry (`valid until`, moved by each
 //! renewal, 0 once lapsed, lost or released).
 //!
-//! **The backends** wait (at most [`GRANT_WAIT_MS`]) for the first grant, start
+//! **The backends** wait (at most [`GRANT_WAIT_MS`] and the grant's start) for the first grant, start
 //! their nonces above the previous holders' floor, and check every value
 //! against `valid until` *after* making it (its millisecond is at most the
 //! server's clock then): a value is returned only if the clock has not passed
@@ -41,6 +41,17 @@ use std::time::Duration;
 /// How long a first call waits for the keeper's first grant.
 pub(crate) const GRANT_WAIT_MS: u64 = 8_000;
 
+/// How long a first call waits for the first grant: [`GRANT_WAIT_MS`] to
+/// reach the store, plus the start every grant waits out (the TTL and the
+/// margin: docs/lease-protocol.md, rule 3).
+fn grant_wait_ms() -> u64 {
+    let options = LeaseOptions {
+        ttl: Duration::from_millis(crate::settings::lease_ttl_ms()),
+        ..LeaseOptions::default()
+    };
+    GRANT_WAIT_MS + options.start_delay().map_or(0, |d| d.as_millis() as u64)
+}
+
 /// How often the keeper wakes to pass the lease thread's log lines to the
 /// server log. The lease's state is not polled: the lease thread publishes
 /// each change into shared memory as it makes it (`Lease::on_event`).
@@ -60,7 +71,7 @@ fn state_name(state: u64) -> &'static str {
 /// The leased id and the previous holders' floor, waiting for the first grant;
 /// an error with a hint when there is none.
 pub(crate) fn granted(s: &SharedState, function: &str) -> (u64, u64) {
-    let give_up = s.ms_since_start() + GRANT_WAIT_MS;
+    let give_up = s.ms_since_start() + grant_wait_ms();
     loop {
         match s.lease_state.load(Ordering::Acquire) {
             HELD | LAPSED => {

@@ -427,8 +427,13 @@ pub(crate) fn lease_settings() -> Result<LeaseSettings, String> {
     Ok(LeaseSettings {
         url,
         namespace: text(&LEASE_NAMESPACE).unwrap_or_else(|| "nonceforge".into()),
-        ttl: std::time::Duration::from_millis(LEASE_TTL_MS.get().max(1_000) as u64),
+        ttl: std::time::Duration::from_millis(lease_ttl_ms()),
     })
+}
+
+/// `nonceforge.lease_ttl` in ms, as the keeper leases with it.
+pub(crate) fn lease_ttl_ms() -> u64 {
+    LEASE_TTL_MS.get().max(1_000) as u64
 }
 
 /// Whether a store URL carries a credential, by the lease crate's one rule for

@@ -167,12 +167,28 @@ impl Postgres {
             .output();
     }
 
-    /// Stops it as a crash would (`-m immediate`: no shutdown checkpoint).
+    /// Stops it as a crash would (`-m immediate`: no shutdown checkpoint),
+    /// and waits until nothing answers on its port.
     pub fn kill(&self) {
-        let _ = self
+        let out = self
             .as_pg(&need("pg_ctl"))
             .args(["-D", &self.data(), "-m", "immediate", "-w", "stop"])
-            .output();
+            .output()
+            .expect("pg_ctl stop");
+        assert!(
+            out.status.success(),
+            "pg_ctl stop: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "port {} still answers",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// A copy of this cluster as of now (`pg_basebackup`, WAL streamed), on
@@ -227,7 +243,14 @@ impl Postgres {
     /// Crashes this cluster and starts `copy`'s data in its place (same
     /// port): a backup restored over the primary.
     pub fn restore_from(&self, copy: Postgres) {
+        self.restore_from_then(copy, || {});
+    }
+
+    /// [`restore_from`](Self::restore_from), running `between` while no
+    /// server is up.
+    pub fn restore_from_then(&self, copy: Postgres, between: impl FnOnce()) {
         self.kill();
+        between();
         std::fs::remove_dir_all(self.data()).expect("remove the old data");
         let from = copy.data();
         let ok = Command::new("mv")
@@ -375,7 +398,13 @@ impl Redis {
     /// Kills it and starts it from `dump` alone (an older copy of its data:
     /// a restore from a backup), still with an append-only file from then on.
     pub fn restore(&mut self, dump: &Path) {
+        self.restore_then(dump, || {});
+    }
+
+    /// [`restore`](Self::restore), running `between` while the server is down.
+    pub fn restore_then(&mut self, dump: &Path, between: impl FnOnce()) {
         self.down();
+        between();
         for entry in std::fs::read_dir(&self.dir.0).expect("redis dir").flatten() {
             let p = entry.path();
             let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
@@ -745,9 +774,10 @@ impl Etcd {
 
     /// A one-member cluster: kills it and starts it from `snapshot` (an
     /// older copy of its data), as `etcdctl snapshot restore` does.
-    pub fn restore(&mut self, snapshot: &Path) {
+    pub fn restore(&mut self, snapshot: &Path, between: impl FnOnce()) {
         assert_eq!(self.members.len(), 1, "restore is for one member");
         self.down(0);
+        between();
         let m = &self.members[0];
         let data = self.dir.0.join(&m.name);
         let _ = std::fs::remove_dir_all(&data);
