@@ -14,51 +14,14 @@
 mod support;
 
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use support::{Etcd, Postgres, Proc, Redis};
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+use support::{Etcd, Postgres, Proc, Redis, drawing, serial, stop};
 
 const SEC: Duration = Duration::from_secs(1);
 
-/// `nonceforge gen KIND --bits 64` on a lease, 4000 a second, for a long time.
-fn member(url: &str, ns: &str, kind: &str) -> Proc {
-    Proc::spawn(&[
-        "gen",
-        kind,
-        "--bits",
-        "64",
-        "-n",
-        "100000000",
-        "--rate",
-        "4000",
-        "--lease",
-        url,
-        "--namespace",
-        ns,
-        "--ttl",
-        "2s",
-    ])
-}
-
-/// Half sortable, half counter nonces.
+/// A wave of members at TTL 2 s.
 fn wave(url: &str, ns: &str, n: usize) -> Vec<(&'static str, Proc)> {
-    (0..n)
-        .map(|i| {
-            let kind = if i % 2 == 0 { "sortable" } else { "counter" };
-            (kind, member(url, ns, kind))
-        })
-        .collect()
-}
-
-fn drawing(procs: &[(&str, Proc)]) {
-    for (_, p) in procs {
-        p.wait_for("nonces", 30 * SEC, |l, _| l.len() > 200);
-    }
+    support::wave(url, ns, n, &["--ttl", "2s"])
 }
 
 /// Every member of `procs` stops by itself, saying the store lost its data.
@@ -78,12 +41,6 @@ fn all_report_lost(procs: &mut [(&str, Proc)], what: &str) {
             err.contains("the store lost its data"),
             "{what}: a member stopped without saying why: {err}"
         );
-    }
-}
-
-fn stop(procs: &[(&str, Proc)]) {
-    for (_, p) in procs {
-        p.signal(libc::SIGTERM);
     }
 }
 
@@ -369,7 +326,10 @@ fn postgres_store_shared_with_a_hostile_role() {
     // Members leasing and drawing as the store role.
     let mut members = Vec::new();
     for kind in ["sortable", "counter", "sortable", "counter"] {
-        members.push((kind, member(&url, "nonceforge", kind)));
+        members.push((
+            kind,
+            support::member(&url, "nonceforge", kind, &["--ttl", "2s"]),
+        ));
     }
     drawing(&members);
     let mut ids = HashSet::new();

@@ -19,61 +19,17 @@
 mod support;
 
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use support::{Etcd, Postgres, Proc, Redis, RedisFailover, TempDir};
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+use support::{Etcd, Postgres, Proc, Redis, RedisFailover, TempDir, drawing, serial, stop};
 
 const SEC: Duration = Duration::from_secs(1);
 
-/// `nonceforge gen KIND --bits 64` on a lease, 4000 a second. TTL 4 s: the
-/// generators ride out the store's failover (up to the hold, 3.6 s, less a
-/// renewal period) instead of lapsing, so each member hears what happened.
-fn member(url: &str, ns: &str, kind: &str) -> Proc {
-    Proc::spawn(&[
-        "gen",
-        kind,
-        "--bits",
-        "64",
-        "-n",
-        "100000000",
-        "--rate",
-        "4000",
-        "--lease",
-        url,
-        "--namespace",
-        ns,
-        "--ttl",
-        "4s",
-        "--connect-timeout",
-        "10s",
-    ])
-}
-
-/// `n` members, half sortable, half counter nonces.
+/// A wave of members at TTL 4 s: the generators ride out the store's
+/// failover (up to the hold, 3.6 s, less a renewal period) instead of
+/// lapsing, so each member hears what happened; B waits for the store to
+/// come back (acquiring tries again until the connect timeout).
 fn wave(url: &str, ns: &str, n: usize) -> Vec<(&'static str, Proc)> {
-    (0..n)
-        .map(|i| {
-            let kind = if i % 2 == 0 { "sortable" } else { "counter" };
-            (kind, member(url, ns, kind))
-        })
-        .collect()
-}
-
-fn drawing(procs: &[(&str, Proc)]) {
-    for (_, p) in procs {
-        p.wait_for("nonces", 30 * SEC, |l, _| l.len() > 200);
-    }
-}
-
-fn stop(procs: &[(&str, Proc)]) {
-    for (_, p) in procs {
-        p.signal(libc::SIGTERM);
-    }
+    support::wave(url, ns, n, &["--ttl", "4s", "--connect-timeout", "10s"])
 }
 
 /// The machine id a member leased, from its first line on stderr.

@@ -86,8 +86,9 @@ pub struct Postgres {
 }
 
 impl Postgres {
-    pub fn start() -> Self {
-        let dir = TempDir::new("pg");
+    /// A cluster not made yet: its directory (the postgres user's) and a port.
+    fn unmade(tag: &str) -> Self {
+        let dir = TempDir::new(tag);
         if is_root() {
             let ok = Command::new("chown")
                 .args(["postgres", &dir.0.display().to_string()])
@@ -95,10 +96,14 @@ impl Postgres {
                 .expect("chown");
             assert!(ok.success());
         }
-        let pg = Postgres {
+        Postgres {
             dir,
             port: free_port(),
-        };
+        }
+    }
+
+    pub fn start() -> Self {
+        let pg = Postgres::unmade("pg");
         let out = pg
             .as_pg(&need("initdb"))
             .args([
@@ -195,18 +200,7 @@ impl Postgres {
     /// a port of its own: a standby of this one with `standby`, else a
     /// backup that starts as a primary when started. Not started.
     pub fn copy(&self, standby: bool) -> Postgres {
-        let dir = TempDir::new("pg-copy");
-        if is_root() {
-            let ok = Command::new("chown")
-                .args(["postgres", &dir.0.display().to_string()])
-                .status()
-                .expect("chown");
-            assert!(ok.success());
-        }
-        let copy = Postgres {
-            dir,
-            port: free_port(),
-        };
+        let copy = Postgres::unmade("pg-copy");
         let port = self.port.to_string();
         let data = copy.data();
         let mut args = vec![
@@ -836,6 +830,60 @@ impl Drop for Etcd {
         for i in 0..self.members.len() {
             self.down(i);
         }
+    }
+}
+
+// ------------------------------------------------------------------- members
+
+/// One lease test at a time in a test binary: they time leases against real
+/// clocks on a small machine.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `nonceforge gen KIND --bits 64` on a lease, 4000 a second, for a long
+/// time, with the lease options `more` (`--ttl 2s`, …).
+pub fn member(url: &str, ns: &str, kind: &str, more: &[&str]) -> Proc {
+    let mut args = vec![
+        "gen",
+        kind,
+        "--bits",
+        "64",
+        "-n",
+        "100000000",
+        "--rate",
+        "4000",
+        "--lease",
+        url,
+        "--namespace",
+        ns,
+    ];
+    args.extend_from_slice(more);
+    Proc::spawn(&args)
+}
+
+/// `n` members, half drawing sortable, half counter nonces.
+pub fn wave(url: &str, ns: &str, n: usize, more: &[&str]) -> Vec<(&'static str, Proc)> {
+    (0..n)
+        .map(|i| {
+            let kind = if i % 2 == 0 { "sortable" } else { "counter" };
+            (kind, member(url, ns, kind, more))
+        })
+        .collect()
+}
+
+/// Every member has printed a few hundred nonces.
+pub fn drawing(procs: &[(&str, Proc)]) {
+    for (_, p) in procs {
+        p.wait_for("nonces", Duration::from_secs(30), |l, _| l.len() > 200);
+    }
+}
+
+/// SIGTERM to every member (each releases its lease and exits).
+pub fn stop(procs: &[(&str, Proc)]) {
+    for (_, p) in procs {
+        p.signal(libc::SIGTERM);
     }
 }
 
