@@ -180,12 +180,7 @@ fn no_history_start_is_above_every_earlier_value() {
         ..Default::default()
     };
     let margin_ms = 200; // TTL / 10
-    let wall = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-    };
+    let wall = support::wall_ms;
     let a = Lease::acquire(&url, &opts).unwrap();
     assert!(!a.has_history());
     // A's generator reads a clock that runs as fast as A's lease lets it: it
@@ -194,15 +189,8 @@ fn no_history_start_is_above_every_earlier_value() {
     let clock_a = ManualClock::at_unix_ms(wall());
     let ga = a.builder().clock(clock_a.clone()).build().unwrap();
     a.attach(&ga).unwrap();
-    let mut top_a = 0;
+    let top_a = support::draw_ahead(&ga, &clock_a, 3 * SEC);
     let t = Instant::now();
-    while t.elapsed() < 3 * SEC {
-        match ga.sortable_64() {
-            Ok(n) => top_a = top_a.max(ga.decompose(&n).unwrap().unix_ms),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-        clock_a.advance(Duration::from_millis(1));
-    }
     assert!(top_a > 0, "A issued nothing");
     assert!(
         top_a > wall() + 1000,

@@ -375,12 +375,7 @@ fn restored_copy_start_is_above_every_value_it_forgot() {
         ..Default::default()
     };
     let margin_ms = 200; // TTL / 10
-    let wall = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-    };
+    let wall = support::wall_ms;
     let p = Lease::acquire(&url, &opts).unwrap();
     p.generator().unwrap().sortable_64().unwrap();
     p.release().unwrap();
@@ -395,15 +390,7 @@ fn restored_copy_start_is_above_every_value_it_forgot() {
     let clock_a = ManualClock::at_unix_ms(wall());
     let ga = a.builder().clock(clock_a.clone()).build().unwrap();
     a.attach(&ga).unwrap();
-    let mut top_a = 0;
-    let t = Instant::now();
-    while t.elapsed() < 3 * SEC {
-        match ga.sortable_64() {
-            Ok(n) => top_a = top_a.max(ga.decompose(&n).unwrap().unix_ms),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-        clock_a.advance(Duration::from_millis(1));
-    }
+    let top_a = support::draw_ahead(&ga, &clock_a, 3 * SEC);
     assert!(top_a > p_floor, "A issued nothing above P's floor");
 
     redis.restore(&dump);

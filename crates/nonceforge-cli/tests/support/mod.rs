@@ -887,6 +887,35 @@ pub fn stop(procs: &[(&str, Proc)]) {
     }
 }
 
+/// This host's wall clock in Unix ms.
+pub fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// Draws sortable nonces from `generator` for `how_long`, moving its manual
+/// `clock` a millisecond a value, so it issues as far ahead as its lease's
+/// cap allows (its host's clock plus the hold); returns the highest
+/// timestamp it issued.
+pub fn draw_ahead(
+    generator: &nonceforge::NonceGenerator<nonceforge::ManualClock>,
+    clock: &nonceforge::ManualClock,
+    how_long: Duration,
+) -> u64 {
+    let mut top = 0;
+    let t = Instant::now();
+    while t.elapsed() < how_long {
+        match generator.sortable_64() {
+            Ok(n) => top = top.max(generator.decompose(&n).unwrap().unix_ms),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+        clock.advance(Duration::from_millis(1));
+    }
+    top
+}
+
 // ------------------------------------------------------------------ processes
 
 /// A running `nonceforge`, its stdout lines and stderr collected as they come.
