@@ -112,7 +112,7 @@ fn refuse(function: &str, state: u64) -> ! {
         ),
         LOST => (
             "the machine-id lease was lost (another holder took the id): nonces stop until the server restarts and leases a new one",
-            "Another process was given this server's id (it was evicted, or the store lost its data). Restart the server.",
+            "Another process was given this server's id (it was evicted, or the store lost its data or went back to an older copy). Restart the server.",
         ),
         STOPPED => (
             "the machine-id lease was released: the server is shutting down",
@@ -279,6 +279,7 @@ pub extern "C-unwind" fn nonceforge_lease_keeper(_arg: pg_sys::Datum) {
         ttl: settings.ttl,
         namespace: settings.namespace.clone(),
         holder: Some(holder()),
+        fast_start: settings.fast_start,
         ..LeaseOptions::default()
     };
     let Some((lease, generator)) = acquire(s, &settings.url, &options) else {

@@ -7,6 +7,7 @@
 //! | `nonceforge.lease_url_file` | server start, preloaded only | a file (mode 0600) holding the store's URL, password included |
 //! | `nonceforge.lease_namespace` | server start, preloaded only | the store's namespace, as every member of the fleet uses it (default `nonceforge`) |
 //! | `nonceforge.lease_ttl` | server start, preloaded only | how long the store keeps the id without a renewal (default 10 s) |
+//! | `nonceforge.lease_fast_start` | server start, preloaded only | `off` (default: every grant's nonces start the TTL and margin later, safe when the store goes back to an older copy), `verify` or `declared` (docs/lease-protocol.md) |
 //! | `nonceforge.key_file` | server start, preloaded only | file with the base key of `encrypted_nonce()` |
 //! | `nonceforge.extid_key_file` | server start, preloaded only | file with the master key of `extid_encode()`/`extid_decode()`: the current key version |
 //! | `nonceforge.extid_key_version` | server start, preloaded only | that key's version, 0..15 (default 0): new ids carry it |
@@ -41,6 +42,8 @@ static LEASE_URL_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString
 static LEASE_NAMESPACE: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"nonceforge"));
 static LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+static LEASE_FAST_START: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"off"));
 
 /// Whether `nonceforge.machine_id` was `lease` when the postmaster loaded the
 /// library (the lease keeper runs): fixed for the server's life.
@@ -358,6 +361,14 @@ fn define_lease_settings() {
         GucContext::Postmaster,
         GucFlags::default(),
     );
+    GucRegistry::define_string_guc(
+        c"nonceforge.lease_fast_start",
+        c"Whether a new grant's nonces may start right above the previous holders' floor: off, verify or declared.",
+        c"off (the default) starts every grant the TTL and margin later, safe when the store fails over to a replica that was behind or is restored from a backup; verify where the store shows that acknowledged writes survive a failover; declared on the operator's word.",
+        &LEASE_FAST_START,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(
         c"nonceforge.lease_ttl",
         c"How long the store keeps this server's machine id without a renewal; nonces stop a tenth of it earlier when renewals fail.",
@@ -391,6 +402,7 @@ pub(crate) struct LeaseSettings {
     pub(crate) url: Zeroizing<String>,
     pub(crate) namespace: String,
     pub(crate) ttl: std::time::Duration,
+    pub(crate) fast_start: nonceforge_lease::FastStart,
 }
 
 /// Reads the lease settings (in the lease keeper); an error says which setting
@@ -424,10 +436,17 @@ pub(crate) fn lease_settings() -> Result<LeaseSettings, String> {
             Zeroizing::new(url.trim().to_owned())
         }
     };
+    let fast_start = match text(&LEASE_FAST_START) {
+        None => nonceforge_lease::FastStart::default(),
+        Some(v) => v
+            .parse()
+            .map_err(|e| format!("nonceforge.lease_fast_start = '{v}': {e}"))?,
+    };
     Ok(LeaseSettings {
         url,
         namespace: text(&LEASE_NAMESPACE).unwrap_or_else(|| "nonceforge".into()),
         ttl: std::time::Duration::from_millis(lease_ttl_ms()),
+        fast_start,
     })
 }
 

@@ -317,6 +317,22 @@ stop_at "$backup"
 [ "$(redis-cli -p "$redis_port" exists "scenarios:lease:$id")" = 0 ] || fail "a clean stop left id $id leased"
 passed=$((passed + 1))
 
+# nonceforge.lease_fast_start: a value the keeper cannot read stops nonces and
+# the log says why; 'declared' (the store never goes back, on the operator's
+# word) starts right above the floor of the id released just above, instead of
+# the TTL and margin later (docs/lease-protocol.md, "A store that goes back").
+start_at "$backup" "$port" "${leased[@]}" -c nonceforge.lease_fast_start=sometimes
+refused "$port" "cannot hold a machine id" "nonces under a lease_fast_start the keeper cannot read"
+grep -q "nonceforge.lease_fast_start = 'sometimes'" "$backup.log" ||
+    fail "the server log does not say why: $(tail -3 "$backup.log")"
+stop_at "$backup"
+start_at "$backup" "$port" "${leased[@]}" -c nonceforge.lease_fast_start=declared
+emit "$port" postgres
+for _ in $(seq 50); do grep -q "fast start: declared" "$backup.log" && break; sleep 0.1; done
+grep -q "fast start: declared" "$backup.log" || fail "no fast start: $(grep nonceforge "$backup.log" | tail -3)"
+stop_at "$backup"
+check "lease_fast_start: refused when unreadable, declared starts above the floor at once"
+
 # A polyglot fleet in miniature: the command-line tool (the Rust face) leases
 # from the same store and namespace beside the server; then takes the id the
 # server released at a clean stop, at once (above its floor); then an operator
