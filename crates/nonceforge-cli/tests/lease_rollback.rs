@@ -232,21 +232,23 @@ fn postgres_standby_behind_promoted() {
     }
 }
 
-/// A PostgreSQL base backup taken 4 s before started in the primary's place.
+/// A PostgreSQL base backup taken 1 s, 4 s and 20 s before started in the
+/// primary's place.
 #[test]
 fn postgres_restored_from_an_older_backup() {
     let _g = serial();
-    let age = 4 * SEC;
-    let primary = Postgres::start();
-    let url = primary.url();
-    let backup = std::cell::RefCell::new(None);
-    scenario(
-        "PostgreSQL restored from a backup 4 s old",
-        &url,
-        age,
-        || *backup.borrow_mut() = Some(primary.copy(false)),
-        |then| primary.restore_from_then(backup.borrow_mut().take().unwrap(), then),
-    );
+    for age in [SEC, 4 * SEC, 20 * SEC] {
+        let primary = Postgres::start();
+        let url = primary.url();
+        let backup = std::cell::RefCell::new(None);
+        scenario(
+            &format!("PostgreSQL restored from a backup {age:?} old"),
+            &url,
+            age,
+            || *backup.borrow_mut() = Some(primary.copy(false)),
+            |then| primary.restore_from_then(backup.borrow_mut().take().unwrap(), then),
+        );
+    }
 }
 
 /// etcd killed and restored from a snapshot taken 4 s and 20 s before (etcd 3.4:
