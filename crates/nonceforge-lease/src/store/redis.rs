@@ -240,9 +240,11 @@ impl RedisStore {
             // A renewal the replicas may not have counts for nothing: with
             // fast starts, a failover that lost it would let a member start
             // right above the floor it did not raise.
+            // As a lost connection: the keeper connects again and counts the
+            // replicas anew (one may have gone, or been promoted).
             Some(1) => match self.replicated("renewal").await? {
                 Ok(()) => Ok(Renewal::Held),
-                Err(why) => Err(StoreError::answer(why)),
+                Err(why) => Err(StoreError::conn(why)),
             },
             Some(0) => Ok(Renewal::Lost(
                 match got.get(1).map(text).transpose()?.as_deref() {
