@@ -72,7 +72,7 @@ pub enum FastStart {
     /// least one connected replica (each write waits for all of them with
     /// `WAIT`; a renewal that they do not all acknowledge fails), etcd (Raft
     /// commits on a quorum). Where the check fails, the grant starts as with
-    /// `Off` and the reason is logged ([`crate::Lease::fast_start`]).
+    /// `Off` and the reason is logged ([`crate::Lease::slow_start_reason`]).
     Verify,
     /// Start fast on the operator's word that the store never goes back to an
     /// older copy while members run (one server that is never restored from a
