@@ -87,7 +87,10 @@ fn scenario(
 ) {
     let ns = "rollback";
     let a = wave(url, ns, 3);
-    drawing(&a);
+    // A holds ids 0-2 (it draws once its start is over, beside P's).
+    for (_, p) in &a {
+        leased_id(p);
+    }
     let p = wave(url, ns, 4);
     drawing(&p);
     stop(&p);
