@@ -34,12 +34,14 @@ fn wave(url: &str, ns: &str, n: usize) -> Vec<(&'static str, Proc)> {
 
 /// The machine id a member leased, from its first line on stderr.
 fn leased_id(p: &Proc) -> u16 {
-    p.wait_for("its lease", 30 * SEC, |_, e| {
-        e.contains("lease: machine id ")
-    });
-    let err = p.stderr();
-    let rest = err.split("lease: machine id ").nth(1).unwrap();
-    rest.split(' ').next().unwrap().parse().unwrap()
+    // The whole line: stderr is unbuffered, so a line may come in pieces.
+    let id = |e: &str| {
+        let rest = e.split("lease: machine id ").nth(1)?;
+        let (id, after) = rest.split_once(' ')?;
+        after.starts_with("from ").then(|| id.parse().ok())?
+    };
+    p.wait_for("its lease", 30 * SEC, |_, e| id(e).is_some());
+    id(&p.stderr()).unwrap()
 }
 
 /// Every member of `procs` stops by itself and says why: the store went
@@ -49,7 +51,12 @@ fn all_report_loss(procs: &[(&str, Proc)], what: &str) -> Vec<(u16, bool)> {
     procs
         .iter()
         .map(|(_, p)| {
-            p.wait_for("the loss", 30 * SEC, |_, e| e.contains(" was lost ("));
+            // The whole line (stderr is unbuffered: it may come in pieces).
+            p.wait_for("the loss", 30 * SEC, |_, e| {
+                e.split(" was lost (")
+                    .nth(1)
+                    .is_some_and(|r| r.contains('\n'))
+            });
             let err = p.stderr();
             let went_back = err.contains("was lost (the store went back to an older copy");
             assert!(
