@@ -36,9 +36,16 @@ fn all_report_lost(procs: &mut [(&str, Proc)], what: &str) {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+        // It has exited; its last stderr line may still be on its way to
+        // the reader (and come in pieces: stderr is unbuffered).
+        let said = |e: &str| e.contains("the store lost its data");
+        let t = Instant::now();
+        while !said(&p.stderr()) && t.elapsed() < 5 * SEC {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let err = p.stderr();
         assert!(
-            err.contains("the store lost its data"),
+            said(&err),
             "{what}: a member stopped without saying why: {err}"
         );
     }
