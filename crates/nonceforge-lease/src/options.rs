@@ -81,9 +81,6 @@ pub enum FastStart {
 }
 
 impl FastStart {
-    /// The option's text forms, as the CLI and the bindings take them.
-    pub const CHOICES: &'static str = "off, verify or declared";
-
     /// Its text form: `off`, `verify` or `declared`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -101,16 +101,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
             }
             let mut endpoints = Vec::new();
             for ep in rest.split(',') {
-                let (host, port) = ep
-                    .rsplit_once(':')
-                    .ok_or_else(|| bad(format!("endpoint {ep:?} has no port: host:port")))?;
-                if host.is_empty() || host.contains(['/', '@', '?']) {
-                    return Err(bad(format!("endpoint {ep:?} has no valid host: host:port")));
-                }
-                let port: u16 =
-                    port.parse().ok().filter(|&p| p != 0).ok_or_else(|| {
-                        bad(format!("endpoint {ep:?}: port must be in 1..=65535"))
-                    })?;
+                let (host, port) = host_port("endpoint", ep).map_err(bad)?;
                 endpoints.push(format!("http://{host}:{port}"));
             }
             Spec::Etcd(endpoints, auth)
@@ -122,6 +113,23 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
         }
     };
     Ok(Backend { spec, shown })
+}
+
+/// One `host:port` of a list (etcd's endpoints, Redis's sentinels); `what`
+/// names it in the error.
+fn host_port<'a>(what: &str, ep: &'a str) -> std::result::Result<(&'a str, u16), String> {
+    let (host, port) = ep
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{what} {ep:?} has no port: host:port"))?;
+    if host.is_empty() || host.contains(['/', '@', '?']) {
+        return Err(format!("{what} {ep:?} has no valid host: host:port"));
+    }
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|&p| p != 0)
+        .ok_or_else(|| format!("{what} {ep:?}: port must be in 1..=65535"))?;
+    Ok((host, port))
 }
 
 /// `[user:password@]host:port[,host:port…]/service[/db]`: the credentials and
@@ -165,17 +173,7 @@ fn sentinel(rest: &str) -> std::result::Result<SentinelSpec, String> {
     }
     let mut sentinels = Vec::new();
     for ep in hosts.split(',') {
-        let (host, port) = ep
-            .rsplit_once(':')
-            .ok_or_else(|| format!("sentinel {ep:?} has no port: host:port"))?;
-        let port: u16 = port
-            .parse()
-            .ok()
-            .filter(|&p| p != 0)
-            .ok_or_else(|| format!("sentinel {ep:?}: port must be in 1..=65535"))?;
-        if host.is_empty() || host.contains(['/', '@', '?']) {
-            return Err(format!("sentinel {ep:?} has no valid host: host:port"));
-        }
+        let (host, port) = host_port("sentinel", ep)?;
         sentinels.push(
             redis::IntoConnectionInfo::into_connection_info(format!("redis://{host}:{port}"))
                 .map_err(|e| format!("sentinel {ep:?}: {e}"))?,
