@@ -32,12 +32,8 @@ func connectEtcd(ctx context.Context, rest, shown string) (store, string, error)
 	}
 	var eps []string
 	for _, ep := range strings.Split(rest, ",") {
-		i := strings.LastIndexByte(ep, ':')
-		if i <= 0 || strings.ContainsAny(ep[:i], "/@?") {
-			return nil, shown, badURL(shown, fmt.Sprintf("endpoint %q: host:port", ep))
-		}
-		if p, err := strconv.Atoi(ep[i+1:]); err != nil || p < 1 || p > 65535 {
-			return nil, shown, badURL(shown, fmt.Sprintf("endpoint %q: port must be in 1..=65535", ep))
+		if why := checkHostPort("endpoint", ep); why != "" {
+			return nil, shown, badURL(shown, why)
 		}
 		eps = append(eps, "http://"+ep)
 	}

@@ -51,12 +51,8 @@ func connectSentinel(ctx context.Context, rest, shown string, s *settled) (store
 		o.DB = n
 	}
 	for _, ep := range strings.Split(hosts, ",") {
-		host, port, ok := strings.Cut(ep, ":")
-		if n, err := strconv.Atoi(port); !ok || err != nil || n < 1 || n > 65535 {
-			return nil, shown, badURL(shown, fmt.Sprintf("sentinel %q: port must be in 1..=65535", ep))
-		}
-		if host == "" || strings.ContainsAny(host, "/@?") {
-			return nil, shown, badURL(shown, fmt.Sprintf("sentinel %q has no valid host: host:port", ep))
+		if why := checkHostPort("sentinel", ep); why != "" {
+			return nil, shown, badURL(shown, why)
 		}
 		o.SentinelAddrs = append(o.SentinelAddrs, ep)
 	}

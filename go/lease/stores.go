@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -33,4 +34,17 @@ func connect(ctx context.Context, raw string, s *settled) (store, string, error)
 		return connectEtcd(ctx, rest, shown)
 	}
 	return nil, shown, badURL(shown, fmt.Sprintf("unknown scheme %q: use postgres://, redis://, redis+sentinel:// or etcd://", scheme))
+}
+
+// checkHostPort checks one host:port of a list (etcd's endpoints, Redis's
+// sentinels), what naming it; "" when it is one, else the rule it breaks.
+func checkHostPort(what, ep string) string {
+	i := strings.LastIndexByte(ep, ':')
+	if i <= 0 || strings.ContainsAny(ep[:i], "/@?") {
+		return fmt.Sprintf("%s %q: host:port", what, ep)
+	}
+	if p, err := strconv.Atoi(ep[i+1:]); err != nil || p < 1 || p > 65535 {
+		return fmt.Sprintf("%s %q: port must be in 1..=65535", what, ep)
+	}
+	return ""
 }
