@@ -287,7 +287,7 @@ fn store_down_and_back(store: &mut Store, kind: &str, bits: &str) {
 /// out), not a failed run.
 fn store_gone_before_release(store: &mut Store, kind: &str, bits: &str) {
     let url = store.url();
-    let a = leased_gen(&url, "gone", kind, bits, "3000", "2000", "10s");
+    let a = leased_gen(&url, "gone", kind, bits, "3000", "2000", "5s");
     a.wait_for("nonces", 20 * SEC, |l, _| l.len() >= 300);
     store.down();
     let (code, lines, err) = a.finish(30 * SEC);
@@ -326,6 +326,8 @@ fn all_taken(url: &str) {
             ns,
             "--ids",
             "3-4",
+            "--ttl",
+            "2s",
         ])
     };
     let (code, out, err) = take();

@@ -14,7 +14,9 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
-port="${NONCEFORGE_TEST_PGPORT:-54349}"
+# Below the kernel's ephemeral range (32768-60999), so no free port another
+# test asked the kernel for can take it while make test runs lanes side by side.
+port="${NONCEFORGE_TEST_PGPORT:-25472}"
 pg_regress="$("$pgbin/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress"
 [ -x "$pg_regress" ] || { echo "no pg_regress at $pg_regress (the server's -dev package / PGXS)"; exit 1; }
 if [ -z "${NONCEFORGE_PG_PREINSTALLED:-}" ]; then

@@ -14,7 +14,9 @@
 # Stops and removes the cluster whatever happens.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-port="${NONCEFORGE_TEST_PGPORT:-54329}"
+# Below the kernel's ephemeral range (32768-60999), so no free port another
+# test asked the kernel for can take it while make test runs lanes side by side.
+port="${NONCEFORGE_TEST_PGPORT:-25432}"
 source "$here/cluster.sh"
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 
@@ -74,8 +76,8 @@ step "the README's SQL blocks, as written (readme.sh)" "$here/readme.sh" "$port"
 # One id space across faces (docs/contracts.md): the server's external ids are
 # the command-line tool's for the same key, type, sequence number and random half.
 same_extids_as_cli() {
-    local cli; cli="$(cd "$here/../../../.." && pwd)/target/release/nonceforge"
-    [ -x "$cli" ] || { echo "no CLI at $cli (cargo build --release -p nonceforge-cli)"; return 1; }
+    local cli="${NONCEFORGE_CLI:-$(cd "$here/../../../.." && pwd)/target/release/nonceforge}"
+    [ -x "$cli" ] || { echo "no CLI at $cli (cargo build --release -p nonceforge-cli, or NONCEFORGE_CLI=path)"; return 1; }
     local t seq rand ours theirs
     for t in "user 42 7" "order 0 0" "invoice_line 72057594037927935 4611686018427387903"; do
         set -- $t

@@ -18,7 +18,9 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
-port="${NONCEFORGE_TEST_PGPORT:-54329}"
+# Below the kernel's ephemeral range (32768-60999), so no free port another
+# test asked the kernel for can take it while make test runs lanes side by side.
+port="${NONCEFORGE_TEST_PGPORT:-25432}"
 source "$here/cluster.sh"
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 # Every emitter writes a file of its own: emitters run concurrently, and
@@ -337,8 +339,10 @@ check "lease_fast_start: refused when unreadable, declared starts above the floo
 # from the same store and namespace beside the server; then takes the id the
 # server released at a clean stop, at once (above its floor); then an operator
 # evicts the server's id with the tool: the server stops (lost) until a restart.
-cli="$root/target/release/nonceforge"
-(cd "$root" && cargo build --release --locked -q -p nonceforge-cli)
+# NONCEFORGE_CLI: a CLI built beforehand (make test's lanes: a copy no other
+# lane rewrites); without it, the workspace's, built now.
+cli="${NONCEFORGE_CLI:-}"
+[ -n "$cli" ] || { cli="$root/target/release/nonceforge"; (cd "$root" && cargo build --release --locked -q -p nonceforge-cli); }
 store="redis://127.0.0.1:$redis_port"
 cli_gen() { # cli_gen KIND BITS LABEL [lease options]: 3000 values into a values file of its own; the id it leased on stdout
     local kind="$1" bits="$2" label="$3" err; shift 3

@@ -20,7 +20,9 @@ old="${1:?usage: upgrade.sh OLD NEW}" new="${2:?usage: upgrade.sh OLD NEW}"
 # parameter") — an upgrade from Debian's 15 goes to Debian's (PGDG) 18.
 bin_of() { echo "${NONCEFORGE_PG_ROOT:-/opt/nonceforge-pg}/$1/bin"; }
 oldbin=$(bin_of "$old") newbin=$(bin_of "$new")
-port="${NONCEFORGE_TEST_PGPORT:-54329}"
+# Below the kernel's ephemeral range (32768-60999), so no free port another
+# test asked the kernel for can take it while make test runs lanes side by side.
+port="${NONCEFORGE_TEST_PGPORT:-25432}"
 [ -x "$oldbin/pg_upgrade" ] && [ -x "$newbin/pg_upgrade" ] ||
     { echo "upgrade.sh: fetch the builds first: crates/nonceforge-pg/tools/fetch-postgres.sh $old $new" >&2; exit 2; }
 PGBIN="$oldbin" source "$here/cluster.sh"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make test's body: two lanes side by side, `make pg-test` (the PostgreSQL
+# extension on every major) and `make test-faces` (lints, the Rust workspace,
+# Go, Node, Elixir). On two cores one lane's builds fill the other's waits.
+#
+# The command-line tool is built first and copied to target/test-bin/: the
+# PostgreSQL lane runs that copy (NONCEFORGE_CLI), which the other lane's
+# cargo cannot rewrite under it.
+#
+# Every line is printed as it comes, prefixed with its lane and the minutes
+# since the start; each lane's whole output is also kept in
+# target/test-logs/LANE.log. Both lanes always run to their end; the exit
+# status is non-zero when either failed, and the last lines say which.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+make="${MAKE:-make}"
+logs=target/test-logs
+rm -rf "$logs" && mkdir -p "$logs" target/test-bin
+
+stamp() { # stamp LANE: prefixes each line read with "[LANE mm:ss] "
+    local line t
+    while IFS= read -r line; do
+        t=$SECONDS
+        printf '[%-5s %02d:%02d] %s\n' "$1" $((t / 60)) $((t % 60)) "$line"
+    done
+}
+
+lane() { # lane NAME MAKE-ARGS...: runs make, records its status and time
+    local name="$1" t0=$SECONDS; shift
+    { "$make" --no-print-directory "$@" 2>&1; echo $? >"$logs/$name.rc"; } |
+        tee "$logs/$name.log" | stamp "$name"
+    echo $((SECONDS - t0)) >"$logs/$name.secs"
+}
+
+echo "== the command-line tool, for both lanes"
+cargo build --release --locked -q -p nonceforge-cli 2>&1 | stamp cli || exit 1
+cp target/release/nonceforge target/test-bin/nonceforge
+target/test-bin/nonceforge --version >/dev/null || exit 1
+
+NONCEFORGE_CLI="$PWD/target/test-bin/nonceforge" lane pg pg-test &
+pg=$!
+lane faces test-faces &
+faces=$!
+wait "$pg" "$faces"
+
+failed=0
+summary=""
+for name in pg faces; do
+    rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
+    secs=$(cat "$logs/$name.secs" 2>/dev/null || echo 0)
+    if [ "$rc" = 0 ]; then verdict=passed; else verdict="FAILED (exit $rc)"; failed=1; fi
+    summary="$summary; $name $verdict in $((secs / 60))m$(printf %02d $((secs % 60)))s"
+done
+echo "== make test:${summary#;}; $((SECONDS / 60))m$(printf %02d $((SECONDS % 60)))s in all (logs: $logs/)"
+[ "$failed" = 0 ] || { echo "== make test failed: the lane's log above, or $logs/"; exit 1; }
