@@ -300,6 +300,17 @@ defmodule NonceforgeTest do
         Nonceforge.ExtId.decode_seq(codec, Nonceforge.ExtId.encode(codec, 5, 9))
       end
 
+      # The refusal names neither the sequence number the id decodes to (the
+      # true one, for an id made with a stored random half) nor its random half.
+      {seq, rand} = {271_828_182, 314_159_265_358}
+      hidden = Nonceforge.ExtId.encode(codec, seq, rand)
+      e = assert_raise ArgumentError, fn -> Nonceforge.ExtId.decode_seq(codec, hidden) end
+
+      for n <- [seq, rand],
+          shown <- [Integer.to_string(n), Integer.to_string(n, 16)] do
+        refute String.contains?(String.upcase(e.message), String.upcase(shown)), e.message
+      end
+
       assert_raise ArgumentError, ~r/must be one of its versions/, fn ->
         Nonceforge.ExtId.new(%{current: 1, keys: %{0 => @key}}, "user")
       end

@@ -191,7 +191,9 @@ type Decoded struct {
 // (maxIssued+1)/2^56. The error is ErrNotIssued under errors.Is.
 func (d Decoded) CheckIssued(maxIssued uint64) error {
 	if d.Seq > maxIssued {
-		return fmt.Errorf("extid: CheckIssued: sequence number %d is above the highest issued, %d: %w", d.Seq, maxIssued, ErrNotIssued)
+		// Neither number in the text: services hand errors to clients, and
+		// the highest issued is a row count (d.Seq is the caller's to read).
+		return fmt.Errorf("extid: CheckIssued: the id decodes above the highest sequence number issued: %w", ErrNotIssued)
 	}
 	return nil
 }
@@ -358,7 +360,9 @@ func (c *Codec) DecodeSeq(id ID) (uint64, error) {
 		return 0, err
 	}
 	if !c.IsDerived(d) {
-		return 0, fmt.Errorf("extid: DecodeSeq: the id decodes to sequence number %d, but its random half is not the one this codec derives for it: %w", d.Seq, ErrNotDerived)
+		// Not the decoded sequence number: for an id made with a stored
+		// random half it is the true one.
+		return 0, fmt.Errorf("extid: DecodeSeq: its random half is not the one this codec derives for its sequence number: %w", ErrNotDerived)
 	}
 	return d.Seq, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -506,6 +507,36 @@ func TestSelfCheckRefusesAMiscomputedId(t *testing.T) {
 		}
 		if err := c.EncodeBatch(in, out); !errors.Is(err, ErrSelfCheck) || out[0] != (ID{}) || out[1] != (ID{}) {
 			t.Fatalf("%s: batch: %v %x", mode, err, out)
+		}
+	}
+}
+
+// No refusal's text names what the id hides: the decoded sequence number (the
+// true one, for an id made with a stored random half), the highest issued (a
+// row count) or the random half. Services return err.Error() to clients.
+func TestRefusalsNameNoHiddenNumber(t *testing.T) {
+	ring, _ := NewKeyring(0, []byte(strings.Repeat("k", 32)))
+	const seq, rand, maxIssued = 271828182, 314159265358, 161803398
+	for _, o := range []Options{{}, {Rounds: 4}, {UUIDVersion: 4}, {KeyVersionOutBand: true}, {Mode: "aes128"}, {Mode: "cycle-walk"}} {
+		c, err := New(ring, "user", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := must(c.Encode(seq, rand))
+		d, _ := c.Decode(id)
+		notIssued := d.CheckIssued(maxIssued)
+		_, notDerived := c.DecodeSeq(id)
+		if !errors.Is(notIssued, ErrNotIssued) || !errors.Is(notDerived, ErrNotDerived) || d.Seq != seq {
+			t.Fatalf("%+v: %v, %v, %+v", o, notIssued, notDerived, d)
+		}
+		for _, err := range []error{notIssued, notDerived} {
+			for _, n := range []uint64{seq, rand, maxIssued} {
+				for _, shown := range []string{fmt.Sprint(n), fmt.Sprintf("%x", n), fmt.Sprintf("%X", n)} {
+					if strings.Contains(err.Error(), shown) {
+						t.Errorf("%+v: %q shows %d", o, err, n)
+					}
+				}
+			}
 		}
 	}
 }

@@ -206,6 +206,16 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
     assert.strictEqual(c.decode(c.encode(77, 5)).derived, false, 'a given random half is not the derived one');
     assert.strictEqual(c.decodeSeq(c.encode(77)), 77n);
     assert.throws(() => c.decodeSeq(c.encode(77, 5)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' was not made by this codec/));
+    // The refusal names neither the sequence number the id decodes to (the true one, for an id
+    // made with a stored random half) nor its random half: only the id the caller gave.
+    const hidden = c.encode(271828182n, 314159265358n);
+    assert.throws(() => c.decodeSeq(hidden), (e) => {
+      const text = e.message.replace(hidden, '');
+      for (const n of [271828182n, 314159265358n]) {
+        for (const shown of [n.toString(), n.toString(16)]) assert.ok(!text.toLowerCase().includes(shown), `${e.message} shows ${n}`);
+      }
+      return true;
+    });
   }
   const plain = new nf.ExtIdCodec(key, 'user');
   const constant = leaks((s) => plain.encode(s, 0));

@@ -662,6 +662,37 @@ fn extid_bad_input() {
     }
 }
 
+/// `extid decode` refusals name neither the sequence number the id decodes to
+/// (the true one: the id was made with a stored random half), nor the highest
+/// issued, nor the random half.
+#[test]
+fn extid_refusals_name_no_hidden_number() {
+    let env = [("NONCEFORGE_EXTID_KEY", EXTID_KEY)];
+    let (seq, rand, max) = ("271828182", "314159265358", "161803398");
+    let id = lines(&nonceforge(
+        &[
+            "extid", "encode", "--type", "user", "--seq", seq, "--rand", rand,
+        ],
+        &env,
+    ))[0]
+    .clone();
+    let decode = |more: &[&str], needle: &str| {
+        let mut args = vec!["extid", "decode", "--type", "user"];
+        args.extend_from_slice(more);
+        args.push(&id);
+        let o = nonceforge(&args, &env);
+        assert!(!o.status.success(), "{args:?} must fail");
+        let err = String::from_utf8_lossy(&o.stderr).replace(&id, "");
+        assert!(err.contains(needle), "{err}");
+        for n in [seq, rand, max] {
+            let hex = format!("{:x}", n.parse::<u64>().unwrap());
+            assert!(!err.contains(n) && !err.contains(&hex), "{err} shows {n}");
+        }
+    };
+    decode(&["--max-issued", max], "never handed out");
+    decode(&["--check-derived"], "not made by this codec");
+}
+
 #[test]
 fn gen_time_prefixed_ids() {
     let now_ms = std::time::SystemTime::now()

@@ -126,10 +126,12 @@ fn extid_encode_seq(type_name: &str, seq: i64) -> pgrx::Uuid {
 fn extid_seq(type_name: &str, id: pgrx::Uuid) -> i64 {
     let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
     let seq = with_codec("extid_seq", type_name, |c| c.decode_seq(&ext)).unwrap_or_else(|e| {
-        if let nonceforge_core::Error::NotDerived { seq } = e {
-            // In SQL's words: which call makes the ids extid_seq accepts.
+        if let nonceforge_core::Error::NotDerived { .. } = e {
+            // In SQL's words: which call makes the ids extid_seq accepts. Not
+            // the sequence number it decodes to (the true one, for an id made
+            // with a stored random half).
             invalid(format!(
-                "extid_seq: the id was not made by extid_encode('{type_name}', seq) under this server's keys (it decodes to sequence number {seq}, with another random half)"
+                "extid_seq: the id was not made by extid_encode('{type_name}', seq) under this server's keys"
             ));
         }
         raise_extid("extid_seq", e)
@@ -178,8 +180,7 @@ fn extid_seq_version(type_name: &str, id: pgrx::Uuid, key_version: i32) -> i64 {
     let (d, derived) = decode_with_version("extid_seq", type_name, id, key_version);
     if !derived {
         invalid(format!(
-            "extid_seq: the id was not made by extid_encode('{type_name}', seq) under key version {key_version} (it decodes to sequence number {}, with another random half)",
-            d.seq
+            "extid_seq: the id was not made by extid_encode('{type_name}', seq) under key version {key_version}"
         ));
     }
     d.seq as i64

@@ -227,9 +227,11 @@ pub enum Error {
         /// The name given.
         name: String,
     },
-    /// A decoded sequence number above the highest one issued.
+    /// A decoded sequence number above the highest one issued. The text
+    /// names neither number (services hand refusals to clients, and the
+    /// highest issued is a row count): the fields hold them.
     #[error(
-        "the id decodes to sequence number {seq}, above the highest issued ({max_issued}): it was never handed out"
+        "the id was never handed out: it decodes above the highest sequence number issued"
     )]
     NotIssued {
         /// The decoded sequence number.
@@ -238,9 +240,11 @@ pub enum Error {
         max_issued: u64,
     },
     /// A decoded id whose random half is not the one derived from its
-    /// sequence number: not made by `encode_seq` under this codec's key.
+    /// sequence number: not made by `encode_seq` under this codec's key. The
+    /// text does not name the decoded sequence number (for an id made with a
+    /// stored random half it is the true one): the field holds it.
     #[error(
-        "the id decodes to sequence number {seq}, but its random half is not the one this codec derives for it: it was not made by this codec's encode without a random half"
+        "the id was not made by this codec's encode without a random half: its random half is not the one derived for its sequence number"
     )]
     NotDerived {
         /// The decoded sequence number.

@@ -387,3 +387,34 @@ fn the_self_check_refuses_a_miscomputed_id_and_returns_nothing() {
         assert_eq!(out, [ExtId::default(); 3], "a failed batch leaves nothing");
     }
 }
+
+/// No refusal's text names what the id hides: the decoded sequence number
+/// (the true one, for an id made with a stored random half), the highest
+/// issued (a row count) or the random half; the fields still hold them.
+#[test]
+fn refusals_name_no_hidden_number() {
+    let ring = ring();
+    let (seq, rand, max) = (271_828_182_u64, 314_159_265_358_u64, 161_803_398_u64);
+    for c in codecs(&ring) {
+        let id = c.encode(seq, rand).unwrap();
+        let d = c.decode(&id).unwrap();
+        let not_issued = d.check_issued(max).unwrap_err();
+        assert_eq!(
+            not_issued,
+            Error::NotIssued {
+                seq,
+                max_issued: max
+            }
+        );
+        let not_derived = c.decode_seq(&id).unwrap_err();
+        assert_eq!(not_derived, Error::NotDerived { seq });
+        for e in [not_issued, not_derived] {
+            let text = e.to_string();
+            for n in [seq, rand, max] {
+                for shown in [n.to_string(), format!("{n:x}"), format!("{n:X}")] {
+                    assert!(!text.contains(&shown), "{:?}: {text:?} shows {n}", c.mode());
+                }
+            }
+        }
+    }
+}
