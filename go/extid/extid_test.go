@@ -540,3 +540,32 @@ func TestRefusalsNameNoHiddenNumber(t *testing.T) {
 		}
 	}
 }
+
+// Parse reads back every text form of every type name length 1..63 (some with
+// underscores), with and without prefix and check character: the 36-character
+// base32 forms (a 9-letter type with its prefix) included.
+func TestParseReadsEveryFormBack(t *testing.T) {
+	ring, _ := NewKeyring(0, []byte(strings.Repeat("k", 32)))
+	for n := 1; n <= 63; n++ {
+		letters := make([]byte, n)
+		for i := range letters {
+			letters[i] = 'a' + byte(i%26)
+		}
+		names := []string{string(letters)}
+		if n >= 3 {
+			names = append(names, string(letters[:1])+"_"+string(letters[2:]))
+		}
+		for _, name := range names {
+			c, err := New(ring, name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := must(c.EncodeSeq(uint64(n)))
+			for _, text := range []string{id.String(), id.Base64URL(), id.Base32("", false), id.Base32("", true), id.Base32(name, false), id.Base32(name, true)} {
+				if got, err := c.Parse(text); err != nil || got != id {
+					t.Errorf("%s: Parse(%q) = %v, %v", name, text, got, err)
+				}
+			}
+		}
+	}
+}

@@ -168,18 +168,21 @@ func quote(s string) string { return "\"" + s + "\"" }
 // (36 characters), base64url (22), or base32 (26, or 27 with the check
 // character) with or without this type's prefix — as the Rust codec's parse.
 func (c *Codec) Parse(text string) (ID, error) {
-	switch {
-	case len(text) == 22:
-		return ParseBase64URL(text)
-	case len(text) == 36 || strings.Contains(text, "-"):
-		return ParseUUID(text)
-	}
-	prefix := ""
-	body := text
+	prefix, body := "", text
 	if i := strings.LastIndexByte(text, '_'); i >= 0 {
 		prefix, body = c.typeName, text[i+1:]
 	}
-	return ParseBase32(text, prefix, len(body) == 27)
+	switch {
+	case len(text) == 22:
+		return ParseBase64URL(text)
+	case prefix != "":
+		// Before the length: a prefixed base32 id is 36 characters for a
+		// 9-letter type, or an 8-letter one with a check character.
+		return ParseBase32(text, prefix, len(body) == 27)
+	case len(text) == 36 || strings.Contains(text, "-"):
+		return ParseUUID(text)
+	}
+	return ParseBase32(text, "", len(body) == 27)
 }
 
 // MarshalText gives the canonical UUID form, for encoding/json and friends.

@@ -782,23 +782,23 @@ impl ExtIdCodec {
         }
     }
 
-    /// Parses an id in any text form: 22 characters is base64url; otherwise a
-    /// hyphen (which base32 never has) or 36 characters means a UUID; anything
-    /// else is base32 (a `type_` prefix must name this codec's type; a 27th
-    /// character is a check character).
+    /// Parses an id in any text form, whatever this codec formatted: 22
+    /// characters is base64url (no other form is that short); otherwise an
+    /// underscore (which a UUID never has) means base32 with a `type_` prefix,
+    /// which must name this codec's type; a hyphen (which base32 never has)
+    /// or 36 characters means a UUID; anything else is base32 without a
+    /// prefix. In base32 a 27th character is a check character. (A prefixed
+    /// base32 id is 36 characters for a 9-letter type, or an 8-letter one
+    /// with a check character: the underscore decides before the length.)
     pub fn parse(&self, text: &str) -> Result<ExtId> {
+        let body = text.rsplit('_').next().unwrap_or(text);
         match text.len() {
             22 => ExtId::parse_base64url(text),
-            n if n == 36 || text.contains('-') => ExtId::parse_uuid(text),
-            _ => {
-                let prefixed = text.contains('_');
-                let body = text.rsplit('_').next().unwrap_or(text);
-                ExtId::parse_base32(
-                    text,
-                    prefixed.then_some(self.type_name.as_str()),
-                    body.len() == 27,
-                )
+            _ if text.contains('_') => {
+                ExtId::parse_base32(text, Some(self.type_name.as_str()), body.len() == 27)
             }
+            n if n == 36 || text.contains('-') => ExtId::parse_uuid(text),
+            _ => ExtId::parse_base32(text, None, body.len() == 27),
         }
     }
 }

@@ -418,3 +418,33 @@ fn refusals_name_no_hidden_number() {
         }
     }
 }
+
+/// `parse` reads back whatever `format` wrote: type names of every length
+/// 1..=63 (some with underscores), with and without the prefix and the check
+/// character — 36-character base32 forms included (`inventory_…`).
+#[test]
+fn parse_reads_every_format_back() {
+    let ring = ring();
+    for len in 1..=63usize {
+        let letters: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        let mut names = vec![letters.clone()];
+        if len >= 3 {
+            names.push(format!("{}_{}", &letters[..1], &letters[2..]));
+        }
+        for name in names {
+            let c = ExtIdCodec::new(&ring, &name).unwrap();
+            let id = c.encode_seq(len as u64).unwrap();
+            for (form, prefix, check) in [
+                (TextForm::Uuid, false, false),
+                (TextForm::Base64Url, false, false),
+                (TextForm::Base32, false, false),
+                (TextForm::Base32, false, true),
+                (TextForm::Base32, true, false),
+                (TextForm::Base32, true, true),
+            ] {
+                let text = c.format(&id, form, prefix, check);
+                assert_eq!(c.parse(&text), Ok(id), "{name}: {text:?}");
+            }
+        }
+    }
+}
