@@ -28,6 +28,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/nonceforge/nonceforge/go/internal/aesni"
@@ -109,6 +110,29 @@ func (r *Keyring) SetCurrent(version uint8) error {
 
 // Current is the version new ids are encoded with.
 func (r *Keyring) Current() uint8 { return r.current }
+
+// Clear overwrites every master key with zeros and drops it: the keyring
+// encodes and decodes nothing after (codecs built from it keep their own
+// derived keys until they are collected: drop them too).
+func (r *Keyring) Clear() {
+	for v, k := range r.keys {
+		clear(k)
+		delete(r.keys, v)
+	}
+}
+
+// String shows the versions held and the current one, never a key. (Value
+// receivers: a Keyring printed by value, or inside a struct, is redacted too.)
+func (r Keyring) String() string {
+	return fmt.Sprintf("extid.Keyring{current: %d, versions: %v, keys: redacted}", r.current, r.Versions())
+}
+
+// GoString is String, for %#v.
+func (r Keyring) GoString() string { return r.String() }
+
+// Format prints String for every verb (%v, %+v, %#v, %s, %x, …): no verb
+// reaches the master keys.
+func (r Keyring) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, r.String()) }
 
 // Versions are the key versions held, in order.
 func (r *Keyring) Versions() []uint8 {
@@ -226,6 +250,17 @@ type Codec struct {
 	blocks      scratch.Blocks
 }
 
+// String shows the codec's type and layout, never its derived keys.
+func (c *Codec) String() string {
+	return fmt.Sprintf("extid.Codec{type: %q, mode: %s, current key version: %d, keys: redacted}", c.typeName, c.mode, c.current)
+}
+
+// GoString is String, for %#v.
+func (c *Codec) GoString() string { return c.String() }
+
+// Format prints String for every verb: no verb reaches the derived keys.
+func (c *Codec) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
+
 // New builds a codec for type typeName under the keyring's keys.
 func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 	if err := CheckTypeName(typeName); err != nil {
@@ -252,6 +287,9 @@ func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 		return nil, bad("New", "Rounds", fmt.Sprintf("a Feistel network here has 2 or 4 rounds, got %d", c.rounds))
 	case c.uuidVersion != 4 && c.uuidVersion != 8:
 		return nil, bad("New", "UUIDVersion", fmt.Sprintf("feistel-uuid ids are UUID version 8 or 4, got %d", c.uuidVersion))
+	}
+	if _, ok := r.keys[r.current]; !ok {
+		return nil, bad("New", "keyring", fmt.Sprintf("holds no key of its current version %d (cleared?)", r.current))
 	}
 	c.inBand = !o.KeyVersionOutBand && c.mode == "feistel-uuid"
 	c.current = r.current

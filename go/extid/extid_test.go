@@ -569,3 +569,35 @@ func TestParseReadsEveryFormBack(t *testing.T) {
 		}
 	}
 }
+
+// No fmt verb prints a master key or a derived key: the Keyring and the Codec
+// redact themselves, by pointer, by value and inside a struct; Clear drops
+// the master keys (nothing encodes after it).
+func TestKeysNeverPrinted(t *testing.T) {
+	master := []byte("0123456789abcdefghijklmnopqrstuv")
+	ring, _ := NewKeyring(3, master)
+	c, _ := New(ring, "user", Options{})
+	holder := struct {
+		R Keyring
+		C *Codec
+	}{*ring, c}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%q"} {
+		for _, v := range []any{ring, *ring, c, holder} {
+			text := fmt.Sprintf(verb, v)
+			if !strings.Contains(text, "redacted") || strings.Contains(text, string(master)) ||
+				strings.Contains(text, fmt.Sprintf("%x", master)) || strings.Contains(text, fmt.Sprint(master)) {
+				t.Errorf("%s of %T: %s", verb, v, text)
+			}
+		}
+	}
+	if got := fmt.Sprint(ring); got != "extid.Keyring{current: 3, versions: [3], keys: redacted}" {
+		t.Errorf("String: %s", got)
+	}
+	ring.Clear()
+	if len(ring.Versions()) != 0 {
+		t.Errorf("versions after Clear: %v", ring.Versions())
+	}
+	if _, err := New(ring, "user", Options{}); err == nil {
+		t.Error("a codec built from a cleared keyring")
+	}
+}
