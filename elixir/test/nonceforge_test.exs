@@ -300,6 +300,38 @@ defmodule NonceforgeTest do
         Nonceforge.ExtId.decode_seq(codec, Nonceforge.ExtId.encode(codec, 5, 9))
       end
 
+      # decode_seq across a rotation, in every layout: ids made under key 0
+      # resolve with the rotated keyring (those that carry no version by
+      # trying each held one), and not once key 0 is dropped.
+      next_key = :binary.copy(<<7>>, 32)
+
+      for opts <- [[], [rounds: 4], [key_version_in_band: false], [mode: :aes128], [mode: :cycle_walk]],
+          seq <- [0, 42, Bitwise.bsl(1, 40)] do
+        before = Nonceforge.ExtId.new(@key, "user", opts)
+        after = Nonceforge.ExtId.new(%{current: 2, keys: %{0 => @key, 2 => next_key}}, "user", opts)
+        newest = Nonceforge.ExtId.new(%{current: 2, keys: %{2 => next_key}}, "user", opts)
+        was = Nonceforge.ExtId.encode(before, seq)
+        now = Nonceforge.ExtId.encode(after, seq)
+        assert was != now
+        assert Nonceforge.ExtId.decode_seq(after, was) == seq, inspect(opts)
+        assert Nonceforge.ExtId.decode_seq(after, now) == seq, inspect(opts)
+        assert_raise ArgumentError, fn -> Nonceforge.ExtId.decode_seq(newest, was) end
+
+        assert_raise ArgumentError, fn ->
+          Nonceforge.ExtId.decode_seq(after, Nonceforge.ExtId.encode(after, seq, 7))
+        end
+      end
+
+      # One rule for an explicit key version: an id that carries its own
+      # refuses another (without saying which it carries).
+      ringed = Nonceforge.ExtId.new(%{current: 2, keys: %{0 => @key, 2 => next_key}}, "user")
+      fresh = Nonceforge.ExtId.encode(ringed, 41)
+      assert Nonceforge.ExtId.info(ringed, fresh, key_version: 2).seq == 41
+
+      assert_raise ArgumentError, ~r/carries its key version, and not the 0 given/, fn ->
+        Nonceforge.ExtId.info(ringed, fresh, key_version: 0)
+      end
+
       # The refusal names neither the sequence number the id decodes to (the
       # true one, for an id made with a stored random half) nor its random half.
       {seq, rand} = {271_828_182, 314_159_265_358}

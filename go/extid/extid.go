@@ -390,12 +390,28 @@ func (c *Codec) IsDerived(d Decoded) bool {
 // DecodeSeq returns the sequence number of an id made by EncodeSeq and
 // refuses any other (errors.Is ErrNotDerived): a made-up id, one of another
 // type or key, or one made with a stored random half passes with probability
-// 2^-62 (2^-64 in aes128 and cycle-walk), nothing stored. The lookup for ids
-// made without a random half.
+// 2^-62 (2^-64 in aes128 and cycle-walk) per key version tried, nothing
+// stored. The lookup for ids made without a random half.
+//
+// Across a key rotation, as the Rust codec's decode_seq: an id that carries
+// its key version is read under it; one that does not (aes128, cycle-walk,
+// KeyVersionOutBand) under the current version, then under each other
+// version the keyring held when the codec was built, keeping the one whose
+// derived half checks.
 func (c *Codec) DecodeSeq(id ID) (uint64, error) {
 	d, err := c.decode(id, -1)
 	if err != nil {
 		return 0, err
+	}
+	if !c.IsDerived(d) && !c.inBand {
+		for v := range c.keys {
+			if uint8(v) == d.KeyVersion || c.keys[v] == nil {
+				continue
+			}
+			if other, err := c.decode(id, v); err == nil && c.IsDerived(other) {
+				return other.Seq, nil
+			}
+		}
 	}
 	if !c.IsDerived(d) {
 		// Not the decoded sequence number: for an id made with a stored
@@ -595,6 +611,11 @@ func (c *Codec) unplace(id ID, given int) (l, r uint64, version uint8, err error
 	if c.inBand {
 		version = uint8(l>>56) ^ uint8(r&0xf)
 		l &= 1<<56 - 1
+		// The Rust core's rule: a version given for an id that carries
+		// another is refused, not ignored (the text does not say which).
+		if given >= 0 && uint8(given) != version {
+			return 0, 0, 0, bad("DecodeWithKeyVersion", "v", fmt.Sprintf("the id carries its key version, and not the %d given: decode it without a key version", given))
+		}
 	}
 	if version > MaxKeyVersion || c.keys[version] == nil {
 		return 0, 0, 0, bad("Decode", "id", fmt.Sprintf("no key of version %d", version))

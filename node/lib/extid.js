@@ -40,6 +40,15 @@ function keyring(keys, version) {
   return [versions, buffers, keys.current];
 }
 
+/** The options of decode and decodeSeq: only keyVersion, 0..15. */
+function checkDecodeOptions(options) {
+  checkOptions(options, 'options');
+  for (const k of Object.keys(options)) {
+    if (k !== 'keyVersion') throw argValue(`options.${k}`, 'is not a decode option (keyVersion)', options[k]);
+  }
+  if (options.keyVersion !== undefined) checkInteger(options.keyVersion, 'options.keyVersion', 0, 15);
+}
+
 class ExtIdCodec {
   /**
    * @param {Buffer|{current: number, keys: Record<number, Buffer>}} key a master key of at
@@ -89,9 +98,20 @@ class ExtIdCodec {
    * id passes 1 time in 2^62). The lookup for ids made without a random half.
    */
   decodeSeq(id, options = {}) {
-    const d = this.decode(id, options);
-    if (!d.derived) throw argValue('id', 'was not made by this codec: its random half is not the one encode(seq) derives', id);
-    return d.seq;
+    checkString(id, 'id');
+    checkDecodeOptions(options);
+    // Without options.keyVersion, the core's lookup: the id's key version, or each version held
+    // for ids that carry none (aes128, cycle-walk, keyVersionInBand: false), so that ids made
+    // before a rotation resolve while their key is held.
+    let seq;
+    if (options.keyVersion === undefined) {
+      seq = native('id', () => this._native.decodeSeq(id));
+    } else {
+      const d = this.decode(id, options);
+      seq = d.derived ? d.seq : null;
+    }
+    if (seq === null) throw argValue('id', 'was not made by this codec: its random half is not the one encode(seq) derives', id);
+    return seq;
   }
 
   /** The random half `encode(seq)` uses (a bigint). */
@@ -108,11 +128,7 @@ class ExtIdCodec {
    */
   decode(id, options = {}) {
     checkString(id, 'id');
-    checkOptions(options, 'options');
-    for (const k of Object.keys(options)) {
-      if (k !== 'keyVersion') throw argValue(`options.${k}`, 'is not a decode option (keyVersion)', options[k]);
-    }
-    if (options.keyVersion !== undefined) checkInteger(options.keyVersion, 'options.keyVersion', 0, 15);
+    checkDecodeOptions(options);
     const [seq, rand, keyVersion, derived] = native('id', () => this._native.decode(id, options.keyVersion));
     return { seq, rand, keyVersion, derived };
   }

@@ -240,12 +240,31 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
   assert.notStrictEqual(fresh, old);
   assert.deepStrictEqual([after.decode(fresh).seq, after.decode(fresh).keyVersion, after.decode(fresh).derived], [41n, 2, true]);
   assert.throws(() => before.decode(fresh), (e) => /key version 2/.test(e.message));
+  // One rule for an explicit key version: an id that carries its own refuses another.
+  assert.strictEqual(after.decode(fresh, { keyVersion: 2 }).seq, 41n);
+  assert.throws(() => after.decode(fresh, { keyVersion: 0 }), /carries its key version, and not the 0 given/);
   // Out of band: 60-bit sequence numbers, the version given on decode.
   const post = new nf.ExtIdCodec({ current: 2, keys: { 0: key, 2: next } }, 'user', { keyVersionInBand: false });
   const big = 2n ** 60n - 1n;
   const id = post.encode(big);
   assert.deepStrictEqual([post.decode(id, { keyVersion: 2 }).seq, post.decode(id, { keyVersion: 2 }).derived], [big, true]);
   assert.strictEqual(post.decode(id, { keyVersion: 0 }).derived, false, 'the wrong version decodes to something else');
+  // decodeSeq across the rotation, in every layout: ids made under key 0 resolve with the
+  // rotated keyring (those that carry no version by trying each held one), not without key 0.
+  for (const options of [{}, { rounds: 4 }, { keyVersionInBand: false }, { mode: 'aes128' }, { mode: 'cycle-walk' }]) {
+    const what = JSON.stringify(options);
+    const b = new nf.ExtIdCodec(key, 'user', options);
+    const a = new nf.ExtIdCodec({ current: 2, keys: { 0: key, 2: next } }, 'user', options);
+    const n = new nf.ExtIdCodec({ current: 2, keys: { 2: next } }, 'user', options);
+    for (const seq of [0n, 42n, 2n ** 40n]) {
+      const [was, now] = [b.encode(seq), a.encode(seq)];
+      assert.notStrictEqual(was, now, what);
+      assert.strictEqual(a.decodeSeq(was), seq, what);
+      assert.strictEqual(a.decodeSeq(now), seq, what);
+      assert.throws(() => n.decodeSeq(was), /not made by this codec|key version/, what);
+      assert.throws(() => a.decodeSeq(a.encode(seq, 7n)), /not made by this codec/, what);
+    }
+  }
 });
 
 test('sanitized AEAD: node:crypto bytes, refuses a second seal under one nonce', () => {

@@ -675,7 +675,7 @@ fn extid_refusals_name_no_hidden_number() {
         ],
         &env,
     ))[0]
-    .clone();
+        .clone();
     let decode = |more: &[&str], needle: &str| {
         let mut args = vec!["extid", "decode", "--type", "user"];
         args.extend_from_slice(more);

@@ -111,6 +111,21 @@ fn nif_extid_decode(
     Ok((d.seq, d.rand, d.key_version, codec.0.is_derived(&d)))
 }
 
+/// The core's checked lookup (`decode_seq`: the id's key version, or each
+/// held version for ids that carry none): the sequence number, or nil for an
+/// id this codec did not make.
+#[rustler::nif]
+fn nif_extid_decode_seq(codec: ResourceArc<Codec>, id: Binary<'_>) -> NifResult<Option<u64>> {
+    let id = id_of(id)?;
+    match codec.0.decode_seq(&id) {
+        Ok(seq) => Ok(Some(seq)),
+        Err(nonceforge::Error::NotDerived { .. } | nonceforge::Error::UnknownKeyVersion { .. }) => {
+            Ok(None)
+        }
+        Err(e) => Err(core_error(e)),
+    }
+}
+
 fn form(a: Atom) -> NifResult<TextForm> {
     if a == atoms::uuid() {
         Ok(TextForm::Uuid)

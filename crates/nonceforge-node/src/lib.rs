@@ -360,6 +360,21 @@ impl ExtIdCoder {
             self.inner.is_derived(&d),
         ))
     }
+
+    /// The core's checked lookup (`decode_seq`: the id's key version, or each
+    /// held version for ids that carry none): the sequence number, or null
+    /// for an id this codec did not make.
+    #[napi(catch_unwind)]
+    pub fn decode_seq(&self, id: String) -> Result<Option<BigInt>> {
+        let ext = ExtId::parse_uuid(&id).map_err(core_err)?;
+        match self.inner.decode_seq(&ext) {
+            Ok(seq) => Ok(Some(BigInt::from(seq))),
+            Err(
+                nonceforge::Error::NotDerived { .. } | nonceforge::Error::UnknownKeyVersion { .. },
+            ) => Ok(None),
+            Err(e) => Err(core_err(e)),
+        }
+    }
 }
 
 enum AnyAead {

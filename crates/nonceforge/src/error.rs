@@ -185,6 +185,16 @@ pub enum Error {
         /// The version given.
         version: u8,
     },
+    /// A key version given for an id that carries its own, and another one:
+    /// such an id is read under the version it carries, never under the one
+    /// given (the text does not say which it carries).
+    #[error(
+        "the id carries its key version, and not the {given} given: decode it without a key version"
+    )]
+    KeyVersionMismatch {
+        /// The version given.
+        given: u8,
+    },
     /// A key version the keyring does not hold.
     #[error("key version {version} is not in the keyring: add its key to decode ids made under it")]
     UnknownKeyVersion {
@@ -230,9 +240,7 @@ pub enum Error {
     /// A decoded sequence number above the highest one issued. The text
     /// names neither number (services hand refusals to clients, and the
     /// highest issued is a row count): the fields hold them.
-    #[error(
-        "the id was never handed out: it decodes above the highest sequence number issued"
-    )]
+    #[error("the id was never handed out: it decodes above the highest sequence number issued")]
     NotIssued {
         /// The decoded sequence number.
         seq: u64,

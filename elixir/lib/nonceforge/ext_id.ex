@@ -185,16 +185,32 @@ defmodule Nonceforge.ExtId do
   random half.
   """
   @spec decode_seq(t(), <<_::128>>, keyword()) :: non_neg_integer()
-  def decode_seq(codec, id, opts \\ []) do
-    case info(codec, id, opts) do
-      %{seq: seq, derived: true} ->
-        seq
+  def decode_seq(codec, id, opts \\ [])
 
-      %{} ->
-        raise ArgumentError,
-              "id was not made by this codec: its random half is not the one encode/2 derives"
-    end
+  def decode_seq(%__MODULE__{ref: ref} = codec, id, opts)
+      when is_binary(id) and byte_size(id) == 16 and is_list(opts) do
+    seq =
+      case Keyword.get(opts, :key_version) do
+        # The core's lookup: the id's key version, or each version held for
+        # ids that carry none (aes128, cycle-walk, out of band): ids made
+        # before a rotation resolve while their key is held.
+        nil ->
+          Nonceforge.nif_extid_decode_seq(ref, id)
+
+        _given ->
+          case info(codec, id, opts) do
+            %{seq: seq, derived: true} -> seq
+            %{} -> nil
+          end
+      end
+
+    seq ||
+      raise ArgumentError,
+            "id was not made by this codec: its random half is not the one encode/2 derives"
   end
+
+  def decode_seq(_codec, id, _opts),
+    do: raise(ArgumentError, "id must be a 16-byte binary, got: #{inspect(id)}")
 
   @doc "The `{seq, rand}` of an external id of this codec's type and key."
   @spec decode(t(), <<_::128>>) :: {non_neg_integer(), non_neg_integer()}

@@ -436,15 +436,35 @@ impl ExtIdCodec {
     /// The sequence number of an id made by [`encode_seq`](Self::encode_seq),
     /// refusing any other ([`Error::NotDerived`]): a made-up id, one of
     /// another type or key, or one made with a stored random half passes with
-    /// probability 2^-62 (2^-64 in `aes128` and `cycle-walk`), nothing stored.
-    /// The lookup for ids made without a random half.
+    /// probability 2^-62 (2^-64 in `aes128` and `cycle-walk`) per key version
+    /// tried, nothing stored. The lookup for ids made without a random half.
+    ///
+    /// Across a key rotation: an id that carries its key version (the default
+    /// layout) is read under that version; one that does not (`aes128`,
+    /// `cycle-walk`, `key_version_in_band(false)`) under the current version,
+    /// then under each other version the keyring held when the codec was
+    /// built, keeping the one whose derived half checks — so ids made before a
+    /// rotation resolve while their key is held. (An id of an older version
+    /// costs a decode and a check more per version tried.)
     #[inline]
     pub fn decode_seq(&self, id: &ExtId) -> Result<u64> {
         let d = self.decode(id)?;
-        if !self.is_derived(&d) {
-            return Err(Error::NotDerived { seq: d.seq });
+        if self.is_derived(&d) {
+            return Ok(d.seq);
         }
-        Ok(d.seq)
+        if !self.in_band {
+            for v in 0..=MAX_KEY_VERSION {
+                if v == d.key_version || self.rand_keys[v as usize].is_none() {
+                    continue;
+                }
+                if let Ok(other) = self.decode_with_key_version(id, v)
+                    && self.is_derived(&other)
+                {
+                    return Ok(other.seq);
+                }
+            }
+        }
+        Err(Error::NotDerived { seq: d.seq })
     }
 
     /// The external id of `seq`, its random half derived from it under the
@@ -584,7 +604,13 @@ impl ExtIdCodec {
                         rule: "a feistel-uuid id has the RFC 9562 variant (its 17th hex digit is 8, 9, a or b)",
                     });
                 }
-                let (l, version) = self.without_version(l, r, version);
+                let (l, carried) = self.without_version(l, r, version);
+                // One rule in every face: a version given for an id that
+                // carries another is refused, not ignored.
+                if let Some(given) = version.filter(|&g| self.in_band && g != carried) {
+                    return Err(Error::KeyVersionMismatch { given });
+                }
+                let version = carried;
                 // Nearly every id is of the current version: a predicted branch to
                 // keys at a fixed address keeps the key lookup off the path from
                 // the id's bits to the first AES round.
