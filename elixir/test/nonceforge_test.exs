@@ -305,20 +305,29 @@ defmodule NonceforgeTest do
       # trying each held one), and not once key 0 is dropped.
       next_key = :binary.copy(<<7>>, 32)
 
-      for opts <- [[], [rounds: 4], [key_version_in_band: false], [mode: :aes128], [mode: :cycle_walk]],
+      for opts <- [
+            [],
+            [rounds: 4],
+            [key_version_in_band: false],
+            [mode: :aes128],
+            [mode: :cycle_walk]
+          ],
           seq <- [0, 42, Bitwise.bsl(1, 40)] do
         before = Nonceforge.ExtId.new(@key, "user", opts)
-        after = Nonceforge.ExtId.new(%{current: 2, keys: %{0 => @key, 2 => next_key}}, "user", opts)
+
+        rotated =
+          Nonceforge.ExtId.new(%{current: 2, keys: %{0 => @key, 2 => next_key}}, "user", opts)
+
         newest = Nonceforge.ExtId.new(%{current: 2, keys: %{2 => next_key}}, "user", opts)
         was = Nonceforge.ExtId.encode(before, seq)
-        now = Nonceforge.ExtId.encode(after, seq)
+        now = Nonceforge.ExtId.encode(rotated, seq)
         assert was != now
-        assert Nonceforge.ExtId.decode_seq(after, was) == seq, inspect(opts)
-        assert Nonceforge.ExtId.decode_seq(after, now) == seq, inspect(opts)
+        assert Nonceforge.ExtId.decode_seq(rotated, was) == seq, inspect(opts)
+        assert Nonceforge.ExtId.decode_seq(rotated, now) == seq, inspect(opts)
         assert_raise ArgumentError, fn -> Nonceforge.ExtId.decode_seq(newest, was) end
 
         assert_raise ArgumentError, fn ->
-          Nonceforge.ExtId.decode_seq(after, Nonceforge.ExtId.encode(after, seq, 7))
+          Nonceforge.ExtId.decode_seq(rotated, Nonceforge.ExtId.encode(rotated, seq, 7))
         end
       end
 
