@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/nonceforge/nonceforge/go/nonce"
 )
@@ -294,7 +295,7 @@ func settle(o Options) (settled, error) {
 		host, _ := os.Hostname()
 		s.holder = fmt.Sprintf("%s/%d/%08x", host, os.Getpid(), uint32(time.Now().UnixNano()))
 	}
-	if len(s.holder) > 200 || strings.ContainsFunc(s.holder, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if len(s.holder) > 200 || strings.ContainsFunc(s.holder, unicode.IsControl) {
 		return s, badOption("Holder", s.holder, "must be 1 to 200 bytes without control characters")
 	}
 	return s, nil

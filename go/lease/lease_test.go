@@ -49,6 +49,9 @@ func TestBadOptionsAndURLs(t *testing.T) {
 		{"redis://127.0.0.1:1", Options{MaxClockWait: -time.Second}, "bad-option", "MaxClockWait"},
 		{"redis://127.0.0.1:1", Options{Namespace: "Bad-NS"}, "bad-option", "Namespace"},
 		{"redis://127.0.0.1:1", Options{Holder: "a\nb"}, "bad-option", "Holder"},
+		// The Rust crate's rule (char::is_control): C1 controls too, as NEL.
+		{"redis://127.0.0.1:1", Options{Holder: "a\u0085b"}, "bad-option", "Holder"},
+		{"redis://127.0.0.1:1", Options{Holder: "a\u009fb"}, "bad-option", "Holder"},
 		{"mysql://x", Options{}, "bad-url", "unknown scheme"},
 		{"127.0.0.1:6379", Options{}, "bad-url", "expected postgres://"},
 		{"redis:///0", Options{}, "bad-url", "no host"},

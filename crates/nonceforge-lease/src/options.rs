@@ -506,6 +506,14 @@ mod tests {
                 },
                 "holder",
             ),
+            // C1 controls too (NEL), as Go's port (unicode.IsControl).
+            (
+                LeaseOptions {
+                    holder: Some("a\u{85}b".into()),
+                    ..Default::default()
+                },
+                "holder",
+            ),
         ];
         for (o, name) in cases {
             let e = o.settle().unwrap_err().to_string();
