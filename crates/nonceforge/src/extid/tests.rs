@@ -461,23 +461,10 @@ fn decode_seq_resolves_every_held_version_after_rotation() {
     ring.add(1, &[0x17; 32]).unwrap();
     ring.set_current(1).unwrap();
     let only_new = Keyring::new(1, &[0x17; 32]).unwrap();
-    let layouts = |ring: &Keyring| -> Vec<ExtIdCodec> {
-        let b = |m| ExtIdCodec::builder(ring, "user").mode(m);
-        vec![
-            b(ExtIdMode::FeistelUuid).build().unwrap(),
-            b(ExtIdMode::FeistelUuid).rounds(4).build().unwrap(),
-            b(ExtIdMode::FeistelUuid)
-                .key_version_in_band(false)
-                .build()
-                .unwrap(),
-            b(ExtIdMode::Aes128).build().unwrap(),
-            b(ExtIdMode::CycleWalk).build().unwrap(),
-        ]
-    };
-    for ((before, after), newest) in layouts(&old_ring)
+    for ((before, after), newest) in codecs(&old_ring)
         .into_iter()
-        .zip(layouts(&ring))
-        .zip(layouts(&only_new))
+        .zip(codecs(&ring))
+        .zip(codecs(&only_new))
     {
         let what = format!("{:?}", after.mode());
         for seq in [0u64, 42, 1 << 40] {
