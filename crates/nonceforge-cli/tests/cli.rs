@@ -368,7 +368,7 @@ fn extid_round_trips_in_every_mode_and_form() {
     assert_eq!(o.status.code(), Some(1), "not derived: refused");
     assert!(
         String::from_utf8_lossy(&o.stderr)
-            .contains("random half is not the one this codec derives")
+            .contains("not made by this codec's encode without a random half")
     );
     // --rand random: a fresh half, printed after the id to be stored.
     let (r1, r2) = (encode(&["--rand", "random"]), encode(&["--rand", "random"]));
