@@ -269,10 +269,10 @@ check-elixir:
 # The fast loop installs nothing: without PostgreSQL 15's server and headers or
 # cargo-pgrx (make setup installs them) this says what is missing and skips.
 check-pg:
-	@missing=""; [ -x $(call pg_bin,$(PG_CHECK_VERSION))/postgres ] || missing="$$missing PostgreSQL $(PG_CHECK_VERSION) (postgres)"; \
-	  [ -f "$$($(call pg_bin,$(PG_CHECK_VERSION))/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || missing="$$missing its server headers"; \
-	  $(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || missing="$$missing cargo-pgrx $(PGRX_VERSION)"; \
-	  if [ -n "$$missing" ]; then echo "check-pg: skipped, not installed:$$missing (make setup installs them)"; exit 0; fi; \
+	@missing=""; [ -x $(call pg_bin,$(PG_CHECK_VERSION))/postgres ] || missing="$$missing, PostgreSQL $(PG_CHECK_VERSION) (postgres)"; \
+	  [ -f "$$($(call pg_bin,$(PG_CHECK_VERSION))/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || missing="$$missing, its server headers"; \
+	  $(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || missing="$$missing, cargo-pgrx $(PGRX_VERSION)"; \
+	  if [ -n "$$missing" ]; then echo "check-pg: skipped, not installed: $${missing#, } (make setup installs them)"; exit 0; fi; \
 	  $(PG_CRATE)/tests/sql/system-install.sh save; \
 	  PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) $(PG_CRATE)/tests/regress/run.sh; rc=$$?; \
 	  $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
