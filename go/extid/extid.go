@@ -403,7 +403,10 @@ func (c *Codec) DecodeSeq(id ID) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !c.IsDerived(d) && !c.inBand {
+	if c.IsDerived(d) {
+		return d.Seq, nil
+	}
+	if !c.inBand {
 		for v := range c.keys {
 			if uint8(v) == d.KeyVersion || c.keys[v] == nil {
 				continue
@@ -413,12 +416,9 @@ func (c *Codec) DecodeSeq(id ID) (uint64, error) {
 			}
 		}
 	}
-	if !c.IsDerived(d) {
-		// Not the decoded sequence number: for an id made with a stored
-		// random half it is the true one.
-		return 0, fmt.Errorf("extid: DecodeSeq: its random half is not the one this codec derives for its sequence number: %w", ErrNotDerived)
-	}
-	return d.Seq, nil
+	// Not the decoded sequence number: for an id made with a stored random
+	// half it is the true one.
+	return 0, fmt.Errorf("extid: DecodeSeq: its random half is not the one this codec derives for its sequence number: %w", ErrNotDerived)
 }
 
 // EncodeSeq returns the external id of seq, its random half derived from it
