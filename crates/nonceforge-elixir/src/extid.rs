@@ -117,13 +117,7 @@ fn nif_extid_decode(
 #[rustler::nif]
 fn nif_extid_decode_seq(codec: ResourceArc<Codec>, id: Binary<'_>) -> NifResult<Option<u64>> {
     let id = id_of(id)?;
-    match codec.0.decode_seq(&id) {
-        Ok(seq) => Ok(Some(seq)),
-        Err(nonceforge::Error::NotDerived { .. } | nonceforge::Error::UnknownKeyVersion { .. }) => {
-            Ok(None)
-        }
-        Err(e) => Err(core_error(e)),
-    }
+    codec.0.find_seq(&id).map_err(core_error)
 }
 
 fn form(a: Atom) -> NifResult<TextForm> {

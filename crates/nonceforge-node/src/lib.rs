@@ -367,13 +367,8 @@ impl ExtIdCoder {
     #[napi(catch_unwind)]
     pub fn decode_seq(&self, id: String) -> Result<Option<BigInt>> {
         let ext = ExtId::parse_uuid(&id).map_err(core_err)?;
-        match self.inner.decode_seq(&ext) {
-            Ok(seq) => Ok(Some(BigInt::from(seq))),
-            Err(
-                nonceforge::Error::NotDerived { .. } | nonceforge::Error::UnknownKeyVersion { .. },
-            ) => Ok(None),
-            Err(e) => Err(core_err(e)),
-        }
+        let seq = self.inner.find_seq(&ext).map_err(core_err)?;
+        Ok(seq.map(BigInt::from))
     }
 }
 

@@ -467,6 +467,20 @@ impl ExtIdCodec {
         Err(Error::NotDerived { seq: d.seq })
     }
 
+    /// [`decode_seq`](Self::decode_seq) as an answer rather than a refusal:
+    /// `None` for an id this codec did not make (its derived half does not
+    /// check, or it carries a key version not held), an error only for text
+    /// that is not a well-formed id of this layout. For callers that refuse
+    /// in their own words (the Node and Elixir lookups).
+    #[inline]
+    pub fn find_seq(&self, id: &ExtId) -> Result<Option<u64>> {
+        match self.decode_seq(id) {
+            Ok(seq) => Ok(Some(seq)),
+            Err(Error::NotDerived { .. } | Error::UnknownKeyVersion { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The external id of `seq`, its random half derived from it under the
     /// key ([`derived_rand`](Self::derived_rand)): the call to make when
     /// nothing but the sequence number is stored. The id is stable (the same

@@ -478,6 +478,10 @@ fn decode_seq_resolves_every_held_version_after_rotation() {
             );
             assert_eq!(after.decode_seq(&new_id), Ok(seq), "{what}");
             assert!(newest.decode_seq(&old_id).is_err(), "{what}: key 0 dropped");
+            // The same answers as an Option: None for "not ours".
+            assert_eq!(after.find_seq(&old_id), Ok(Some(seq)), "{what}");
+            assert_eq!(newest.find_seq(&old_id), Ok(None), "{what}");
+            assert_eq!(after.find_seq(&after.encode(seq, 7).unwrap()), Ok(None));
             assert!(after.decode_seq(&after.encode(seq, 7).unwrap()).is_err());
         }
         let order = ExtIdCodec::builder(&old_ring, "order").mode(after.mode());
