@@ -189,9 +189,7 @@ pg-test-all:
 # default 15), every function's results and errors against tests/regress/expected.
 PG_CHECK_VERSION ?= 15
 pg-check: setup
-	@$(PG_CRATE)/tests/sql/system-install.sh save
-	@PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) $(PG_CRATE)/tests/regress/run.sh; rc=$$?; \
-	  $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
+	@$(MAKE) --no-print-directory check-pg
 
 # Packages for every major in PG_VERSIONS, for servers without Rust: a Debian
 # package postgresql-<N>-nonceforge and a tarball with an install script each,
