@@ -331,6 +331,10 @@ defmodule NonceforgeTest do
         end
       end
 
+      assert_raise ArgumentError, ~r/16-byte binary/, fn ->
+        Nonceforge.ExtId.decode_seq(codec, "not 16 bytes")
+      end
+
       # One rule for an explicit key version: an id that carries its own
       # refuses another (without saying which it carries).
       ringed = Nonceforge.ExtId.new(%{current: 2, keys: %{0 => @key, 2 => next_key}}, "user")

@@ -264,6 +264,10 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
       assert.throws(() => n.decodeSeq(was), /not made by this codec|key version/, what);
       assert.throws(() => a.decodeSeq(a.encode(seq, 7n)), /not made by this codec/, what);
     }
+    // Bad input to the lookup: named, typed, before the core is asked.
+    assert.throws(() => a.decodeSeq('not-a-uuid'), /id/, what);
+    assert.throws(() => a.decodeSeq(42), bad(TypeError, 'ERR_INVALID_ARG_TYPE', /"id" argument/), what);
+    assert.throws(() => a.decodeSeq(a.encode(1n), { version: 1 }), /options\.version/, what);
   }
 });
 
