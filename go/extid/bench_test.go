@@ -46,11 +46,15 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkEncodeSelfCheck(b *testing.B) {
-	c := benchCodec(b, Options{}).SelfChecked()
+	ring, _ := NewKeyring(1, bytes.Repeat([]byte{1}, 32))
+	c, err := NewSelfChecked(ring, "user", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	var seq uint64
 	for b.Loop() {
 		seq++
-		if _, err := c.Encode(seq, 0); err != nil {
+		if _, err := c.Encode(seq, 0x5a5a); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -94,7 +98,7 @@ func BenchmarkEncodeBatch1024(b *testing.B) {
 	c := benchCodec(b, Options{})
 	in := make([]Pair, 1024)
 	for i := range in {
-		in[i].Seq = uint64(i)
+		in[i] = Pair{Seq: uint64(i), Rand: c.DerivedRand(uint64(i))}
 	}
 	out := make([]ID, len(in))
 	for b.Loop() {
@@ -107,17 +111,51 @@ func BenchmarkEncodeBatch1024(b *testing.B) {
 
 func BenchmarkDecodeBatch1024(b *testing.B) {
 	c := benchCodec(b, Options{})
-	in := make([]Pair, 1024)
-	for i := range in {
-		in[i].Seq = uint64(i)
-	}
-	ids := make([]ID, len(in))
-	if err := c.EncodeBatch(in, ids); err != nil {
-		b.Fatal(err)
-	}
+	ids := seqBatch(b, c)
 	out := make([]Decoded, len(ids))
 	for b.Loop() {
 		if err := c.DecodeBatch(ids, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/id")
+}
+
+// seqBatch is EncodeSeq of 0..1023.
+func seqBatch(b *testing.B, c *Codec) []ID {
+	seqs := make([]uint64, 1024)
+	for i := range seqs {
+		seqs[i] = uint64(i)
+	}
+	ids := make([]ID, len(seqs))
+	if err := c.EncodeSeqBatch(seqs, ids); err != nil {
+		b.Fatal(err)
+	}
+	return ids
+}
+
+// The derived batches: EncodeSeq and DecodeSeq of 1024 ids.
+func BenchmarkEncodeSeqBatch1024(b *testing.B) {
+	c := benchCodec(b, Options{})
+	seqs := make([]uint64, 1024)
+	for i := range seqs {
+		seqs[i] = uint64(i)
+	}
+	out := make([]ID, len(seqs))
+	for b.Loop() {
+		if err := c.EncodeSeqBatch(seqs, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/id")
+}
+
+func BenchmarkDecodeSeqBatch1024(b *testing.B) {
+	c := benchCodec(b, Options{})
+	ids := seqBatch(b, c)
+	out := make([]uint64, len(ids))
+	for b.Loop() {
+		if err := c.DecodeSeqBatch(ids, out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -25,22 +25,36 @@ func Example() {
 	// Output: 36 32 42 <nil> 1
 }
 
+func ExampleCodec_EncodeSeqBatch() {
+	ring, _ := extid.NewKeyring(1, bytes.Repeat([]byte{0x5a}, 32))
+	orders, _ := extid.New(ring, "order", extid.Options{})
+	seqs := make([]uint64, 100)
+	for i := range seqs {
+		seqs[i] = uint64(1000 + i) // rows 1000..1099
+	}
+	ids := make([]extid.ID, len(seqs))
+	if err := orders.EncodeSeqBatch(seqs, ids); err != nil { // 8 ids side by side
+		panic(err)
+	}
+	back := make([]uint64, len(ids))
+	err := orders.DecodeSeqBatch(ids, back) // refuses a batch with an id this codec did not make
+	fmt.Println(back[0], back[99], err)
+	// Output: 1000 1099 <nil>
+}
+
 func ExampleCodec_EncodeBatch() {
 	ring, _ := extid.NewKeyring(1, bytes.Repeat([]byte{0x5a}, 32))
 	orders, _ := extid.New(ring, "order", extid.Options{})
-	in := make([]extid.Pair, 100)
-	for i := range in {
-		seq := uint64(1000 + i) // rows 1000..1099, random halves derived as EncodeSeq's
-		in[i] = extid.Pair{Seq: seq, Rand: orders.DerivedRand(seq)}
-	}
-	ids := make([]extid.ID, len(in))
-	if err := orders.EncodeBatch(in, ids); err != nil { // 8 ids side by side
+	// The Plan B post's design: a fresh random half per row, stored beside it.
+	rows := []extid.Pair{{Seq: 1000, Rand: 0x1f2e3d4c5b6a798}, {Seq: 1001, Rand: 0x2a3b4c5d6e7f809}}
+	ids := make([]extid.ID, len(rows))
+	if err := orders.EncodeBatch(rows, ids); err != nil {
 		panic(err)
 	}
 	back := make([]extid.Decoded, len(ids))
 	if err := orders.DecodeBatch(ids, back); err != nil {
 		panic(err)
 	}
-	fmt.Println(back[0].Seq, back[99].Seq, orders.IsDerived(back[99]))
-	// Output: 1000 1099 true
+	fmt.Println(back[1].Seq, back[1].RandMatches(rows[1].Rand))
+	// Output: 1001 true
 }

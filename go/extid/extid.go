@@ -13,7 +13,10 @@
 //
 // Keys come from a Keyring of versioned master keys (0..15, each at least
 // 32 bytes) through HKDF-SHA256 with the info
-// "nonceforge/extid/v1/<mode>/<type>/<version>". Text forms: the UUID form,
+// "nonceforge/extid/v1/<layout>/<type>/<version>" (the layout: the mode, with
+// "-4", "-v4", "-oob" for 4 rounds, UUID version 4, the key version out of
+// band; the derived half's key under "rand-<layout>", or "rand" for the
+// default layout). Text forms: the UUID form,
 // base64url (22 characters) and TypeID's base32 (26 characters; optionally
 // "type_" before it and a check character after it). Every parser is strict
 // — one spelling per value — and its errors give the position and the rule.
@@ -144,12 +147,12 @@ func (r *Keyring) Versions() []uint8 {
 	return out
 }
 
-func (r *Keyring) derive(mode, typeName string, version uint8, n int) ([]byte, error) {
+func (r *Keyring) derive(label, typeName string, version uint8, n int) ([]byte, error) {
 	master, ok := r.keys[version]
 	if !ok {
 		return nil, bad("Decode", "key version", fmt.Sprintf("no key of version %d", version))
 	}
-	return hkdf.Key(sha256.New, master, nil, fmt.Sprintf("nonceforge/extid/v1/%s/%s/%d", mode, typeName, version), n)
+	return hkdf.Key(sha256.New, master, nil, fmt.Sprintf("nonceforge/extid/v1/%s/%s/%d", label, typeName, version), n)
 }
 
 // excerptRunes is how many characters of a caller's text an error keeps.
@@ -245,6 +248,7 @@ type Codec struct {
 	uuidVersion uint8
 	inBand      bool
 	fault       bool // tests: flip a bit before the self-check
+	portable    bool // the self-check's copy: crypto/aes only
 	current     uint8
 	keys        [MaxKeyVersion + 1]*keys
 	blocks      scratch.Blocks
@@ -263,6 +267,10 @@ func (c *Codec) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String(
 
 // New builds a codec for type typeName under the keyring's keys.
 func New(r *Keyring, typeName string, o Options) (*Codec, error) {
+	return build(r, typeName, o, false)
+}
+
+func build(r *Keyring, typeName string, o Options, portable bool) (*Codec, error) {
 	if err := CheckTypeName(typeName); err != nil {
 		return nil, err
 	}
@@ -270,7 +278,7 @@ func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 	if o.UUIDVersion != 0 && o.UUIDVersion != 4 && o.UUIDVersion != 8 {
 		return nil, bad("New", "UUIDVersion", fmt.Sprintf("feistel-uuid ids are UUID version 8 or 4, got %d", o.UUIDVersion))
 	}
-	c := &Codec{typeName: typeName, mode: o.Mode, rounds: o.Rounds, uuidVersion: uint8(o.UUIDVersion)}
+	c := &Codec{typeName: typeName, mode: o.Mode, rounds: o.Rounds, uuidVersion: uint8(o.UUIDVersion), portable: portable}
 	if c.mode == "" {
 		c.mode = "feistel-uuid"
 	}
@@ -303,25 +311,50 @@ func New(r *Keyring, typeName string, o Options) (*Codec, error) {
 	return c, nil
 }
 
+// layoutLabel names the layout the keys are derived under, as the Rust core's
+// layout_label (testdata/vectors/extid.json ties the two): the mode, and for
+// feistel-uuid "-4" for 4 rounds, "-v4" for UUID version 4, "-oob" for the key
+// version out of band. No two layouts share a key.
+func (c *Codec) layoutLabel() string {
+	label := c.mode
+	if c.mode == "feistel-uuid" {
+		if c.rounds == 4 {
+			label += "-4"
+		}
+		if c.uuidVersion == 4 {
+			label += "-v4"
+		}
+		if !c.inBand {
+			label += "-oob"
+		}
+	}
+	return label
+}
+
 func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
-	rk, err := r.derive("rand", c.typeName, v, 16)
+	label := c.layoutLabel()
+	randLabel := "rand-" + label
+	if label == "feistel-uuid" {
+		randLabel = "rand" // the default layout's, as in 0.1.0
+	}
+	rk, err := r.derive(randLabel, c.typeName, v, 16)
 	if err != nil {
 		return nil, err
 	}
 	defer clear(rk)
-	randKey := aesni.New((*[16]byte)(rk))
+	newKey := aesni.New
+	if c.portable {
+		newKey = aesni.NewPortable
+	}
+	randKey := newKey((*[16]byte)(rk))
 	if c.mode != "feistel-uuid" {
-		k, err := r.derive(c.mode, c.typeName, v, 16)
+		k, err := r.derive(label, c.typeName, v, 16)
 		if err != nil {
 			return nil, err
 		}
 		b, err := aes.NewCipher(k)
 		clear(k)
 		return &keys{one: b, rand: randKey}, err
-	}
-	label := c.mode
-	if c.rounds == 4 {
-		label = "feistel-uuid-4"
 	}
 	k, err := r.derive(label, c.typeName, v, 64)
 	if err != nil {
@@ -330,7 +363,7 @@ func (c *Codec) derive(r *Keyring, v uint8) (*keys, error) {
 	defer clear(k)
 	out := &keys{rand: randKey}
 	for i := range c.rounds {
-		out.rounds = append(out.rounds, aesni.New((*[16]byte)(k[16*i:16*i+16])))
+		out.rounds = append(out.rounds, newKey((*[16]byte)(k[16*i:16*i+16])))
 	}
 	return out, nil
 }
@@ -370,7 +403,7 @@ func (c *Codec) lBits() uint {
 
 // DerivedRand is the random half the codec derives for seq under the current
 // key: F(seq) truncated to MaxRand's bits, F being AES-128 under a key of its
-// own (HKDF info .../rand/<type>/<version>), as the Rust core.
+// own (HKDF info .../rand-<layout>/<type>/<version>), as the Rust core.
 func (c *Codec) DerivedRand(seq uint64) uint64 {
 	return c.keys[c.current].rand.PRF64(seq) & c.MaxRand()
 }
@@ -432,22 +465,33 @@ func (c *Codec) EncodeSeq(seq uint64) (ID, error) {
 	return c.Encode(seq, c.DerivedRand(seq))
 }
 
-// Encode returns the external id of (seq, rand) under the current key. rand
-// must be fresh and uniformly random for each id (and stored beside the row):
-// a constant or guessable one makes the 2-round feistel-uuid leak (ids of one
-// rand show the XOR of their sequence numbers). Without a stored random half,
-// use EncodeSeq.
-
 // SelfChecked is a codec that decodes every id it makes before returning it
 // and refuses one that does not give back its (seq, rand) (ErrSelfCheck; a
 // failed batch leaves nothing in out): the Plan B post's graceful failure on
-// faulty hardware — a miscomputed id is never handed out. About one decode an
-// encode; a Codec without it pays nothing (a type of its own, not a flag on
-// every call: a flag cost Encode 0.5 ns here). Everything else is the Codec's.
-type SelfChecked struct{ *Codec }
+// faulty hardware — a miscomputed id is never handed out. The check runs on a
+// second copy of the keys, derived and expanded on its own and run by other
+// AES code (crypto/aes, not the AES-NI assembly), so a fault in either copy's
+// keys or cipher path shows; for the calls without a random half it also
+// recomputes the derived half. About one decode an encode; a Codec without it
+// pays nothing (a type of its own, not a flag on every call: a flag cost
+// Encode 0.5 ns here). Everything else is the Codec's.
+type SelfChecked struct {
+	*Codec
+	check *Codec
+}
 
-// SelfChecked returns this codec with the self-check.
-func (c *Codec) SelfChecked() SelfChecked { return SelfChecked{c} }
+// NewSelfChecked builds a codec as New does, with the self-check.
+func NewSelfChecked(r *Keyring, typeName string, o Options) (SelfChecked, error) {
+	c, err := New(r, typeName, o)
+	if err != nil {
+		return SelfChecked{}, err
+	}
+	check, err := build(r, typeName, o, true)
+	if err != nil {
+		return SelfChecked{}, err
+	}
+	return SelfChecked{Codec: c, check: check}, nil
+}
 
 // Encode is Codec.Encode, checked.
 func (s SelfChecked) Encode(seq, rand uint64) (ID, error) {
@@ -455,15 +499,26 @@ func (s SelfChecked) Encode(seq, rand uint64) (ID, error) {
 	if err != nil {
 		return ID{}, err
 	}
-	return s.checked(id, seq, rand)
+	if err := s.check.verify(id, seq, rand, false); err != nil {
+		return ID{}, err
+	}
+	return id, nil
 }
 
-// EncodeSeq is Codec.EncodeSeq, checked.
+// EncodeSeq is Codec.EncodeSeq, checked: the derived half is recomputed too.
 func (s SelfChecked) EncodeSeq(seq uint64) (ID, error) {
 	if seq > s.MaxSeq() {
 		return s.Codec.EncodeSeq(seq) // its error, named for EncodeSeq
 	}
-	return s.Encode(seq, s.DerivedRand(seq)) // the half derived once
+	rand := s.DerivedRand(seq)
+	id, err := s.Codec.Encode(seq, rand)
+	if err != nil {
+		return ID{}, err
+	}
+	if err := s.check.verify(id, seq, rand, true); err != nil {
+		return ID{}, err
+	}
+	return id, nil
 }
 
 // EncodeBatch is Codec.EncodeBatch, checked; on a failure out is cleared.
@@ -472,7 +527,7 @@ func (s SelfChecked) EncodeBatch(in []Pair, out []ID) error {
 		return err
 	}
 	for i, p := range in {
-		if err := s.verify(out[i], p.Seq, p.Rand); err != nil {
+		if err := s.check.verify(out[i], p.Seq, p.Rand, false); err != nil {
 			clear(out)
 			return err
 		}
@@ -480,25 +535,39 @@ func (s SelfChecked) EncodeBatch(in []Pair, out []ID) error {
 	return nil
 }
 
-// checked runs the self-check on an id just made.
-func (c *Codec) checked(id ID, seq, rand uint64) (ID, error) {
-	if err := c.verify(id, seq, rand); err != nil {
-		return ID{}, err
+// EncodeSeqBatch is Codec.EncodeSeqBatch, checked (the derived halves
+// recomputed too); on a failure out is cleared.
+func (s SelfChecked) EncodeSeqBatch(seqs []uint64, out []ID) error {
+	if err := s.Codec.EncodeSeqBatch(seqs, out); err != nil {
+		return err
 	}
-	return id, nil
+	for i, seq := range seqs {
+		if err := s.check.verify(out[i], seq, s.check.DerivedRand(seq), true); err != nil {
+			clear(out)
+			return err
+		}
+	}
+	return nil
 }
 
-// verify decodes id, just made for (seq, rand), and refuses a mismatch.
-func (c *Codec) verify(id ID, seq, rand uint64) error {
+// verify decodes id, just made for (seq, rand), and refuses a mismatch; with
+// derived, also a rand that is not the half this codec derives for seq.
+func (c *Codec) verify(id ID, seq, rand uint64, derived bool) error {
 	if c.fault {
 		id[15] ^= 1
 	}
 	d, err := c.decode(id, int(c.current))
-	if err != nil || d.Seq != seq || d.Rand != rand || d.KeyVersion != c.current {
+	if err != nil || d.Seq != seq || d.Rand != rand || d.KeyVersion != c.current || derived && c.DerivedRand(seq) != rand {
 		return fmt.Errorf("extid: the id made for sequence number %d did not decode back to it: the machine miscomputed (faulty hardware?); no id was returned: %w", seq, ErrSelfCheck)
 	}
 	return nil
 }
+
+// Encode returns the external id of (seq, rand) under the current key. rand
+// must be fresh and uniformly random for each id (and stored beside the row):
+// a constant or guessable one makes the 2-round feistel-uuid leak (ids of one
+// rand show the XOR of their sequence numbers). Without a stored random half,
+// use EncodeSeq.
 
 func (c *Codec) Encode(seq, rand uint64) (ID, error) {
 	var id ID
@@ -623,12 +692,19 @@ func (c *Codec) unplace(id ID, given int) (l, r uint64, version uint8, err error
 	return l, r, version, nil
 }
 
-// Pair is one input of EncodeBatch.
+// Pair is one input of EncodeBatch: a sequence number and the random half
+// stored beside its row. Rand must be given: EncodeBatch refuses the zero
+// Rand that Pair{Seq: s} leaves (EncodeSeqBatch is the batch without a
+// stored half).
 type Pair struct{ Seq, Rand uint64 }
 
 // EncodeBatch encodes in[i] into out[i] under the current key (out as long as
-// in). Every input is checked first: on error nothing is written. feistel-uuid
-// runs its round functions eight ids side by side.
+// in), each with the random half stored beside its row. Every input is
+// checked first: on error nothing is written. A Rand of 0 is refused — it is
+// what Pair{Seq: s} leaves, and a constant random half makes 2-round ids show
+// the XOR of their sequence numbers (a fresh 62-bit draw is 0 with
+// probability 2^-62); for ids without a stored half use EncodeSeqBatch.
+// feistel-uuid runs its round functions eight ids side by side.
 func (c *Codec) EncodeBatch(in []Pair, out []ID) error {
 	if len(out) != len(in) {
 		return bad("EncodeBatch", "out", fmt.Sprintf("it must be as long as in (%d), got %d", len(in), len(out)))
@@ -641,13 +717,93 @@ func (c *Codec) EncodeBatch(in []Pair, out []ID) error {
 		if p.Rand > maxRand {
 			return bad("EncodeBatch", fmt.Sprintf("in[%d].Rand", i), fmt.Sprintf("%d is above %d", p.Rand, maxRand))
 		}
+		if p.Rand == 0 {
+			return bad("EncodeBatch", fmt.Sprintf("in[%d].Rand", i), "it is 0 (Pair{Seq: s} leaves it so): give the random half stored beside the row, or use EncodeSeqBatch for ids without one")
+		}
 	}
+	c.encodeBatch(in, out)
+	return nil
+}
+
+// EncodeSeqBatch is EncodeSeq of seqs[i] into out[i] (out as long as seqs):
+// the same ids as one call at a time, the derived halves computed eight side
+// by side. Every input is checked first: on error nothing is written.
+func (c *Codec) EncodeSeqBatch(seqs []uint64, out []ID) error {
+	if len(out) != len(seqs) {
+		return bad("EncodeSeqBatch", "out", fmt.Sprintf("it must be as long as seqs (%d), got %d", len(seqs), len(out)))
+	}
+	maxSeq := c.MaxSeq()
+	for i, s := range seqs {
+		if s > maxSeq {
+			return bad("EncodeSeqBatch", fmt.Sprintf("seqs[%d]", i), fmt.Sprintf("%d is above %d", s, maxSeq))
+		}
+	}
+	rk := c.keys[c.current].rand
+	var in [256]Pair
+	var f [8]uint64
+	for base := 0; base < len(seqs); base += len(in) {
+		n := min(len(in), len(seqs)-base)
+		for j := 0; j < n; j += 8 {
+			m := min(8, n-j)
+			copy(f[:], seqs[base+j:base+j+m])
+			rk.PRF64x8(&f)
+			for k := range m {
+				in[j+k] = Pair{Seq: seqs[base+j+k], Rand: f[k] & c.MaxRand()}
+			}
+		}
+		c.encodeBatch(in[:n], out[base:base+n])
+	}
+	return nil
+}
+
+// DecodeSeqBatch is DecodeSeq of ids[i] into out[i] (out as long as ids):
+// the sequence numbers of ids made without a random half, the derived halves
+// checked eight side by side. The first id refused refuses the batch with
+// DecodeSeq's error, naming ids[i], and nothing is written.
+func (c *Codec) DecodeSeqBatch(ids []ID, out []uint64) error {
+	if len(out) != len(ids) {
+		return bad("DecodeSeqBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
+	}
+	ds := make([]Decoded, len(ids))
+	if err := c.DecodeBatch(ids, ds); err != nil {
+		return err
+	}
+	staged := make([]uint64, len(ids))
+	rk := c.keys[c.current].rand
+	var f [8]uint64
+	for base := 0; base < len(ids); base += 8 {
+		n := min(8, len(ids)-base)
+		for j := range n {
+			f[j] = ds[base+j].Seq
+		}
+		rk.PRF64x8(&f)
+		for j := range n {
+			d := ds[base+j]
+			want := f[j] & c.MaxRand()
+			ok := d.KeyVersion == c.current && subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1
+			if ok {
+				staged[base+j] = d.Seq
+				continue
+			}
+			seq, err := c.DecodeSeq(ids[base+j]) // other versions, or the refusal
+			if err != nil {
+				return fmt.Errorf("extid: DecodeSeqBatch: ids[%d]: %w", base+j, err)
+			}
+			staged[base+j] = seq
+		}
+	}
+	copy(out, staged)
+	return nil
+}
+
+// encodeBatch encodes checked input.
+func (c *Codec) encodeBatch(in []Pair, out []ID) {
 	k := c.keys[c.current]
 	if k.one != nil {
 		for i, p := range in {
 			out[i], _ = c.Encode(p.Seq, p.Rand)
 		}
-		return nil
+		return
 	}
 	lMask := uint64(1)<<c.lBits() - 1
 	var ls, rs, f [8]uint64
@@ -672,7 +828,6 @@ func (c *Codec) EncodeBatch(in []Pair, out []ID) error {
 			out[base+j] = c.place(ls[j], rs[j], c.current)
 		}
 	}
-	return nil
 }
 
 // DecodeBatch decodes ids[i] into out[i] (out as long as ids), each under the

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -278,7 +279,7 @@ func TestBatchesMatchSingleCalls(t *testing.T) {
 		for n := range 21 {
 			in := make([]Pair, n)
 			for i := range in {
-				in[i] = Pair{Seq: uint64(i*i*977 + 1), Rand: uint64(i) * 0x9e3779b97f4a7c15 & (c.MaxRand())}
+				in[i] = Pair{Seq: uint64(i*i*977 + 1), Rand: uint64(i+1) * 0x9e3779b97f4a7c15 & (c.MaxRand())}
 			}
 			out := make([]ID, n)
 			if err := c.EncodeBatch(in, out); err != nil {
@@ -314,11 +315,15 @@ func TestBatchesMatchSingleCalls(t *testing.T) {
 func TestBatchBadInput(t *testing.T) {
 	ring, _ := NewKeyring(1, bytes.Repeat([]byte{7}, 32))
 	c, _ := New(ring, "order", Options{})
-	in := []Pair{{1, 0}, {2, 0}, {1 << 60, 0}, {4, 0}}
+	in := []Pair{{1, 5}, {2, 6}, {1 << 60, 7}, {4, 8}}
 	out := make([]ID, 4)
 	var e *Error
 	if err := c.EncodeBatch(in, out); !errors.As(err, &e) || e.Arg != "in[2].Seq" {
 		t.Fatalf("seq above the range: %v", err)
+	}
+	// Pair{Seq: s} leaves a zero random half: refused, not a constant half.
+	if err := c.EncodeBatch([]Pair{{Seq: 1, Rand: 5}, {Seq: 2}}, out[:2]); !errors.As(err, &e) || e.Arg != "in[1].Rand" || !strings.Contains(err.Error(), "EncodeSeqBatch") {
+		t.Fatalf("a zero random half: %v", err)
 	}
 	if out[0] != (ID{}) {
 		t.Fatal("half-written output")
@@ -479,34 +484,127 @@ func must(id ID, err error) ID {
 	return id
 }
 
-// The self-check refuses an id miscomputed as faulty hardware would (a bit
-// flipped), in every mode, one id or a batch, and returns nothing.
+// The self-check refuses an id miscomputed as faulty hardware would, in every
+// mode, one id or a batch, and returns nothing: a bit flipped on the way out;
+// faulty expanded keys (encoding and decoding with them agree, so a check on
+// the same copy is blind: the check runs on a second copy); a faulty derived
+// half (the id decodes to it, so only recomputing it shows).
 func TestSelfCheckRefusesAMiscomputedId(t *testing.T) {
 	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	other, _ := NewKeyring(0, bytes.Repeat([]byte{0x24}, 32))
 	for _, mode := range []string{"feistel-uuid", "aes128", "cycle-walk"} {
-		inner, err := New(ring, "user", Options{Mode: mode})
-		if err != nil {
-			t.Fatal(err)
+		checked := func() SelfChecked {
+			c, err := NewSelfChecked(ring, "user", Options{Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
 		}
-		c := inner.SelfChecked()
+		c := checked()
 		plain, _ := New(ring, "user", Options{Mode: mode})
 		if a, b := must(c.Encode(5, 9)), must(plain.Encode(5, 9)); a != b {
 			t.Fatalf("%s: the check changed the id", mode)
+		}
+		if a, b := must(c.EncodeSeq(5)), must(plain.EncodeSeq(5)); a != b {
+			t.Fatalf("%s: the check changed the derived id", mode)
 		}
 		in := []Pair{{1, 2}, {3, 4}}
 		out := make([]ID, 2)
 		if err := c.EncodeBatch(in, out); err != nil {
 			t.Fatal(err)
 		}
-		c.fault = true
+		if err := c.EncodeSeqBatch([]uint64{1, 3}, out); err != nil || out[1] != must(plain.EncodeSeq(3)) {
+			t.Fatal(err)
+		}
+		refused := func(c SelfChecked, what string) {
+			t.Helper()
+			if id, err := c.EncodeSeq(7); !errors.Is(err, ErrSelfCheck) || id != (ID{}) {
+				t.Fatalf("%s, %s: EncodeSeq: %x, %v", mode, what, id, err)
+			}
+			out := make([]ID, 2)
+			if err := c.EncodeSeqBatch([]uint64{1, 3}, out); !errors.Is(err, ErrSelfCheck) || out[0] != (ID{}) || out[1] != (ID{}) {
+				t.Fatalf("%s, %s: EncodeSeqBatch: %v %x", mode, what, err, out)
+			}
+		}
+		c = checked()
+		c.check.fault = true
 		if id, err := c.Encode(5, 9); !errors.Is(err, ErrSelfCheck) || id != (ID{}) {
 			t.Fatalf("%s: %x, %v", mode, id, err)
 		}
-		if _, err := c.EncodeSeq(7); !errors.Is(err, ErrSelfCheck) {
-			t.Fatalf("%s: EncodeSeq: %v", mode, err)
-		}
 		if err := c.EncodeBatch(in, out); !errors.Is(err, ErrSelfCheck) || out[0] != (ID{}) || out[1] != (ID{}) {
 			t.Fatalf("%s: batch: %v %x", mode, err, out)
+		}
+		refused(c, "a flipped bit")
+		faulty, _ := New(other, "user", Options{Mode: mode})
+		c = checked()
+		c.Codec.keys[0] = faulty.keys[0]
+		if d, err := c.Codec.Decode(must(c.Codec.EncodeSeq(7))); err != nil || d.Seq != 7 {
+			t.Fatalf("%s: the same copy should be blind: %+v %v", mode, d, err)
+		}
+		if _, err := c.Encode(5, 9); !errors.Is(err, ErrSelfCheck) {
+			t.Fatalf("%s: faulty keys: %v", mode, err)
+		}
+		refused(c, "faulty keys")
+		c = checked()
+		k := *c.Codec.keys[0]
+		k.rand = faulty.keys[0].rand
+		c.Codec.keys[0] = &k
+		refused(c, "a faulty derived half")
+	}
+}
+
+// The derived batch calls equal the calls one at a time, in every layout,
+// across a rotation (older ids resolve as DecodeSeq resolves them), and refuse
+// as they refuse, naming the id and writing nothing.
+func TestDerivedBatches(t *testing.T) {
+	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	rotated, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	rotated.Add(1, bytes.Repeat([]byte{0x43}, 32))
+	rotated.SetCurrent(1)
+	for _, o := range []Options{{}, {Rounds: 4}, {UUIDVersion: 4}, {KeyVersionOutBand: true}, {Mode: "aes128"}, {Mode: "cycle-walk"}} {
+		old, _ := New(ring, "user", o)
+		c, _ := New(rotated, "user", o)
+		for _, n := range []int{0, 1, 7, 8, 9, 300} {
+			seqs := make([]uint64, n)
+			for i := range seqs {
+				seqs[i] = uint64(i*i*977+i) & c.MaxSeq()
+			}
+			ids := make([]ID, n)
+			if err := c.EncodeSeqBatch(seqs, ids); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range seqs {
+				if ids[i] != must(c.EncodeSeq(s)) {
+					t.Fatalf("%+v n=%d: id %d differs from EncodeSeq", o, n, i)
+				}
+				if i%3 == 0 {
+					ids[i] = must(old.EncodeSeq(s))
+				}
+			}
+			got := make([]uint64, n)
+			if err := c.DecodeSeqBatch(ids, got); err != nil {
+				t.Fatalf("%+v n=%d: %v", o, n, err)
+			}
+			for i := range seqs {
+				if got[i] != seqs[i] {
+					t.Fatalf("%+v n=%d: seq %d: %d", o, n, i, got[i])
+				}
+			}
+			if n > 4 {
+				ids[4] = must(c.Encode(seqs[4], c.DerivedRand(seqs[4])^1))
+				got := make([]uint64, n)
+				err := c.DecodeSeqBatch(ids, got)
+				if !errors.Is(err, ErrNotDerived) || !strings.Contains(err.Error(), "ids[4]") || got[0] != 0 {
+					t.Fatalf("%+v: a stored-half id in the batch: %v", o, err)
+				}
+			}
+		}
+		var e *Error
+		if err := c.EncodeSeqBatch([]uint64{1, c.MaxSeq() + 1}, make([]ID, 2)); c.MaxSeq() < math.MaxUint64 && (!errors.As(err, &e) || e.Arg != "seqs[1]") {
+			t.Fatalf("%+v: seq above the range: %v", o, err)
+		}
+		if err := c.DecodeSeqBatch(make([]ID, 2), make([]uint64, 1)); !errors.As(err, &e) || e.Arg != "out" {
+			t.Fatalf("%+v: short output: %v", o, err)
 		}
 	}
 }

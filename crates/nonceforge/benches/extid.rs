@@ -65,7 +65,9 @@ fn latency(c: &mut Criterion) {
     }
     // The self-check (decode every id before it is returned).
     let ring = Keyring::new(0, &[0x5a; 32]).unwrap();
-    let checked = ExtIdCodec::new(&ring, "user").unwrap().self_checked();
+    let checked = ExtIdCodec::builder(&ring, "user")
+        .build_self_checked()
+        .unwrap();
     let (ms, mr) = (checked.max_seq(), checked.max_rand());
     let (mut s, mut r) = (1u64, 2u64);
     g.bench_function("feistel-uuid encode, self-check", |b| {

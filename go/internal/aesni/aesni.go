@@ -44,6 +44,17 @@ func New(key *[16]byte) *Key {
 	return k
 }
 
+// NewPortable expands a 16-byte key for crypto/aes only, never this
+// package's AES-NI code: a second opinion that shares neither the key schedule
+// nor the cipher code with New's (the external-id self-check).
+func NewPortable(key *[16]byte) *Key {
+	b, err := aes.NewCipher(key[:])
+	if err != nil {
+		panic("aesni: a 16-byte key is always valid: " + err.Error())
+	}
+	return &Key{b: b}
+}
+
 // Clear erases the round keys (the crypto/aes block cannot be erased).
 func (k *Key) Clear() { k.rk = [11][16]byte{} }
 

@@ -130,6 +130,20 @@ impl Aes128Key {
             .encrypt_blocks(cipher::Array::cast_slice_from_core_mut(blocks));
     }
 
+    /// [`Self::prf64`] of many values at once, through the pipelined path;
+    /// `scratch` holds at least `xs.len()` blocks.
+    pub(crate) fn prf64_many(&self, xs: &[u64], out: &mut [u64], scratch: &mut [[u8; 16]]) {
+        let blocks = &mut scratch[..xs.len()];
+        for (b, &x) in blocks.iter_mut().zip(xs) {
+            *b = [0u8; 16];
+            b[..8].copy_from_slice(&x.to_le_bytes());
+        }
+        self.encrypt_many(blocks);
+        for (o, b) in out.iter_mut().zip(blocks.iter()) {
+            *o = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        }
+    }
+
     /// Decrypts many blocks in place.
     pub(crate) fn decrypt_many(&self, blocks: &mut [[u8; 16]]) {
         self.portable
@@ -142,12 +156,16 @@ impl Aes128Key {
         self.ni
     }
 
-    /// A copy that takes the portable path (for tests of the fallback).
-    #[cfg(test)]
+    /// A key that takes the `aes` crate's path only: its own key schedule and
+    /// code, nothing shared with the AES-NI path (the fallback's tests, and
+    /// the self-check's second opinion).
     pub(crate) fn portable_only(key: &[u8; 16]) -> Self {
-        let mut k = Self::new(key);
-        k.ni = false;
-        k
+        Aes128Key {
+            portable: Aes128::new(key.into()),
+            enc: [[0u8; 16]; 11],
+            dec: [[0u8; 16]; 11],
+            ni: false,
+        }
     }
 }
 

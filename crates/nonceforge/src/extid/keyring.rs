@@ -2,13 +2,16 @@
 //!
 //! A keyring holds up to 16 master keys, each under a version number 0..=15, and
 //! names one of them current: new ids are made with it, old ids still decode with
-//! the key of the version they were made under. Every (id type, version, mode)
+//! the key of the version they were made under. Every (id type, version, layout)
 //! gets its own keys:
 //!
 //! ```text
 //!   keys = HKDF-SHA256(ikm = master key of that version, salt = none,
-//!                      info = "nonceforge/extid/v1/" ‖ mode ‖ "/" ‖ type ‖ "/" ‖ version)
+//!                      info = "nonceforge/extid/v1/" ‖ label ‖ "/" ‖ type ‖ "/" ‖ version)
 //! ```
+//!
+//! where the label names the layout (mode, rounds, UUID version, where the key
+//! version travels: `layout_label` in the codec) or the derived half's key.
 //!
 //! so ids of two tables never correlate, and an id of one type decoded as another
 //! gives an unrelated number (which the checks on [`super::Decoded`] then refuse).
@@ -97,10 +100,10 @@ impl Keyring {
         self.keys.keys().copied()
     }
 
-    /// `N` key bytes for (mode, type, version).
+    /// `N` key bytes for (label, type, version).
     pub(crate) fn derive<const N: usize>(
         &self,
-        mode: &str,
+        label: &str,
         type_name: &str,
         version: u8,
     ) -> Result<Zeroizing<[u8; N]>> {
@@ -108,7 +111,7 @@ impl Keyring {
             .keys
             .get(&version)
             .ok_or(Error::UnknownKeyVersion { version })?;
-        let info = format!("nonceforge/extid/v1/{mode}/{type_name}/{version}");
+        let info = format!("nonceforge/extid/v1/{label}/{type_name}/{version}");
         let mut okm = Zeroizing::new([0u8; N]);
         Hkdf::<Sha256>::new(None, master)
             .expand(info.as_bytes(), okm.as_mut())

@@ -78,6 +78,11 @@
 //!   made-up id passes with probability 2^-62 (2^-64 in `aes128` and
 //!   `cycle-walk`), nothing stored.
 //!
+//! Batches: [`ExtIdCodec::encode_seq_batch`] / [`ExtIdCodec::decode_seq_batch`]
+//! (no random half stored) and [`ExtIdCodec::encode_batch`] /
+//! [`ExtIdCodec::decode_batch`] (with one), equal to the calls one at a time.
+//! A self-check on every id made: [`ExtIdCodecBuilder::build_self_checked`].
+//!
 //! Keys: see [`Keyring`]. An id carries its key version in band (4 bits, in
 //! `feistel-uuid`), so ids made before a rotation still decode; for `aes128` and
 //! `cycle-walk`, and with `.key_version_in_band(false)`, the caller keeps the
@@ -259,6 +264,22 @@ impl ExtIdCodecBuilder<'_> {
 
     /// Checks the options and derives the keys of every version in the keyring.
     pub fn build(self) -> Result<ExtIdCodec> {
+        self.build_with(Aes128Key::new)
+    }
+
+    /// The codec with a self-check on every id it makes ([`SelfCheckedCodec`]):
+    /// the keys are derived and expanded twice, the second time into a
+    /// separate copy that runs on other code (the `aes` crate's, not the
+    /// AES-NI path), so a fault in either copy or either path is caught.
+    pub fn build_self_checked(self) -> Result<SelfCheckedCodec> {
+        let check = self.clone().build_with(Aes128Key::portable_only)?;
+        Ok(SelfCheckedCodec {
+            codec: self.build()?,
+            check,
+        })
+    }
+
+    fn build_with(self, new_key: fn(&[u8; 16]) -> Aes128Key) -> Result<ExtIdCodec> {
         check_type_name(&self.type_name)?;
         if !matches!(self.rounds, 2 | 4) {
             return Err(Error::InvalidOption {
@@ -274,31 +295,32 @@ impl ExtIdCodecBuilder<'_> {
                 rule: "feistel-uuid ids are UUID version 8 or 4",
             });
         }
+        let in_band = self.in_band && self.mode == ExtIdMode::FeistelUuid;
+        let label = layout_label(self.mode, self.rounds, self.uuid_version, in_band);
+        let rand_label = if label == "feistel-uuid" {
+            "rand".to_owned() // the default layout's, as in 0.1.0
+        } else {
+            format!("rand-{label}")
+        };
         let derive = |v: u8| -> Result<Keys> {
-            let name = self.mode.name();
             Ok(match self.mode {
-                ExtIdMode::Aes128 | ExtIdMode::CycleWalk => Keys::One(Aes128Key::new(
-                    &*self.keyring.derive::<16>(name, &self.type_name, v)?,
+                ExtIdMode::Aes128 | ExtIdMode::CycleWalk => Keys::One(new_key(
+                    &*self.keyring.derive::<16>(&label, &self.type_name, v)?,
                 )),
                 ExtIdMode::FeistelUuid => {
-                    let label = if self.rounds == 4 {
-                        "feistel-uuid-4"
-                    } else {
-                        name
-                    };
-                    let k = self.keyring.derive::<64>(label, &self.type_name, v)?;
+                    let k = self.keyring.derive::<64>(&label, &self.type_name, v)?;
                     Keys::Rounds(
                         k.chunks_exact(16)
                             .take(self.rounds as usize)
-                            .map(|c| Aes128Key::new(c.try_into().expect("16 bytes")))
+                            .map(|c| new_key(c.try_into().expect("16 bytes")))
                             .collect(),
                     )
                 }
             })
         };
         let rand_key = |v: u8| -> Result<Aes128Key> {
-            Ok(Aes128Key::new(&*self.keyring.derive::<16>(
-                "rand",
+            Ok(new_key(&*self.keyring.derive::<16>(
+                &rand_label,
                 &self.type_name,
                 v,
             )?))
@@ -316,7 +338,7 @@ impl ExtIdCodecBuilder<'_> {
             mode: self.mode,
             rounds: self.rounds,
             uuid_version: self.uuid_version,
-            in_band: self.in_band && self.mode == ExtIdMode::FeistelUuid,
+            in_band,
             current: self.keyring.current(),
             keys,
             current_keys,
@@ -326,6 +348,31 @@ impl ExtIdCodecBuilder<'_> {
             inject_fault: false,
         })
     }
+}
+
+/// The name a layout's keys are derived under (HKDF info
+/// `nonceforge/extid/v1/<label>/<type>/<version>`; the derived half's key under
+/// `rand-<label>`, or `rand` for the default layout): every setting that
+/// changes how an id is read is in it, so no two layouts share a key — an id
+/// relabelled to another UUID version, or read by a codec that expects the key
+/// version out of band, is an unrelated value, and one row's ids under two
+/// layouts are unlinkable. `aes128`, `cycle-walk`; `feistel-uuid` with `-4`
+/// for 4 rounds, `-v4` for UUID version 4, `-oob` for the key version out of
+/// band, in that order. (docs/contracts.md, "External ids".)
+pub(crate) fn layout_label(mode: ExtIdMode, rounds: u8, uuid_version: u8, in_band: bool) -> String {
+    let mut label = mode.name().to_owned();
+    if mode == ExtIdMode::FeistelUuid {
+        if rounds == 4 {
+            label.push_str("-4");
+        }
+        if uuid_version == 4 {
+            label.push_str("-v4");
+        }
+        if !in_band {
+            label.push_str("-oob");
+        }
+    }
+    label
 }
 
 /// Ids per batch pass: enough to keep the pipelined AES busy, few enough to stay in L1.
@@ -515,15 +562,11 @@ impl ExtIdCodec {
         self.encode_unchecked(seq, rand)
     }
 
-    /// This codec with a self-check on every id it makes
-    /// ([`SelfCheckedCodec`]).
-    pub fn self_checked(self) -> SelfCheckedCodec {
-        SelfCheckedCodec(self)
-    }
-
-    /// Decodes `id`, just made for (seq, rand), and refuses a mismatch.
+    /// Decodes `id`, just made for (seq, rand) under the current key by
+    /// another copy of this codec's keys, and refuses a mismatch; with
+    /// `derived`, also that `rand` is the half this (checking) codec derives.
     #[inline(never)]
-    fn verify(&self, id: ExtId, seq: u64, rand: u64) -> Result<ExtId> {
+    fn verify(&self, id: ExtId, seq: u64, rand: u64, derived: bool) -> Result<ExtId> {
         #[cfg(test)]
         let seen = if self.inject_fault {
             let mut b = id.0;
@@ -535,7 +578,12 @@ impl ExtIdCodec {
         #[cfg(not(test))]
         let seen = id;
         match self.decode_inner(&seen, Some(self.current)) {
-            Ok(d) if (d.seq, d.rand, d.key_version) == (seq, rand, self.current) => Ok(id),
+            Ok(d)
+                if (d.seq, d.rand, d.key_version) == (seq, rand, self.current)
+                    && (!derived || self.derived_rand(seq) == rand) =>
+            {
+                Ok(id)
+            }
             _ => Err(Error::SelfCheckFailed { seq }),
         }
     }
@@ -731,6 +779,79 @@ impl ExtIdCodec {
         Ok(())
     }
 
+    /// [`encode_seq`](Self::encode_seq) of many sequence numbers into `out`
+    /// (same length): the same ids as one call at a time, the derived halves
+    /// computed in batch. Every input is checked first: on error nothing is
+    /// written. The batch call for tables that store nothing but the sequence
+    /// number (there is no batch form that takes a zero or constant half by
+    /// omission: [`encode_batch`](Self::encode_batch) takes each half).
+    pub fn encode_seq_batch(&self, seqs: &[u64], out: &mut [ExtId]) -> Result<()> {
+        if seqs.len() != out.len() {
+            return Err(Error::OutputLength {
+                argument: "out",
+                expected: seqs.len(),
+                len: out.len(),
+            });
+        }
+        for &s in seqs {
+            self.check_input(s, 0)?;
+        }
+        let mut scratch = [[0u8; 16]; BATCH];
+        let mut rands = [0u64; BATCH];
+        let mut pairs = [(0u64, 0u64); BATCH];
+        for (chunk, out) in seqs.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            let n = chunk.len();
+            self.current_rand
+                .prf64_many(chunk, &mut rands[..n], &mut scratch);
+            for ((p, &s), &r) in pairs.iter_mut().zip(chunk).zip(&rands[..n]) {
+                *p = (s, r & self.max_rand());
+            }
+            self.encode_batch(&pairs[..n], out)?;
+        }
+        Ok(())
+    }
+
+    /// [`decode_seq`](Self::decode_seq) of many ids into `out` (same length):
+    /// the sequence numbers of ids this codec made without a random half,
+    /// the derived halves checked in batch. The first id refused refuses the
+    /// batch with the error one call at a time gives it, and nothing is
+    /// written. For a lookup that wants an answer per id, call
+    /// [`find_seq`](Self::find_seq) on each.
+    pub fn decode_seq_batch(&self, ids: &[ExtId], out: &mut [u64]) -> Result<()> {
+        if ids.len() != out.len() {
+            return Err(Error::OutputLength {
+                argument: "out",
+                expected: ids.len(),
+                len: out.len(),
+            });
+        }
+        let mut decoded = vec![Decoded::default(); ids.len()];
+        self.decode_batch(ids, &mut decoded)?;
+        let mut scratch = [[0u8; 16]; BATCH];
+        let (mut seqs, mut rands) = ([0u64; BATCH], [0u64; BATCH]);
+        let mut staged = Vec::with_capacity(ids.len());
+        for (chunk, ds) in ids.chunks(BATCH).zip(decoded.chunks(BATCH)) {
+            let n = chunk.len();
+            for (s, d) in seqs.iter_mut().zip(ds) {
+                *s = d.seq;
+            }
+            self.current_rand
+                .prf64_many(&seqs[..n], &mut rands[..n], &mut scratch);
+            for ((id, d), &r) in chunk.iter().zip(ds).zip(&rands[..n]) {
+                let ok = if d.key_version == self.current {
+                    bool::from(d.rand.ct_eq(&(r & self.max_rand())))
+                } else {
+                    self.is_derived(d)
+                };
+                // Not derived under the version read: the one-id path tries
+                // the other held versions (out of band) or words the refusal.
+                staged.push(if ok { d.seq } else { self.decode_seq(id)? });
+            }
+        }
+        out.copy_from_slice(&staged);
+        Ok(())
+    }
+
     /// Decodes many ids into `out` (same length). On error nothing is written.
     pub fn decode_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
         if ids.len() != out.len() {
@@ -846,46 +967,78 @@ impl ExtIdCodec {
 /// A codec that decodes every id it makes before returning it, and refuses
 /// one that does not give back its (seq, rand) ([`Error::SelfCheckFailed`]; a
 /// failed batch leaves nothing written): the Plan B post's "graceful failure
-/// on faulty hardware" — a miscomputed id is never handed out. It costs about
-/// one decode an encode; codecs without it pay nothing (it is a type of its
-/// own, not a flag checked on every call). Decoding and everything else is
-/// the codec's ([`Deref`](std::ops::Deref)).
+/// on faulty hardware" — a miscomputed id is never handed out. The check runs
+/// on a second copy of the keys, derived and expanded on its own and run by
+/// other AES code (the `aes` crate's), so a fault in the expanded keys or the
+/// cipher path of either copy shows as a mismatch; for the call without a
+/// random half it also recomputes the derived half. It costs about one decode
+/// an encode (two for the derived call); codecs without it pay nothing (a type
+/// of its own, not a flag checked on every call). Decoding and everything else
+/// is the codec's ([`Deref`](std::ops::Deref)).
 ///
 /// ```
 /// use nonceforge::extid::{ExtIdCodec, Keyring};
-/// let users = ExtIdCodec::new(&Keyring::new(0, &[0x42; 32])?, "user")?.self_checked();
+/// let ring = Keyring::new(0, &[0x42; 32])?;
+/// let users = ExtIdCodec::builder(&ring, "user").build_self_checked()?;
 /// let id = users.encode_seq(42)?;          // checked before it is returned
 /// assert_eq!(users.decode_seq(&id)?, 42);  // the codec's own decode
 /// # Ok::<(), nonceforge::Error>(())
 /// ```
-#[derive(Debug)]
-pub struct SelfCheckedCodec(ExtIdCodec);
+pub struct SelfCheckedCodec {
+    codec: ExtIdCodec,
+    /// The same keys, derived and expanded again, on the portable path.
+    check: ExtIdCodec,
+}
+
+impl std::fmt::Debug for SelfCheckedCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SelfCheckedCodec")
+            .field(&self.codec)
+            .finish()
+    }
+}
 
 impl std::ops::Deref for SelfCheckedCodec {
     type Target = ExtIdCodec;
     fn deref(&self) -> &ExtIdCodec {
-        &self.0
+        &self.codec
     }
 }
 
 impl SelfCheckedCodec {
     /// [`ExtIdCodec::encode`], checked.
     pub fn encode(&self, seq: u64, rand: u64) -> Result<ExtId> {
-        let id = self.0.encode(seq, rand)?;
-        self.0.verify(id, seq, rand)
+        let id = self.codec.encode(seq, rand)?;
+        self.check.verify(id, seq, rand, false)
     }
 
-    /// [`ExtIdCodec::encode_seq`], checked.
+    /// [`ExtIdCodec::encode_seq`], checked: the derived half is recomputed too.
     pub fn encode_seq(&self, seq: u64) -> Result<ExtId> {
-        self.encode(seq, self.0.derived_rand(seq))
+        let rand = self.codec.derived_rand(seq);
+        let id = self.codec.encode(seq, rand)?;
+        self.check.verify(id, seq, rand, true)
     }
 
     /// [`ExtIdCodec::encode_batch`], checked; on a failure nothing is left in `out`.
     pub fn encode_batch(&self, input: &[(u64, u64)], out: &mut [ExtId]) -> Result<()> {
-        self.0.encode_batch(input, out)?;
+        self.codec.encode_batch(input, out)?;
         for (&(seq, rand), id) in input.iter().zip(out.iter()) {
-            if let Err(e) = self.0.verify(*id, seq, rand) {
+            if let Err(e) = self.check.verify(*id, seq, rand, false) {
                 out.fill(ExtId::default()); // nothing miscomputed leaves
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`ExtIdCodec::encode_seq_batch`], checked (the derived halves
+    /// recomputed too); on a failure nothing is left in `out`.
+    pub fn encode_seq_batch(&self, seqs: &[u64], out: &mut [ExtId]) -> Result<()> {
+        self.codec.encode_seq_batch(seqs, out)?;
+        for (&seq, id) in seqs.iter().zip(out.iter()) {
+            let rand = self.check.derived_rand(seq);
+            if let Err(e) = self.check.verify(*id, seq, rand, true) {
+                out.fill(ExtId::default());
                 return Err(e);
             }
         }
@@ -894,7 +1047,7 @@ impl SelfCheckedCodec {
 
     /// The codec, without the check.
     pub fn into_inner(self) -> ExtIdCodec {
-        self.0
+        self.codec
     }
 }
 

@@ -67,6 +67,25 @@ proptest! {
             c.encode_batch(&derived, &mut out).unwrap();
             c.decode_batch(&out, &mut back).unwrap();
             prop_assert!(back.iter().all(|d| c.is_derived(d)));
+            // The derived batch calls: the same ids and answers as one at a time.
+            let seqs: Vec<u64> = input.iter().map(|&(s, _)| s).collect();
+            let mut ids = vec![ExtId::default(); seqs.len()];
+            c.encode_seq_batch(&seqs, &mut ids).unwrap();
+            for (&s, id) in seqs.iter().zip(&ids) {
+                prop_assert_eq!(c.encode_seq(s).unwrap(), *id);
+            }
+            let mut got = vec![u64::MAX; ids.len()];
+            c.decode_seq_batch(&ids, &mut got).unwrap();
+            prop_assert_eq!(&got, &seqs);
+            // One id with a stored half among them: refused as one at a time
+            // refuses it, nothing written.
+            if !ids.is_empty() {
+                let k = ids.len() / 2;
+                ids[k] = c.encode(seqs[k], c.derived_rand(seqs[k]) ^ 1).unwrap();
+                let mut got = vec![u64::MAX; ids.len()];
+                prop_assert_eq!(c.decode_seq_batch(&ids, &mut got), Err(c.decode_seq(&ids[k]).unwrap_err()));
+                prop_assert!(got.iter().all(|&g| g == u64::MAX));
+            }
         }
     }
 
@@ -351,40 +370,61 @@ fn forgery_checks() {
 #[test]
 fn the_self_check_refuses_a_miscomputed_id_and_returns_nothing() {
     let ring = ring();
+    let other = Keyring::new(0, &[0x24; 32]).unwrap();
     for mode in [
         ExtIdMode::FeistelUuid,
         ExtIdMode::Aes128,
         ExtIdMode::CycleWalk,
     ] {
-        let build = || {
-            ExtIdCodec::builder(&ring, "user")
-                .mode(mode)
-                .build()
-                .unwrap()
-        };
-        let c = build().self_checked();
-        let plain = build();
+        let build = |r| ExtIdCodec::builder(r, "user").mode(mode);
+        let checked = || build(&ring).build_self_checked().unwrap();
+        let plain = build(&ring).build().unwrap();
         // Healthy: the same ids as without the check.
+        let c = checked();
         assert_eq!(c.encode(5, 9).unwrap(), plain.encode(5, 9).unwrap());
         assert_eq!(c.encode_seq(5).unwrap(), plain.encode_seq(5).unwrap());
         let input = [(1, 2), (3, 4), (5, 6)];
         let mut out = [ExtId::default(); 3];
         c.encode_batch(&input, &mut out).unwrap();
-        // A bit flipped as faulty hardware would: refused, nothing returned.
-        let mut inner = c.into_inner();
-        inner.inject_fault = true;
-        let c = inner.self_checked();
-        assert_eq!(
-            c.encode(5, 9),
-            Err(Error::SelfCheckFailed { seq: 5 }),
-            "{mode:?}"
-        );
-        assert_eq!(c.encode_seq(7), Err(Error::SelfCheckFailed { seq: 7 }));
+        let refused = |c: &SelfCheckedCodec, what: &str| {
+            assert_eq!(
+                c.encode_seq(7),
+                Err(Error::SelfCheckFailed { seq: 7 }),
+                "{mode:?}: {what}"
+            );
+        };
+        // A bit flipped on the way out, as faulty hardware would: refused,
+        // nothing returned.
+        let mut c = checked();
+        c.check.inject_fault = true;
+        assert_eq!(c.encode(5, 9), Err(Error::SelfCheckFailed { seq: 5 }));
+        refused(&c, "a flipped bit");
+        let mut out = [ExtId::default(); 3];
         assert_eq!(
             c.encode_batch(&input, &mut out),
             Err(Error::SelfCheckFailed { seq: 1 })
         );
         assert_eq!(out, [ExtId::default(); 3], "a failed batch leaves nothing");
+        // Faulty expanded keys: encoding and decoding with them agree (a
+        // check on the same copy passes), the second copy does not.
+        let mut c = checked();
+        let mut faulty = build(&other).build().unwrap();
+        c.codec.keys[0] = faulty.keys[0].take();
+        c.codec.current_keys = faulty.current_keys;
+        let id = c.codec.encode_seq(7).unwrap();
+        assert_eq!(
+            c.codec.decode(&id).unwrap().seq,
+            7,
+            "the same copy is blind"
+        );
+        refused(&c, "faulty round keys");
+        assert_eq!(c.encode(5, 9), Err(Error::SelfCheckFailed { seq: 5 }));
+        // A faulty derived half: the id decodes to (seq, that half), so only
+        // recomputing the half shows it.
+        let mut c = checked();
+        c.codec.current_rand = build(&other).build().unwrap().current_rand;
+        refused(&c, "a faulty derived half");
+        assert_eq!(c.encode(5, 9).unwrap(), plain.encode(5, 9).unwrap());
     }
 }
 
@@ -516,4 +556,133 @@ fn an_explicit_key_version_must_match_the_carried_one() {
     let id = oob.encode_seq(42).unwrap();
     assert_eq!(oob.decode_with_key_version(&id, 0).unwrap().seq, 42);
     assert!(!oob.is_derived(&oob.decode_with_key_version(&id, 5).unwrap()));
+}
+
+/// Bits two UUID-shaped ids agree on, of the 122 that are not the version and variant.
+fn common_bits(a: &ExtId, b: &ExtId) -> u32 {
+    let fixed = (0xfu128 << 76) | (0b11u128 << 62);
+    122 - ((u128::from_be_bytes(a.0) ^ u128::from_be_bytes(b.0)) & !fixed).count_ones()
+}
+
+/// Every layout setting is in the key derivation: one row's ids under two
+/// layouts are unrelated, an id relabelled to the other UUID version or read
+/// by a codec that expects the key version elsewhere is refused. (Under the
+/// 0.1.0 derivation the in-band and out-of-band ids of one row shared 56 bits,
+/// a relabelled id decoded to its row, and 1 in 256 in-band ids passed an
+/// out-of-band lookup.)
+#[test]
+fn layouts_share_no_keys() {
+    let ring = ring();
+    let b = || ExtIdCodec::builder(&ring, "user");
+    let default = b().build().unwrap();
+    let v4 = b().uuid_version(4).build().unwrap();
+    let oob = b().key_version_in_band(false).build().unwrap();
+    let four = b().rounds(4).build().unwrap();
+    let n = 4096u64;
+    for other in [&v4, &oob, &four] {
+        let mean = (0..n)
+            .map(|s| {
+                common_bits(
+                    &default.encode_seq(s).unwrap(),
+                    &other.encode_seq(s).unwrap(),
+                )
+            })
+            .sum::<u32>() as f64
+            / n as f64;
+        // 61 for unrelated ids (sd of the mean 0.09); 56 shared bits give about 89.
+        assert!((59.0..63.0).contains(&mean), "{other:?}: {mean}");
+        // The same seq's derived halves differ too (one key per layout).
+        assert_ne!(default.derived_rand(7), other.derived_rand(7));
+    }
+    for s in 0..n {
+        let id = default.encode_seq(s).unwrap();
+        let mut relabelled = id;
+        relabelled.0[6] = (relabelled.0[6] & 0x0f) | 0x40; // version 8 → 4
+        assert_eq!(v4.find_seq(&relabelled), Ok(None), "seq {s}");
+        assert_eq!(oob.find_seq(&id), Ok(None), "seq {s}");
+        assert_eq!(default.find_seq(&oob.encode_seq(s).unwrap()), Ok(None));
+    }
+}
+
+/// docs/contracts.md, "The key version in the default layout": in band, the
+/// version shows (first hex digit XOR last, for every id); out of band it
+/// does not (that XOR is flat). The claim each layout makes, tested.
+#[test]
+fn the_key_version_shows_in_band_and_not_out_of_band() {
+    let mut ring = Keyring::new(0, &[0x42; 32]).unwrap();
+    ring.add(5, &[0x43; 32]).unwrap();
+    ring.set_current(5).unwrap();
+    let first_xor_last = |id: &ExtId| (id.0[0] >> 4) ^ (id.0[15] & 0xf);
+    let in_band = ExtIdCodec::new(&ring, "user").unwrap();
+    assert!((0..4096).all(|s| first_xor_last(&in_band.encode_seq(s).unwrap()) == 5));
+    let oob = ExtIdCodec::builder(&ring, "user")
+        .key_version_in_band(false)
+        .build()
+        .unwrap();
+    let mut counts = [0u32; 16];
+    let n = 16 * 4096;
+    for s in 0..n {
+        counts[first_xor_last(&oob.encode_seq(s).unwrap()) as usize] += 1;
+    }
+    // Chi-square with 15 degrees of freedom: 37.7 is the 0.1 % tail.
+    let expected = n as f64 / 16.0;
+    let chi2: f64 = counts
+        .iter()
+        .map(|&c| (c as f64 - expected).powi(2) / expected)
+        .sum();
+    assert!(chi2 < 37.7, "{counts:?}");
+}
+
+/// The derived batch calls across a rotation and with bad input: ids of an
+/// older version resolve in a batch as one at a time (in band by the carried
+/// version, out of band by the trial); lengths and ranges are checked first.
+#[test]
+fn derived_batches_across_rotation_and_bad_input() {
+    let ring = Keyring::new(0, &[0x42; 32]).unwrap();
+    for in_band in [true, false] {
+        let build = |r: &Keyring| {
+            ExtIdCodec::builder(r, "user")
+                .key_version_in_band(in_band)
+                .build()
+                .unwrap()
+        };
+        let old = build(&ring);
+        let mut rotated = ring.clone();
+        rotated.add(1, &[0x43; 32]).unwrap();
+        rotated.set_current(1).unwrap();
+        let new = build(&rotated);
+        let seqs: Vec<u64> = (0..600).collect();
+        let mut ids = vec![ExtId::default(); 600];
+        new.encode_seq_batch(&seqs, &mut ids).unwrap();
+        for i in (0..600).step_by(3) {
+            ids[i] = old.encode_seq(seqs[i]).unwrap();
+        }
+        let mut got = vec![0u64; 600];
+        new.decode_seq_batch(&ids, &mut got).unwrap();
+        assert_eq!(got, seqs, "in band: {in_band}");
+        let mut short = vec![0u64; 599];
+        assert_eq!(
+            new.decode_seq_batch(&ids, &mut short),
+            Err(Error::OutputLength {
+                argument: "out",
+                expected: 600,
+                len: 599
+            })
+        );
+        let mut out = vec![ExtId::default(); 2];
+        assert!(matches!(
+            new.encode_seq_batch(&[1, new.max_seq() + 1], &mut out),
+            Err(Error::ValueOutOfRange {
+                argument: "seq",
+                ..
+            })
+        ));
+        assert_eq!(out, vec![ExtId::default(); 2], "nothing written");
+        let checked = ExtIdCodec::builder(&rotated, "user")
+            .key_version_in_band(in_band)
+            .build_self_checked()
+            .unwrap();
+        checked.encode_seq_batch(&seqs, &mut ids).unwrap();
+        assert_eq!(ids[5], new.encode_seq(5).unwrap());
+    }
 }
