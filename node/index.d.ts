@@ -180,6 +180,9 @@ export interface DecodedExtId {
   seq: bigint;
   rand: bigint;
   keyVersion: number;
+}
+
+export interface UnverifiedExtId extends DecodedExtId {
   /** The random half is the one `encode(seq)` derives: made by this codec (false for made-up ids). */
   derived: boolean;
 }
@@ -188,18 +191,24 @@ export declare class ExtIdCodec {
   constructor(key: Bytes | ExtIdKeyring, typeName: string, options?: ExtIdOptions);
   /**
    * Without `rand`, the random half is derived from `seq` under the key (stable ids that look
-   * random; `decode(id).derived` is true). With `rand`: fresh and random per row, stored beside it.
+   * random; `decode(id)` refuses made-up ones). With `rand`: fresh and random per row, stored beside it.
    */
   encode(seq: number | bigint, rand?: number | bigint): string;
   /** The random half `encode(seq)` uses. */
   derivedRand(seq: number | bigint): bigint;
-  /** The seq of an id made by `encode(seq)`; any other id throws (ERR_INVALID_ARG_VALUE). */
-  decodeSeq(id: string, options?: { keyVersion?: number }): bigint;
   /**
-   * Any well-formed id decodes (an id of another key or type gives an unrelated seq, with
-   * `derived` false): `keyVersion` for ids that do not carry theirs.
+   * An id made by `encode(seq)`; any other id (made up, another key or type, a stored `rand`)
+   * throws ERR_INVALID_ARG_VALUE. `keyVersion`: that version only.
    */
   decode(id: string, options?: { keyVersion?: number }): DecodedExtId;
+  /** `decode(id, options).seq`. */
+  decodeSeq(id: string, options?: { keyVersion?: number }): bigint;
+  /**
+   * Any well-formed id decodes, unverified (an id of another key or type gives an unrelated seq,
+   * with `derived` false): for ids made with a stored `rand`, compared with the row's before
+   * trusting. `keyVersion` for ids that do not carry theirs.
+   */
+  decodeUnverified(id: string, options?: { keyVersion?: number }): UnverifiedExtId;
 }
 
 export type SanitizedAlgorithm = 'aes-128-gcm' | 'aes-192-gcm' | 'aes-256-gcm' | 'chacha20-poly1305' | 'xchacha20-poly1305';

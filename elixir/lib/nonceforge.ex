@@ -614,7 +614,7 @@ defmodule Nonceforge do
   def nif_extid_derived_rand(_codec, _seq), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_extid_decode(_codec, _id, _version), do: :erlang.nif_error(:nif_not_loaded)
-  def nif_extid_decode_seq(_codec, _id), do: :erlang.nif_error(:nif_not_loaded)
+  def nif_extid_find(_codec, _id, _version), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_extid_format(_codec, _id, _form, _prefix, _check),
     do: :erlang.nif_error(:nif_not_loaded)

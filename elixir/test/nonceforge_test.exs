@@ -300,6 +300,17 @@ defmodule NonceforgeTest do
         Nonceforge.ExtId.decode_seq(codec, Nonceforge.ExtId.encode(codec, 5, 9))
       end
 
+      # The obvious decode is the checked one; the unverified one says so.
+      stored = Nonceforge.ExtId.encode(codec, 5, 9)
+      derived5 = Nonceforge.ExtId.derived_rand(codec, 5)
+      assert Nonceforge.ExtId.decode(codec, Nonceforge.ExtId.encode(codec, 5)) == {5, derived5}
+
+      assert_raise ArgumentError, ~r/not made by this codec/, fn ->
+        Nonceforge.ExtId.decode(codec, stored)
+      end
+
+      assert Nonceforge.ExtId.decode_unverified(codec, stored) == {5, 9}
+
       # decode_seq across a rotation, in every layout: ids made under key 0
       # resolve with the rotated keyring (those that carry no version by
       # trying each held one), and not once key 0 is dropped.
@@ -388,6 +399,15 @@ defmodule NonceforgeTest do
       id = Nonceforge.ExtId.encode(post, big)
       assert %{seq: ^big, derived: true} = Nonceforge.ExtId.info(post, id, key_version: 2)
       refute Nonceforge.ExtId.info(post, id, key_version: 0).derived
+      assert {^big, _} = Nonceforge.ExtId.decode(post, id, key_version: 2)
+
+      assert_raise ArgumentError, ~r/not made by this codec/, fn ->
+        Nonceforge.ExtId.decode(post, id, key_version: 0)
+      end
+
+      assert_raise ArgumentError, ~r/key_version must be in 0..15/, fn ->
+        Nonceforge.ExtId.decode(post, id, key_version: 16)
+      end
     end
   end
 

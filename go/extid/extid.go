@@ -18,8 +18,10 @@
 // band; the derived half's key under "rand-<layout>", or "rand" for the
 // default layout). Text forms: the UUID form,
 // base64url (22 characters) and TypeID's base32 (26 characters; optionally
-// "type_" before it and a check character after it). Every parser is strict
-// — one spelling per value — and its errors give the position and the rule.
+// "type_" before it and a check character after it). The base64url and
+// base32 parsers are strict — one spelling per value —; the UUID form also
+// reads upper-case hex digits, as RFC 9562 asks of parsers (every face writes
+// lower case). Every parse error gives the position and the rule.
 package extid
 
 import (
@@ -420,24 +422,26 @@ func (c *Codec) IsDerived(d Decoded) bool {
 	return subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1
 }
 
-// DecodeSeq returns the sequence number of an id made by EncodeSeq and
-// refuses any other (errors.Is ErrNotDerived): a made-up id, one of another
-// type or key, or one made with a stored random half passes with probability
-// 2^-62 (2^-64 in aes128 and cycle-walk) per key version tried, nothing
-// stored. The lookup for ids made without a random half.
+// Decode returns what an id made by EncodeSeq (the call without a random
+// half) encodes, and refuses any other id (errors.Is ErrNotDerived): a
+// made-up id, one of another type, key or layout, or one made with a stored
+// random half passes with probability 2^-62 (2^-64 in aes128 and cycle-walk)
+// per key version tried, nothing stored. The obvious decode is the checked
+// one; ids made with a stored random half are read with DecodeUnverified and
+// checked against the row.
 //
-// Across a key rotation, as the Rust codec's decode_seq: an id that carries
-// its key version is read under it; one that does not (aes128, cycle-walk,
+// Across a key rotation, as the Rust codec's decode: an id that carries its
+// key version is read under it; one that does not (aes128, cycle-walk,
 // KeyVersionOutBand) under the current version, then under each other
 // version the keyring held when the codec was built, keeping the one whose
 // derived half checks.
-func (c *Codec) DecodeSeq(id ID) (uint64, error) {
+func (c *Codec) Decode(id ID) (Decoded, error) {
 	d, err := c.decode(id, -1)
 	if err != nil {
-		return 0, err
+		return Decoded{}, err
 	}
 	if c.IsDerived(d) {
-		return d.Seq, nil
+		return d, nil
 	}
 	if !c.inBand {
 		for v := range c.keys {
@@ -445,13 +449,29 @@ func (c *Codec) DecodeSeq(id ID) (uint64, error) {
 				continue
 			}
 			if other, err := c.decode(id, v); err == nil && c.IsDerived(other) {
-				return other.Seq, nil
+				return other, nil
 			}
 		}
 	}
-	// Not the decoded sequence number: for an id made with a stored random
-	// half it is the true one.
-	return 0, fmt.Errorf("extid: DecodeSeq: its random half is not the one this codec derives for its sequence number: %w", ErrNotDerived)
+	return Decoded{}, errNotDerived("Decode")
+}
+
+// errNotDerived is the checked decodes' refusal. Not the decoded sequence
+// number: for an id made with a stored random half it is the true one.
+func errNotDerived(op string) error {
+	return fmt.Errorf("extid: %s: its random half is not the one this codec derives for its sequence number: %w", op, ErrNotDerived)
+}
+
+// DecodeSeq is Decode's sequence number, with its refusals.
+func (c *Codec) DecodeSeq(id ID) (uint64, error) {
+	d, err := c.Decode(id)
+	if err != nil {
+		if errors.Is(err, ErrNotDerived) {
+			return 0, errNotDerived("DecodeSeq")
+		}
+		return 0, err
+	}
+	return d.Seq, nil
 }
 
 // EncodeSeq returns the external id of seq, its random half derived from it
@@ -615,17 +635,37 @@ func (c *Codec) place(l, r uint64, version uint8) ID {
 	return id
 }
 
-// Decode returns what id encodes. Any well-formed id decodes: check Seq
-// against the ids you issued (or Rand against the stored one).
-func (c *Codec) Decode(id ID) (Decoded, error) { return c.decode(id, -1) }
+// DecodeUnverified returns what id encodes, unverified: any well-formed id
+// decodes (one of another type or key, or a made-up one, to an unrelated
+// value). For ids made with a stored random half: look the row up by Seq,
+// then check RandMatches (and CheckIssued) before trusting it. For ids made
+// without one, Decode checks.
+func (c *Codec) DecodeUnverified(id ID) (Decoded, error) { return c.decode(id, -1) }
 
-// DecodeWithKeyVersion decodes an id made under key version v, for ids that
-// do not carry their key version (aes128, cycle-walk, KeyVersionOutBand).
+// DecodeUnverifiedWithKeyVersion is DecodeUnverified of an id made under key
+// version v, for ids that do not carry their key version (aes128,
+// cycle-walk, KeyVersionOutBand).
+func (c *Codec) DecodeUnverifiedWithKeyVersion(id ID, v uint8) (Decoded, error) {
+	if v > MaxKeyVersion || c.keys[v] == nil {
+		return Decoded{}, bad("DecodeUnverifiedWithKeyVersion", "v", fmt.Sprintf("no key of version %d", v))
+	}
+	return c.decode(id, int(v))
+}
+
+// DecodeWithKeyVersion is Decode of an id made under key version v (for ids
+// that do not carry theirs): only that version is tried.
 func (c *Codec) DecodeWithKeyVersion(id ID, v uint8) (Decoded, error) {
 	if v > MaxKeyVersion || c.keys[v] == nil {
 		return Decoded{}, bad("DecodeWithKeyVersion", "v", fmt.Sprintf("no key of version %d", v))
 	}
-	return c.decode(id, int(v))
+	d, err := c.decode(id, int(v))
+	if err != nil {
+		return Decoded{}, err
+	}
+	if !c.IsDerived(d) {
+		return Decoded{}, errNotDerived("DecodeWithKeyVersion")
+	}
+	return d, nil
 }
 
 func (c *Codec) decode(id ID, given int) (Decoded, error) {
@@ -756,19 +796,20 @@ func (c *Codec) EncodeSeqBatch(seqs []uint64, out []ID) error {
 	return nil
 }
 
-// DecodeSeqBatch is DecodeSeq of ids[i] into out[i] (out as long as ids):
-// the sequence numbers of ids made without a random half, the derived halves
-// checked eight side by side. The first id refused refuses the batch with
-// DecodeSeq's error, naming ids[i], and nothing is written.
-func (c *Codec) DecodeSeqBatch(ids []ID, out []uint64) error {
+// DecodeBatch is Decode of ids[i] into out[i] (out as long as ids), the
+// derived halves checked eight side by side. The first id refused refuses the
+// batch with Decode's error, naming ids[i], and nothing is written.
+func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
 	if len(out) != len(ids) {
-		return bad("DecodeSeqBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
+		return bad("DecodeBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
 	}
 	ds := make([]Decoded, len(ids))
-	if err := c.DecodeBatch(ids, ds); err != nil {
+	if err := c.DecodeUnverifiedBatch(ids, ds); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Op = "DecodeBatch"
+		}
 		return err
 	}
-	staged := make([]uint64, len(ids))
 	rk := c.keys[c.current].rand
 	var f [8]uint64
 	for base := 0; base < len(ids); base += 8 {
@@ -780,19 +821,33 @@ func (c *Codec) DecodeSeqBatch(ids []ID, out []uint64) error {
 		for j := range n {
 			d := ds[base+j]
 			want := f[j] & c.MaxRand()
-			ok := d.KeyVersion == c.current && subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1
-			if ok {
-				staged[base+j] = d.Seq
+			if d.KeyVersion == c.current && subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1 {
 				continue
 			}
-			seq, err := c.DecodeSeq(ids[base+j]) // other versions, or the refusal
+			d, err := c.Decode(ids[base+j]) // other versions, or the refusal
 			if err != nil {
-				return fmt.Errorf("extid: DecodeSeqBatch: ids[%d]: %w", base+j, err)
+				return fmt.Errorf("extid: DecodeBatch: ids[%d]: %w", base+j, err)
 			}
-			staged[base+j] = seq
+			ds[base+j] = d
 		}
 	}
-	copy(out, staged)
+	copy(out, ds)
+	return nil
+}
+
+// DecodeSeqBatch is DecodeBatch's sequence numbers (out as long as ids),
+// with its refusals; nothing is written on one.
+func (c *Codec) DecodeSeqBatch(ids []ID, out []uint64) error {
+	if len(out) != len(ids) {
+		return bad("DecodeSeqBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
+	}
+	ds := make([]Decoded, len(ids))
+	if err := c.DecodeBatch(ids, ds); err != nil {
+		return err
+	}
+	for i, d := range ds {
+		out[i] = d.Seq
+	}
 	return nil
 }
 
@@ -830,12 +885,12 @@ func (c *Codec) encodeBatch(in []Pair, out []ID) {
 	}
 }
 
-// DecodeBatch decodes ids[i] into out[i] (out as long as ids), each under the
-// key version it carries (or the current one). Every id is checked first: on
-// error nothing is written.
-func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
+// DecodeUnverifiedBatch is DecodeUnverified of ids[i] into out[i] (out as
+// long as ids), each under the key version it carries (or the current one).
+// Every id's form is checked first: on error nothing is written.
+func (c *Codec) DecodeUnverifiedBatch(ids []ID, out []Decoded) error {
 	if len(out) != len(ids) {
-		return bad("DecodeBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
+		return bad("DecodeUnverifiedBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
 	}
 	if c.mode != "feistel-uuid" {
 		for i, id := range ids {
@@ -852,7 +907,7 @@ func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
 		if _, _, v := c.halves(id); !c.wellFormed(id, v) {
 			_, _, _, err := c.unplace(id, -1) // words the error
 			if err == nil {
-				err = bad("DecodeBatch", "id", "not a well-formed id")
+				err = bad("DecodeUnverifiedBatch", "id", "not a well-formed id")
 			}
 			return batchErr(err, i)
 		}
@@ -898,7 +953,7 @@ func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
 // batchErr names the id of a batch that failed.
 func batchErr(err error, i int) error {
 	if e, ok := err.(*Error); ok {
-		e.Op, e.Arg = "DecodeBatch", fmt.Sprintf("ids[%d]", i)
+		e.Op, e.Arg = "DecodeUnverifiedBatch", fmt.Sprintf("ids[%d]", i)
 	}
 	return err
 }

@@ -83,12 +83,12 @@ func TestVectors(t *testing.T) {
 				t.Errorf("%s: parse %s: %x, %v", v.Hex, form, got, err)
 			}
 		}
-		d, err := c.Decode(id)
+		d, err := c.DecodeUnverified(id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !v.InBand || v.Mode != "feistel-uuid" {
-			d, err = c.DecodeWithKeyVersion(id, v.KeyVersion)
+			d, err = c.DecodeUnverifiedWithKeyVersion(id, v.KeyVersion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +173,7 @@ func TestRoundTripsAndRotation(t *testing.T) {
 				t.Fatalf("%+v: %x twice", o, id)
 			}
 			seen[id] = true
-			d, err := c.Decode(id)
+			d, err := c.DecodeUnverified(id)
 			if err != nil || d.Seq != seq || d.Rand != rand || !d.RandMatches(rand) {
 				t.Fatalf("%+v: %d/%d → %x → %+v, %v", o, seq, rand, id, d, err)
 			}
@@ -185,7 +185,7 @@ func TestRoundTripsAndRotation(t *testing.T) {
 	_ = ring.Add(2, []byte(strings.Repeat("n", 32)))
 	_ = ring.SetCurrent(2)
 	c2, _ := New(ring, "user", Options{})
-	if d, err := c2.Decode(old); err != nil || d.Seq != 7 || d.KeyVersion != 1 {
+	if d, err := c2.DecodeUnverified(old); err != nil || d.Seq != 7 || d.KeyVersion != 1 {
 		t.Fatalf("old id under the rotated codec: %+v, %v", d, err)
 	}
 	if now, _ := c2.Encode(7, 9); now == old {
@@ -298,11 +298,11 @@ func TestBatchesMatchSingleCalls(t *testing.T) {
 				}
 			}
 			dec := make([]Decoded, n)
-			if err := c.DecodeBatch(out, dec); err != nil {
+			if err := c.DecodeUnverifiedBatch(out, dec); err != nil {
 				t.Fatal(err)
 			}
 			for i, id := range out {
-				want, err := c.Decode(id)
+				want, err := c.DecodeUnverified(id)
 				if err != nil || dec[i] != want || dec[i].Seq != in[i].Seq || dec[i].Rand != in[i].Rand {
 					t.Fatalf("%+v n=%d: id %d: batch %+v, single %+v (%v), input %+v", o, n, i, dec[i], want, err, in[i])
 				}
@@ -376,7 +376,7 @@ func TestParseAnyFormCheckIssuedAndEncodings(t *testing.T) {
 			t.Errorf("Parse(%q) accepted", bad)
 		}
 	}
-	d, _ := c.Decode(id)
+	d, _ := c.DecodeUnverified(id)
 	if err := d.CheckIssued(42); err != nil {
 		t.Error(err)
 	}
@@ -465,7 +465,7 @@ func TestTheDefaultCallLeaksNothing(t *testing.T) {
 		if seq, err := c.DecodeSeq(must(c.EncodeSeq(77))); seq != 77 || err != nil {
 			t.Errorf("%+v: DecodeSeq: %d, %v", o, seq, err)
 		}
-		d, _ := c.Decode(must(c.Encode(77, 5)))
+		d, _ := c.DecodeUnverified(must(c.Encode(77, 5)))
 		if _, err := c.DecodeSeq(must(c.Encode(77, 5))); c.IsDerived(d) || !errors.Is(err, ErrNotDerived) {
 			t.Errorf("%+v: a given random half passes as derived: %+v, %v", o, d, err)
 		}
@@ -538,7 +538,7 @@ func TestSelfCheckRefusesAMiscomputedId(t *testing.T) {
 		faulty, _ := New(other, "user", Options{Mode: mode})
 		c = checked()
 		c.Codec.keys[0] = faulty.keys[0]
-		if d, err := c.Codec.Decode(must(c.Codec.EncodeSeq(7))); err != nil || d.Seq != 7 {
+		if d, err := c.Codec.DecodeUnverified(must(c.Codec.EncodeSeq(7))); err != nil || d.Seq != 7 {
 			t.Fatalf("%s: the same copy should be blind: %+v %v", mode, d, err)
 		}
 		if _, err := c.Encode(5, 9); !errors.Is(err, ErrSelfCheck) {
@@ -621,7 +621,7 @@ func TestRefusalsNameNoHiddenNumber(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := must(c.Encode(seq, rand))
-		d, _ := c.Decode(id)
+		d, _ := c.DecodeUnverified(id)
 		notIssued := d.CheckIssued(maxIssued)
 		_, notDerived := c.DecodeSeq(id)
 		if !errors.Is(notIssued, ErrNotIssued) || !errors.Is(notDerived, ErrNotDerived) || d.Seq != seq {
@@ -758,7 +758,55 @@ func TestExplicitKeyVersionMustMatchTheCarriedOne(t *testing.T) {
 	if d, err := oob.DecodeWithKeyVersion(id, 0); err != nil || d.Seq != 42 || !oob.IsDerived(d) {
 		t.Errorf("out of band, version 0: %+v, %v", d, err)
 	}
-	if d, err := oob.DecodeWithKeyVersion(id, 5); err != nil || oob.IsDerived(d) {
+	if d, err := oob.DecodeUnverifiedWithKeyVersion(id, 5); err != nil || oob.IsDerived(d) {
 		t.Errorf("out of band, version 5: %+v, %v", d, err)
+	}
+	if _, err := oob.DecodeWithKeyVersion(id, 5); !errors.Is(err, ErrNotDerived) {
+		t.Errorf("out of band, version 5, checked: %v", err)
+	}
+}
+
+// The obvious decode is the checked one, in every layout: Decode,
+// DecodeWithKeyVersion and DecodeBatch refuse an id made with a stored random
+// half, DecodeUnverified reads it.
+func TestTheObviousDecodeIsTheCheckedOne(t *testing.T) {
+	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	for _, o := range []Options{{}, {Rounds: 4}, {UUIDVersion: 4}, {KeyVersionOutBand: true}, {Mode: "aes128"}, {Mode: "cycle-walk"}} {
+		c, _ := New(ring, "user", o)
+		derived, stored := must(c.EncodeSeq(42)), must(c.Encode(42, 7))
+		d, err := c.Decode(derived)
+		if err != nil || d.Seq != 42 || d.Rand != c.DerivedRand(42) {
+			t.Fatalf("%+v: %+v %v", o, d, err)
+		}
+		if d, err := c.Decode(stored); !errors.Is(err, ErrNotDerived) || d != (Decoded{}) || strings.Contains(err.Error(), "42") {
+			t.Fatalf("%+v: a stored half: %+v %v", o, d, err)
+		}
+		if d, err := c.DecodeUnverified(stored); err != nil || d.Rand != 7 {
+			t.Fatalf("%+v: unverified: %+v %v", o, d, err)
+		}
+		if _, err := c.DecodeWithKeyVersion(stored, 0); !errors.Is(err, ErrNotDerived) {
+			t.Fatalf("%+v: with a version: %v", o, err)
+		}
+		out := make([]Decoded, 2)
+		if err := c.DecodeBatch([]ID{derived, stored}, out); !errors.Is(err, ErrNotDerived) || !strings.Contains(err.Error(), "ids[1]") || out[0] != (Decoded{}) {
+			t.Fatalf("%+v: batch: %v", o, err)
+		}
+		if err := c.DecodeBatch([]ID{derived, derived}, out); err != nil || out[1] != d {
+			t.Fatalf("%+v: batch: %v", o, err)
+		}
+	}
+}
+
+// The package documentation's parsing claims: the UUID form reads upper case
+// (RFC 9562), base32 does not (TypeID: one spelling per value).
+func TestUpperCase(t *testing.T) {
+	ring, _ := NewKeyring(0, bytes.Repeat([]byte{0x42}, 32))
+	c, _ := New(ring, "user", Options{})
+	id := must(c.EncodeSeq(42))
+	if got, err := ParseUUID(strings.ToUpper(id.String())); err != nil || got != id {
+		t.Fatalf("upper-case UUID: %x %v", got, err)
+	}
+	if _, err := ParseBase32(strings.ToUpper(id.Base32("", false)), "", false); err == nil {
+		t.Fatal("upper-case base32 accepted")
 	}
 }

@@ -8,7 +8,7 @@ const { checkString, checkOptions, checkInteger, checkKey, checkSeq } = require(
 const MODES = ['feistel-uuid', 'aes128', 'cycle-walk'];
 const OPTIONS = ['mode', 'version', 'rounds', 'uuidVersion', 'keyVersionInBand'];
 
-/** A copy of a view's bytes as a Buffer (the addon takes Buffers). */
+/** A copy of a view's bytes as a Buffer (the addon takes Buffers); the caller clears it. */
 function bytes(view) {
   return Buffer.from(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
 }
@@ -40,7 +40,7 @@ function keyring(keys, version) {
   return [versions, buffers, keys.current];
 }
 
-/** The options of decode and decodeSeq: only keyVersion, 0..15. */
+/** The options of decode, decodeSeq and decodeUnverified: only keyVersion, 0..15. */
 function checkDecodeOptions(options) {
   checkOptions(options, 'options');
   for (const k of Object.keys(options)) {
@@ -76,13 +76,19 @@ class ExtIdCodec {
     if (keyVersionInBand !== undefined && typeof keyVersionInBand !== 'boolean') {
       throw argType('options.keyVersionInBand', 'of type boolean', keyVersionInBand);
     }
-    this._native = native('typeName', () => new binding.ExtIdCoder(versions, keys, current, typeName, mode, rounds, uuidVersion, keyVersionInBand));
+    try {
+      this._native = native('typeName', () => new binding.ExtIdCoder(versions, keys, current, typeName, mode, rounds, uuidVersion, keyVersionInBand));
+    } finally {
+      // The copies handed to the addon (which keeps its own, zeroized on drop) may sit in
+      // Buffer's shared pool: clear them rather than leave master keys for later allocations.
+      for (const k of keys) k.fill(0);
+    }
   }
 
   /**
    * The external id (a UUID string) of internal id `seq` (number or bigint). Without `rand`,
    * the random half is derived from `seq` under the key: the id is stable, looks random, and
-   * `decode(id).derived` tells it from made-up ids. With `rand`, it must be fresh and random
+   * `decode(id)` refuses made-up ids. With `rand`, it must be fresh and random
    * per row, and stored beside it (never a constant: ids would show the XOR of their seqs).
    */
   encode(seq, rand) {
@@ -93,25 +99,26 @@ class ExtIdCodec {
   }
 
   /**
-   * The sequence number (a bigint) of an id made by `encode(seq)`; any other id — made up, of
+   * `{ seq, rand, keyVersion }` of an id made by `encode(seq)`; any other id — made up, of
    * another type or key, or made with a stored `rand` — throws ERR_INVALID_ARG_VALUE (a made-up
-   * id passes 1 time in 2^62). The lookup for ids made without a random half.
+   * id passes 1 time in 2^62). The lookup for ids made without a random half; ids made with a
+   * stored `rand` are read with `decodeUnverified`. Without `options.keyVersion` the id's key
+   * version is used, or, for ids that carry none (aes128, cycle-walk, keyVersionInBand: false),
+   * each version held, so ids made before a rotation resolve while their key is held; with it,
+   * that version only.
    */
-  decodeSeq(id, options = {}) {
+  decode(id, options = {}) {
     checkString(id, 'id');
     checkDecodeOptions(options);
-    // Without options.keyVersion, the core's lookup: the id's key version, or each version held
-    // for ids that carry none (aes128, cycle-walk, keyVersionInBand: false), so that ids made
-    // before a rotation resolve while their key is held.
-    let seq;
-    if (options.keyVersion === undefined) {
-      seq = native('id', () => this._native.decodeSeq(id));
-    } else {
-      const d = this.decode(id, options);
-      seq = d.derived ? d.seq : null;
-    }
-    if (seq === null) throw argValue('id', 'was not made by this codec: its random half is not the one encode(seq) derives', id);
-    return seq;
+    const d = native('id', () => this._native.decode(id, options.keyVersion));
+    if (d === null) throw argValue('id', 'was not made by this codec: its random half is not the one encode(seq) derives', id);
+    const [seq, rand, keyVersion] = d;
+    return { seq, rand, keyVersion };
+  }
+
+  /** `decode(id, options).seq`: the sequence number (a bigint), with decode's refusals. */
+  decodeSeq(id, options = {}) {
+    return this.decode(id, options).seq;
   }
 
   /** The random half `encode(seq)` uses (a bigint). */
@@ -121,15 +128,16 @@ class ExtIdCodec {
   }
 
   /**
-   * `{ seq, rand, keyVersion, derived }` of an external id; `derived`: its random half is the
-   * one `encode(seq)` derives (false for a made-up id, but for 1 in 2^62). Any well-formed id
-   * decodes: for ids made with a stored `rand`, compare it instead. `options.keyVersion` is
-   * the key version of ids that do not carry theirs (aes128, cycle-walk, keyVersionInBand: false).
+   * `{ seq, rand, keyVersion, derived }` of any well-formed id, **unverified**: a made-up id, or
+   * one of another key or type, decodes to an unrelated seq. For ids made with a stored `rand`:
+   * look the row up by `seq` and compare its stored `rand` before trusting the id. `derived`:
+   * the random half is the one `encode(seq)` derives. `options.keyVersion` is the key version of
+   * ids that do not carry theirs (aes128, cycle-walk, keyVersionInBand: false).
    */
-  decode(id, options = {}) {
+  decodeUnverified(id, options = {}) {
     checkString(id, 'id');
     checkDecodeOptions(options);
-    const [seq, rand, keyVersion, derived] = native('id', () => this._native.decode(id, options.keyVersion));
+    const [seq, rand, keyVersion, derived] = native('id', () => this._native.decodeUnverified(id, options.keyVersion));
     return { seq, rand, keyVersion, derived };
   }
 }

@@ -143,7 +143,7 @@ test('external ids: round trip, other keys and types refuse', () => {
     for (let seq = 0; seq < 2000; seq++) {
       const id = c.encode(seq, seq * 7);
       seen.add(id);
-      const d = c.decode(id);
+      const d = c.decodeUnverified(id);
       assert.equal(d.seq, BigInt(seq));
       assert.equal(d.rand, BigInt(seq * 7));
     }
@@ -154,9 +154,13 @@ test('external ids: round trip, other keys and types refuse', () => {
     const other = new nf.ExtIdCodec(crypto.randomBytes(32), 'user', { mode });
     const order = new nf.ExtIdCodec(key, 'order', { mode });
     for (const x of [other, order]) {
-      const d = x.decode(c.encode(5, 9));
+      const d = x.decodeUnverified(c.encode(5, 9));
       assert.ok(d.seq !== 5n || d.rand !== 9n, mode);
+      assert.throws(() => x.decode(c.encode(5)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' was not made by this codec/));
     }
+    // The obvious decode is the checked one: an id with a stored random half is refused.
+    assert.throws(() => c.decode(c.encode(5, 9)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' was not made by this codec/));
+    assert.deepStrictEqual(c.decode(c.encode(5)), { seq: 5n, rand: c.derivedRand(5), keyVersion: 0 });
   }
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(4), 'user'), bad(RangeError, 'ERR_OUT_OF_RANGE', /"key\.byteLength" is out of range/));
   assert.throws(() => new nf.ExtIdCodec(Buffer.alloc(32), 'User'), (e) => e.code === 'ERR_INVALID_ARG_VALUE' && /'typeName'/.test(e.message) && !/nonce/.test(e.message));
@@ -184,6 +188,25 @@ test('external ids: round trip, other keys and types refuse', () => {
   assert.throws(() => c.decode('nope'), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' is invalid: .*character/));
 });
 
+test('external ids: the key copies handed to the addon are cleared; the caller\'s key is not', () => {
+  const key = crypto.randomBytes(32);
+  const before = Buffer.from(key);
+  const copies = [];
+  const from = Buffer.from;
+  Buffer.from = function (...args) { const b = from.apply(Buffer, args); copies.push(b); return b; };
+  let c;
+  try {
+    c = new nf.ExtIdCodec({ current: 1, keys: { 0: key, 1: new Uint8Array(key) } }, 'user');
+  } finally {
+    Buffer.from = from;
+  }
+  const keyCopies = copies.filter((b) => b.length === 32);
+  assert.strictEqual(keyCopies.length, 2);
+  for (const b of keyCopies) assert.ok(b.every((x) => x === 0), 'a copy of the master key was left');
+  assert.deepStrictEqual(key, before, 'the caller\'s key is theirs');
+  assert.strictEqual(c.decodeSeq(c.encode(9)), 9n, 'the addon kept its own copy');
+});
+
 test('external ids: the call without rand leaks nothing, refuses made-up ids, and keys rotate', () => {
   const key = crypto.randomBytes(32);
   // First 4 bytes, and the visible L half's XOR for pairs: a constant random half shows both.
@@ -201,9 +224,10 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
   for (const options of [{}, { rounds: 4 }, { uuidVersion: 4 }, { keyVersionInBand: false }, { mode: 'aes128' }, { mode: 'cycle-walk' }]) {
     const c = new nf.ExtIdCodec(key, 'user', options);
     assert.deepStrictEqual(leaks((s) => c.encode(s)), { prefixes: 1000, xors: 0 }, JSON.stringify(options));
-    const d = c.decode(c.encode(77));
+    const d = c.decodeUnverified(c.encode(77));
     assert.deepStrictEqual([d.seq, d.rand, d.derived], [77n, c.derivedRand(77), true]);
-    assert.strictEqual(c.decode(c.encode(77, 5)).derived, false, 'a given random half is not the derived one');
+    assert.strictEqual(c.decodeUnverified(c.encode(77, 5)).derived, false, 'a given random half is not the derived one');
+    assert.throws(() => c.decode(c.encode(77, 5)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' was not made by this codec/));
     assert.strictEqual(c.decodeSeq(c.encode(77)), 77n);
     assert.throws(() => c.decodeSeq(c.encode(77, 5)), bad(TypeError, 'ERR_INVALID_ARG_VALUE', /'id' was not made by this codec/));
     // The refusal names neither the sequence number the id decodes to (the true one, for an id
@@ -226,7 +250,7 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
     const b = crypto.randomBytes(16);
     b[6] = (b[6] & 0x0f) | 0x80; b[8] = (b[8] & 0x3f) | 0x80; // a well-formed UUIDv8
     b[0] &= 0x0f; // key version 0 in band, whitened: keep it decodable
-    try { derived += plain.decode(b.toString('hex').replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, '$1-$2-$3-$4-$5')).derived ? 1 : 0; } catch { /* another version */ }
+    try { derived += plain.decodeUnverified(b.toString('hex').replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, '$1-$2-$3-$4-$5')).derived ? 1 : 0; } catch { /* another version */ }
   }
   assert.strictEqual(derived, 0);
   // A rotation end to end: old ids still decode, new ones carry the new version.
@@ -235,11 +259,12 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
   const old = before.encode(41);
   const after = new nf.ExtIdCodec({ current: 2, keys: { 0: key, 2: next } }, 'user');
   assert.deepStrictEqual(after.decode(old), before.decode(old));
-  assert.strictEqual(after.decode(old).derived, true);
+  assert.strictEqual(after.decodeUnverified(old).derived, true);
   const fresh = after.encode(41);
   assert.notStrictEqual(fresh, old);
-  assert.deepStrictEqual([after.decode(fresh).seq, after.decode(fresh).keyVersion, after.decode(fresh).derived], [41n, 2, true]);
-  assert.throws(() => before.decode(fresh), (e) => /key version 2/.test(e.message));
+  assert.deepStrictEqual([after.decode(fresh).seq, after.decode(fresh).keyVersion, after.decodeUnverified(fresh).derived], [41n, 2, true]);
+  assert.throws(() => before.decodeUnverified(fresh), (e) => /key version 2/.test(e.message));
+  assert.throws(() => before.decode(fresh), /'id' was not made by this codec/);
   // One rule for an explicit key version: an id that carries its own refuses another.
   assert.strictEqual(after.decode(fresh, { keyVersion: 2 }).seq, 41n);
   assert.throws(() => after.decode(fresh, { keyVersion: 0 }), /carries its key version, and not the 0 given/);
@@ -247,8 +272,9 @@ test('external ids: the call without rand leaks nothing, refuses made-up ids, an
   const post = new nf.ExtIdCodec({ current: 2, keys: { 0: key, 2: next } }, 'user', { keyVersionInBand: false });
   const big = 2n ** 60n - 1n;
   const id = post.encode(big);
-  assert.deepStrictEqual([post.decode(id, { keyVersion: 2 }).seq, post.decode(id, { keyVersion: 2 }).derived], [big, true]);
-  assert.strictEqual(post.decode(id, { keyVersion: 0 }).derived, false, 'the wrong version decodes to something else');
+  assert.deepStrictEqual([post.decode(id, { keyVersion: 2 }).seq, post.decodeUnverified(id, { keyVersion: 2 }).derived], [big, true]);
+  assert.strictEqual(post.decodeUnverified(id, { keyVersion: 0 }).derived, false, 'the wrong version decodes to something else');
+  assert.throws(() => post.decode(id, { keyVersion: 0 }), /'id' was not made by this codec/);
   // decodeSeq across the rotation, in every layout: ids made under key 0 resolve with the
   // rotated keyring (those that carry no version by trying each held one), not without key 0.
   for (const options of [{}, { rounds: 4 }, { keyVersionInBand: false }, { mode: 'aes128' }, { mode: 'cycle-walk' }]) {

@@ -18,9 +18,12 @@ new nf.NonceGenerator({});
 
 const codec = new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'aes128' });
 const id: string = codec.encode(42n, 7);
-const back: bigint = codec.decode(id).seq;
+const back: bigint = codec.decodeUnverified(id).seq;
 const derivedId: string = codec.encode(42);
-const isOurs: boolean = codec.decode(derivedId, { keyVersion: 0 }).derived;
+const isOurs: boolean = codec.decodeUnverified(derivedId, { keyVersion: 0 }).derived;
+const checked: nf.DecodedExtId = codec.decode(derivedId);
+// @ts-expect-error the checked decode has no `derived`: every id it returns is
+checked.derived;
 const half: bigint = codec.derivedRand(42);
 const looked: bigint = codec.decodeSeq(derivedId);
 const ring: nf.ExtIdKeyring = { current: 1, keys: { 0: Buffer.alloc(32), 1: Buffer.alloc(32) } };

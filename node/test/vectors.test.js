@@ -26,8 +26,11 @@ test('external ids: every shared vector — modes, rounds, UUID versions, out-of
     assert.strictEqual(codec.derivedRand(BigInt(v.seq)), BigInt(v.derived_rand), what);
     if (v.default_call) assert.strictEqual(codec.encode(BigInt(v.seq)), v.uuid, `the call without rand: ${what}`);
     const inBand = v.mode === 'feistel-uuid' && v.key_version_in_band;
-    const back = codec.decode(v.uuid, inBand ? {} : { keyVersion: v.key_version });
+    const back = codec.decodeUnverified(v.uuid, inBand ? {} : { keyVersion: v.key_version });
     assert.deepStrictEqual(back, { seq: BigInt(v.seq), rand: BigInt(v.rand), keyVersion: v.key_version, derived: v.derived }, what);
+    // The checked decode: the derived rows decode, the others are refused.
+    if (v.derived) assert.strictEqual(codec.decodeSeq(v.uuid), BigInt(v.seq), what);
+    else assert.throws(() => codec.decode(v.uuid), /'id' was not made by this codec/, what);
     seen.add(`${v.mode} ${v.rounds} ${v.uuid_version} ${v.key_version_in_band} ${v.key_version} ${v.default_call}`);
   }
   assert.ok(seen.size >= 13, [...seen].join('; '));

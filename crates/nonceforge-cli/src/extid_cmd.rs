@@ -19,12 +19,13 @@ pub enum ExtIdCommand {
     ///     nonceforge extid encode --type user --seq 42 --format base32 --prefix
     #[command(verbatim_doc_comment)]
     Encode(EncodeArgs),
-    /// Print the sequence number, random half, key version of an external id,
-    /// and whether its random half is the derived one (derived=true: made by
-    /// the call without a random half under this key).
+    /// Print the sequence number, random half and key version of an external
+    /// id made by `extid encode` without --rand under these keys, refusing any
+    /// other (exit 1). With --unverified, of any well-formed id (ids made with
+    /// a stored random half), and whether its random half is the derived one.
     ///
     /// Example:
-    ///   nonceforge extid decode --type user --check-derived 0c9a…-…   (UUID, base64url or base32)
+    ///   nonceforge extid decode --type user 0c9a…-…   (UUID, base64url or base32; refuses ids not made here)
     #[command(verbatim_doc_comment)]
     Decode(DecodeArgs),
 }
@@ -91,9 +92,15 @@ pub struct DecodeArgs {
     /// Refuse ids whose sequence number is above this (never issued).
     #[arg(long, value_name = "N")]
     max_issued: Option<u64>,
-    /// Refuse ids whose random half is not the derived one (not made by
-    /// `extid encode` without --rand under these keys).
+    /// Decode any well-formed id without checking it was made here: for ids
+    /// made with a stored random half (`extid encode --rand`), whose rand you
+    /// then compare with the row's. Without it, an id whose random half is
+    /// not the derived one (not made by `extid encode` without --rand under
+    /// these keys) is refused, exit 1.
     #[arg(long)]
+    unverified: bool,
+    /// The default since 0.2.0 (kept so scripts that pass it still run).
+    #[arg(long, hide = true, conflicts_with = "unverified")]
     check_derived: bool,
     /// The id, in any text form.
     id: String,
@@ -200,14 +207,15 @@ pub fn run(cmd: ExtIdCommand) -> Result<(), CliError> {
         ExtIdCommand::Decode(a) => {
             let c = codec(&a.codec)?;
             let id = c.parse(a.id.trim())?;
-            let d = c.decode(&id)?;
+            let d = if a.unverified {
+                c.decode_unverified(&id)?
+            } else {
+                c.decode(&id)?
+            };
             if let Some(max) = a.max_issued {
                 d.check_issued(max)?;
             }
             let derived = c.is_derived(&d);
-            if a.check_derived && !derived {
-                return Err(nonceforge::Error::NotDerived { seq: d.seq }.into());
-            }
             println!(
                 "seq={} rand={} key_version={} derived={derived}",
                 d.seq, d.rand, d.key_version

@@ -319,8 +319,28 @@ fn extid_round_trips_in_every_mode_and_form() {
                 String::from_utf8_lossy(&o.stderr)
             );
             let id = lines(&o)[0].clone();
+            // A stored half: the checked decode (the default) refuses it,
+            // --unverified reads it.
             let o = nonceforge(
                 &["extid", "decode", "--type", "user", "--mode", mode, &id],
+                &env,
+            );
+            assert_eq!(
+                o.status.code(),
+                Some(1),
+                "{mode} {form}: checked by default"
+            );
+            let o = nonceforge(
+                &[
+                    "extid",
+                    "decode",
+                    "--type",
+                    "user",
+                    "--mode",
+                    mode,
+                    "--unverified",
+                    &id,
+                ],
                 &env,
             );
             assert!(
@@ -336,8 +356,9 @@ fn extid_round_trips_in_every_mode_and_form() {
         }
     }
     // No --rand: the random half derived from --seq, as every face's call
-    // without one: the same id twice, decoding says derived=true, and
-    // --check-derived refuses an id made with another random half.
+    // without one: the same id twice, decoding says derived=true, and refuses
+    // an id made with another random half (also with the old
+    // --check-derived, now the default).
     let encode = |extra: &[&str]| {
         let mut args = vec!["extid", "encode", "--type", "user", "--seq", "7"];
         args.extend(extra);
@@ -345,37 +366,46 @@ fn extid_round_trips_in_every_mode_and_form() {
     };
     let (a, b) = (encode(&[]), encode(&[]));
     assert_eq!(a, b, "stable");
-    let o = nonceforge(
-        &["extid", "decode", "--type", "user", "--check-derived", &a],
-        &env,
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(
-        lines(&o)[0].starts_with("seq=7 ") && lines(&o)[0].ends_with(" key_version=0 derived=true")
-    );
-    let given = encode(&["--rand", "5"]);
+    for extra in [&[][..], &["--check-derived"][..]] {
+        let mut args = vec!["extid", "decode", "--type", "user"];
+        args.extend_from_slice(extra);
+        let o = nonceforge(&[&args[..], &[a.as_str()]].concat(), &env);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            lines(&o)[0].starts_with("seq=7 ")
+                && lines(&o)[0].ends_with(" key_version=0 derived=true")
+        );
+        let given = encode(&["--rand", "5"]);
+        let o = nonceforge(&[&args[..], &[given.as_str()]].concat(), &env);
+        assert_eq!(o.status.code(), Some(1), "not derived: refused");
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .contains("not made by this codec's encode without a random half")
+        );
+    }
+    // --unverified and --check-derived say opposite things: refused.
     let o = nonceforge(
         &[
             "extid",
             "decode",
             "--type",
             "user",
+            "--unverified",
             "--check-derived",
-            &given,
+            &a,
         ],
         &env,
     );
-    assert_eq!(o.status.code(), Some(1), "not derived: refused");
-    assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains("not made by this codec's encode without a random half")
-    );
+    assert_eq!(o.status.code(), Some(2));
     // --rand random: a fresh half, printed after the id to be stored.
     let (r1, r2) = (encode(&["--rand", "random"]), encode(&["--rand", "random"]));
     assert_ne!(r1, r2);
     for line in [r1, r2] {
         let (id, rand) = line.split_once(" rand=").expect("id rand=N");
-        let o = nonceforge(&["extid", "decode", "--type", "user", id], &env);
+        let o = nonceforge(
+            &["extid", "decode", "--type", "user", "--unverified", id],
+            &env,
+        );
         assert_eq!(
             lines(&o)[0],
             format!("seq=7 rand={rand} key_version=0 derived=false")
@@ -633,6 +663,7 @@ fn extid_bad_input() {
                 "user",
                 "--max-issued",
                 "4",
+                "--unverified",
                 &good,
             ],
             env.to_vec(),
@@ -689,7 +720,8 @@ fn extid_refusals_name_no_hidden_number() {
             assert!(!err.contains(n) && !err.contains(&hex), "{err} shows {n}");
         }
     };
-    decode(&["--max-issued", max], "never handed out");
+    decode(&["--unverified", "--max-issued", max], "never handed out");
+    decode(&[], "not made by this codec");
     decode(&["--check-derived"], "not made by this codec");
 }
 

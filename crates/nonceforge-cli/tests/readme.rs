@@ -165,7 +165,7 @@ fn every_readme_line_runs() {
             if cmd.contains("extid encode") && cmd.contains("--prefix") {
                 last_id = stdout.trim().to_string();
             }
-            if cmd.contains("extid decode") && cmd.contains("--check-derived") {
+            if cmd.contains("extid decode") && !cmd.contains("--key-version") {
                 assert!(
                     stdout.contains("seq=42") && stdout.contains("derived=true"),
                     "{stdout}"

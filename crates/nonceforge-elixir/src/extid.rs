@@ -95,7 +95,7 @@ fn nif_extid_derived_rand(codec: ResourceArc<Codec>, seq: u64) -> u64 {
     codec.0.derived_rand(seq)
 }
 
-/// `{seq, rand, key_version, derived}`; `version` nil: the id's own (or the current).
+/// `{seq, rand, key_version, derived}`, unverified; `version` nil: the id's own (or the current).
 #[rustler::nif]
 fn nif_extid_decode(
     codec: ResourceArc<Codec>,
@@ -104,20 +104,25 @@ fn nif_extid_decode(
 ) -> NifResult<(u64, u64, u8, bool)> {
     let id = id_of(id)?;
     let d = match version {
-        Some(v) => codec.0.decode_with_key_version(&id, v),
-        None => codec.0.decode(&id),
+        Some(v) => codec.0.decode_unverified_with_key_version(&id, v),
+        None => codec.0.decode_unverified(&id),
     }
     .map_err(core_error)?;
     Ok((d.seq, d.rand, d.key_version, codec.0.is_derived(&d)))
 }
 
-/// The core's checked lookup (`decode_seq`: the id's key version, or each
-/// held version for ids that carry none): the sequence number, or nil for an
-/// id this codec did not make.
+/// The core's checked decode (`find`: the id's key version, or each held
+/// version for ids that carry none; only `version` when given):
+/// `{seq, rand, key_version}`, or nil for an id this codec did not make.
 #[rustler::nif]
-fn nif_extid_decode_seq(codec: ResourceArc<Codec>, id: Binary<'_>) -> NifResult<Option<u64>> {
+fn nif_extid_find(
+    codec: ResourceArc<Codec>,
+    id: Binary<'_>,
+    version: Option<u8>,
+) -> NifResult<Option<(u64, u64, u8)>> {
     let id = id_of(id)?;
-    codec.0.find_seq(&id).map_err(core_error)
+    let d = codec.0.find(&id, version).map_err(core_error)?;
+    Ok(d.map(|d| (d.seq, d.rand, d.key_version)))
 }
 
 fn form(a: Atom) -> NifResult<TextForm> {

@@ -341,16 +341,20 @@ impl ExtIdCoder {
         Ok(BigInt::from(self.inner.derived_rand(u64_of(seq, "seq")?)))
     }
 
-    /// Decode a UUID string: `[seq, rand, keyVersion, derived]`; `version`
-    /// for ids that do not carry theirs.
+    /// Decode a UUID string, unverified: `[seq, rand, keyVersion, derived]`;
+    /// `version` for ids that do not carry theirs.
     #[napi(catch_unwind)]
-    pub fn decode(&self, id: String, version: Option<u32>) -> Result<(BigInt, BigInt, u32, bool)> {
+    pub fn decode_unverified(
+        &self,
+        id: String,
+        version: Option<u32>,
+    ) -> Result<(BigInt, BigInt, u32, bool)> {
         let ext = ExtId::parse_uuid(&id).map_err(core_err)?;
         let d = match version {
             Some(v) => self
                 .inner
-                .decode_with_key_version(&ext, u8::try_from(v).unwrap_or(u8::MAX)),
-            None => self.inner.decode(&ext),
+                .decode_unverified_with_key_version(&ext, u8::try_from(v).unwrap_or(u8::MAX)),
+            None => self.inner.decode_unverified(&ext),
         }
         .map_err(core_err)?;
         Ok((
@@ -361,14 +365,25 @@ impl ExtIdCoder {
         ))
     }
 
-    /// The core's checked lookup (`decode_seq`: the id's key version, or each
-    /// held version for ids that carry none): the sequence number, or null
-    /// for an id this codec did not make.
+    /// The core's checked decode (`find`: the id's key version, or each held
+    /// version for ids that carry none; only `version` when given):
+    /// `[seq, rand, keyVersion]`, or null for an id this codec did not make.
     #[napi(catch_unwind)]
-    pub fn decode_seq(&self, id: String) -> Result<Option<BigInt>> {
+    pub fn decode(
+        &self,
+        id: String,
+        version: Option<u32>,
+    ) -> Result<Option<(BigInt, BigInt, u32)>> {
         let ext = ExtId::parse_uuid(&id).map_err(core_err)?;
-        let seq = self.inner.find_seq(&ext).map_err(core_err)?;
-        Ok(seq.map(BigInt::from))
+        let v = version.map(|v| u8::try_from(v).unwrap_or(u8::MAX));
+        let d = self.inner.find(&ext, v).map_err(core_err)?;
+        Ok(d.map(|d| {
+            (
+                BigInt::from(d.seq),
+                BigInt::from(d.rand),
+                d.key_version as u32,
+            )
+        }))
     }
 }
 

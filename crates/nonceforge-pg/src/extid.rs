@@ -1,8 +1,9 @@
 //! External ids in SQL: `extid_encode(type, seq) → uuid` (the random half
 //! derived from seq, as every face's call without one), `extid_seq(type, id)
-//! → seq` (refusing ids not made so), `extid_encode(type, seq, rand)` and
-//! `extid_decode(type, id) → (seq, rand)`, `extid_inspect(type, id) → (seq,
-//! rand, key_version, derived)`, with the
+//! → seq` and `extid_decode(type, id) → (seq, rand)` (refusing ids not made
+//! so), `extid_encode(type, seq, rand)` (a stored random half) and
+//! `extid_inspect(type, id) → (seq, rand, key_version, derived)` (unverified:
+//! for ids with a stored random half), with the
 //! master keys read at server start from the files named by
 //! `nonceforge.extid_key_file` (the current key version,
 //! `nonceforge.extid_key_version`) and `nonceforge.extid_old_key_files` (older
@@ -130,19 +131,23 @@ fn extid_encode_seq(type_name: &str, seq: i64) -> pgrx::Uuid {
 #[pg_extern(stable, strict, parallel_safe)]
 fn extid_seq(type_name: &str, id: pgrx::Uuid) -> i64 {
     let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
-    let seq = with_codec("extid_seq", type_name, |c| c.decode_seq(&ext)).unwrap_or_else(|e| {
-        if let nonceforge_core::Error::NotDerived { .. } = e {
-            // In SQL's words: which call makes the ids extid_seq accepts. Not
-            // the sequence number it decodes to (the true one, for an id made
-            // with a stored random half).
-            invalid(format!(
-                "extid_seq: the id was not made by extid_encode('{type_name}', seq) under this server's keys"
-            ));
-        }
-        raise_extid("extid_seq", e)
-    });
+    let seq = with_codec("extid_seq", type_name, |c| c.decode_seq(&ext))
+        .unwrap_or_else(|e| refuse_checked("extid_seq", type_name, e));
     // seq < 2^56: it fits a bigint.
     seq as i64
+}
+
+/// The checked decodes' refusal: for an id not made by `extid_encode(type,
+/// seq)`, in SQL's words — which call makes the ids accepted, not the
+/// sequence number the id decodes to (the true one, for an id made with a
+/// stored random half); any other error as the core words it.
+fn refuse_checked(function: &str, type_name: &str, e: nonceforge_core::Error) -> ! {
+    if let nonceforge_core::Error::NotDerived { .. } = e {
+        invalid(format!(
+            "{function}: the id was not made by extid_encode('{type_name}', seq) under this server's keys"
+        ));
+    }
+    raise_extid(function, e)
 }
 
 /// The key version argument of the three-argument forms: 0..15.
@@ -165,7 +170,7 @@ fn decode_with_version(
     let v = key_version_arg(function, version);
     let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
     let (d, derived) = with_codec(function, type_name, |c| {
-        c.decode_with_key_version(&ext, v)
+        c.decode_unverified_with_key_version(&ext, v)
             .map(|d| (d, c.is_derived(&d)))
     })
     .unwrap_or_else(|e| raise_extid(function, e));
@@ -215,7 +220,10 @@ fn extid_encode(type_name: &str, seq: i64, rand: i64) -> pgrx::Uuid {
     pgrx::Uuid::from_bytes(id.0)
 }
 
-/// The (seq, rand) of an external id of type `type_name` (STABLE, as above).
+/// The (seq, rand) of an id made by `extid_encode(type, seq)`; any other id is
+/// refused (22023), as `extid_seq` refuses it: the obvious decode is the
+/// checked one. Ids made with a stored random half are read, unverified,
+/// with `extid_inspect` (STABLE, as above).
 #[pg_extern(stable, strict, parallel_safe)]
 fn extid_decode(
     type_name: &str,
@@ -223,14 +231,16 @@ fn extid_decode(
 ) -> TableIterator<'static, (name!(seq, i64), name!(rand, i64))> {
     let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
     let d = with_codec("extid_decode", type_name, |c| c.decode(&ext))
-        .unwrap_or_else(|e| raise_extid("extid_decode", e));
+        .unwrap_or_else(|e| refuse_checked("extid_decode", type_name, e));
     // seq < 2^56 and rand < 2^62 here: both fit a bigint.
     TableIterator::once((d.seq as i64, d.rand as i64))
 }
 
-/// Everything an external id of type `type_name` decodes to: seq, rand, the
-/// key version it was made under, and `derived` (its random half is the one
-/// `extid_encode(type, seq)` derives: made by this server's keys).
+/// Everything an external id of type `type_name` decodes to, unverified (any
+/// well-formed id decodes): seq, rand, the key version it was made under, and
+/// `derived` (its random half is the one `extid_encode(type, seq)` derives:
+/// made by this server's keys). The read for ids made with a stored random
+/// half: compare `rand` with the row's before trusting the id.
 #[pg_extern(stable, strict, parallel_safe)]
 fn extid_inspect(
     type_name: &str,
@@ -246,7 +256,7 @@ fn extid_inspect(
 > {
     let ext = nonceforge_core::extid::ExtId(*id.as_bytes());
     let (d, derived) = with_codec("extid_inspect", type_name, |c| {
-        c.decode(&ext).map(|d| (d, c.is_derived(&d)))
+        c.decode_unverified(&ext).map(|d| (d, c.is_derived(&d)))
     })
     .unwrap_or_else(|e| raise_extid("extid_inspect", e));
     TableIterator::once((d.seq as i64, d.rand as i64, d.key_version as i32, derived))

@@ -40,7 +40,7 @@ fn latency(c: &mut Criterion) {
         let mut id = codec.encode(3, 4).unwrap();
         g.bench_function(format!("{name} decode"), |b| {
             b.iter(|| {
-                let d = codec.decode(&id).unwrap();
+                let d = codec.decode_unverified(&id).unwrap();
                 let v = u128::from_be_bytes(id.0) ^ (((d.seq & 0xff) | 1) as u128) << 104;
                 id = ExtId(v.to_be_bytes());
             })
@@ -63,6 +63,27 @@ fn latency(c: &mut Criterion) {
             })
         });
     }
+    // After a rotation, an id that carries no key version (aes128): the
+    // checked decode tries the current version, then the one that made it.
+    let mut rotated_ring = Keyring::new(0, &[0x5a; 32]).unwrap();
+    rotated_ring.add(1, &[0x5b; 32]).unwrap();
+    rotated_ring.set_current(1).unwrap();
+    let rotated = ExtIdCodec::builder(&rotated_ring, "user")
+        .mode(ExtIdMode::Aes128)
+        .build()
+        .unwrap();
+    let (old_aes, _) = codecs();
+    let old_ids: Vec<ExtId> = (0..256).map(|s| old_aes.encode_seq(s).unwrap()).collect();
+    let mut i = 0usize;
+    g.bench_function(
+        "aes128 decode_seq, an id of the older version (trial)",
+        |b| {
+            b.iter(|| {
+                let s = rotated.decode_seq(&old_ids[i]).unwrap();
+                i = (i + 1 + (s as usize & 1)) & 255;
+            })
+        },
+    );
     // The self-check (decode every id before it is returned).
     let ring = Keyring::new(0, &[0x5a; 32]).unwrap();
     let checked = ExtIdCodec::builder(&ring, "user")
@@ -92,9 +113,21 @@ fn batch(c: &mut Criterion) {
         g.bench_function(format!("{name} encode"), |b| {
             b.iter(|| codec.encode_batch(black_box(&input), &mut out).unwrap())
         });
+        let seqs: Vec<u64> = input.iter().map(|&(s, _)| s).collect();
+        g.bench_function(format!("{name} encode_seq_batch"), |b| {
+            b.iter(|| codec.encode_seq_batch(black_box(&seqs), &mut out).unwrap())
+        });
+        let mut got = vec![0u64; seqs.len()];
+        g.bench_function(format!("{name} decode_seq_batch"), |b| {
+            b.iter(|| codec.decode_seq_batch(black_box(&out), &mut got).unwrap())
+        });
         codec.encode_batch(&input, &mut out).unwrap();
         g.bench_function(format!("{name} decode"), |b| {
-            b.iter(|| codec.decode_batch(black_box(&out), &mut dec).unwrap())
+            b.iter(|| {
+                codec
+                    .decode_unverified_batch(black_box(&out), &mut dec)
+                    .unwrap()
+            })
         });
     }
     g.finish();

@@ -17,11 +17,12 @@ defmodule Nonceforge.ExtId do
 
   `encode/2` derives the random half from `seq` under the key — the same call,
   and the same id, as every other face's call without a random half: ids are
-  stable, look uniformly random, and `decode_seq/3` refuses ids this codec did
-  not make (`info/3`'s `:derived` says the same without raising). `encode/3` is the Plan B post's design: a fresh
-  random `rand` per row (`:crypto.strong_rand_bytes/1`, < 2^62), stored beside
-  it and compared on the way back — never a constant (2-round ids of one
-  `rand` show the XOR of their sequence numbers).
+  stable, look uniformly random, and `decode/3` and `decode_seq/3` refuse ids
+  this codec did not make (`info/3`'s `:derived` says the same without
+  raising). `encode/3` is the Plan B post's design: a fresh random `rand` per
+  row (`:crypto.strong_rand_bytes/1`, < 2^62), stored beside it, read back with
+  `decode_unverified/3` and compared with the row's — never a constant
+  (2-round ids of one `rand` show the XOR of their sequence numbers).
 
   Keys rotate with a keyring: every version decodes, new ids take `:current`.
 
@@ -179,48 +180,65 @@ defmodule Nonceforge.ExtId do
     do: raise(ArgumentError, "seq must be a non-negative integer, got: #{inspect(seq)}")
 
   @doc """
-  The sequence number of an id made by `encode/2`; any other id — made up, of
+  The `{seq, rand}` of an id made by `encode/2`; any other id — made up, of
   another type or key, or made with a stored `rand` — raises `ArgumentError`
   (a made-up id passes 1 time in 2^62). The lookup for ids made without a
-  random half.
+  random half; ids made with a stored `rand` are read with
+  `decode_unverified/2`.
+
+  Without `:key_version`, the id's key version, or for ids that carry none
+  (`:aes128`, `:cycle_walk`, `key_version_in_band: false`) each version held,
+  so ids made before a rotation resolve while their key is held; with it,
+  that version only.
   """
-  @spec decode_seq(t(), <<_::128>>, keyword()) :: non_neg_integer()
-  def decode_seq(codec, id, opts \\ [])
+  @spec decode(t(), <<_::128>>, keyword()) :: {non_neg_integer(), non_neg_integer()}
+  def decode(codec, id, opts \\ [])
 
-  def decode_seq(%__MODULE__{ref: ref} = codec, id, opts)
+  def decode(%__MODULE__{ref: ref}, id, opts)
       when is_binary(id) and byte_size(id) == 16 and is_list(opts) do
-    seq =
-      case Keyword.get(opts, :key_version) do
-        # The core's lookup: the id's key version, or each version held for
-        # ids that carry none (aes128, cycle-walk, out of band): ids made
-        # before a rotation resolve while their key is held.
-        nil ->
-          Nonceforge.nif_extid_decode_seq(ref, id)
+    case Nonceforge.nif_extid_find(ref, id, key_version(opts)) do
+      {seq, rand, _version} ->
+        {seq, rand}
 
-        _given ->
-          case info(codec, id, opts) do
-            %{seq: seq, derived: true} -> seq
-            %{} -> nil
-          end
-      end
-
-    seq ||
-      raise ArgumentError,
-            "id was not made by this codec: its random half is not the one encode/2 derives"
+      nil ->
+        raise ArgumentError,
+              "id was not made by this codec: its random half is not the one encode/2 derives"
+    end
   end
 
-  def decode_seq(_codec, id, _opts),
+  def decode(_codec, id, _opts),
     do: raise(ArgumentError, "id must be a 16-byte binary, got: #{inspect(id)}")
 
-  @doc "The `{seq, rand}` of an external id of this codec's type and key."
-  @spec decode(t(), <<_::128>>) :: {non_neg_integer(), non_neg_integer()}
-  def decode(codec, id) do
-    %{seq: seq, rand: rand} = info(codec, id)
-    {seq, rand}
+  @doc "The sequence number of `decode/3`, with its refusals."
+  @spec decode_seq(t(), <<_::128>>, keyword()) :: non_neg_integer()
+  def decode_seq(codec, id, opts \\ []) do
+    {seq, _rand} = decode(codec, id, opts)
+    seq
   end
 
   @doc """
-  Everything an id decodes to: `%{seq:, rand:, key_version:, derived:}`;
+  The `{seq, rand}` of any well-formed id, **unverified**: a made-up id, or one
+  of another type or key, decodes to an unrelated pair. For ids made with a
+  stored `rand` (`encode/3`): look the row up by `seq` and compare its stored
+  `rand` before trusting the id.
+  """
+  @spec decode_unverified(t(), <<_::128>>, keyword()) :: {non_neg_integer(), non_neg_integer()}
+  def decode_unverified(codec, id, opts \\ []) do
+    %{seq: seq, rand: rand} = info(codec, id, opts)
+    {seq, rand}
+  end
+
+  defp key_version(opts) do
+    version = Keyword.get(opts, :key_version)
+
+    unless is_nil(version) or version in 0..15,
+      do: raise(ArgumentError, "key_version must be in 0..15, got: #{inspect(version)}")
+
+    version
+  end
+
+  @doc """
+  Everything an id decodes to, unverified: `%{seq:, rand:, key_version:, derived:}`;
   `:derived` is true when the random half is the one `encode/2` derives (an id
   this codec made; a made-up id passes with probability 2^-62). Option
   `:key_version`: the version of ids that do not carry theirs (`:aes128`,
@@ -236,12 +254,7 @@ defmodule Nonceforge.ExtId do
 
   def info(%__MODULE__{ref: ref}, id, opts)
       when is_binary(id) and byte_size(id) == 16 and is_list(opts) do
-    version = Keyword.get(opts, :key_version)
-
-    unless is_nil(version) or version in 0..15,
-      do: raise(ArgumentError, "key_version must be in 0..15, got: #{inspect(version)}")
-
-    {seq, rand, v, derived} = Nonceforge.nif_extid_decode(ref, id, version)
+    {seq, rand, v, derived} = Nonceforge.nif_extid_decode(ref, id, key_version(opts))
     %{seq: seq, rand: rand, key_version: v, derived: derived}
   end
 

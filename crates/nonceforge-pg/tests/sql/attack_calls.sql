@@ -5,7 +5,7 @@ SELECT nonce(64), nonce(96), nonce(128);
 SELECT sortable_nonce(64), sortable_nonce(96), sortable_nonce(128);
 SELECT encrypted_nonce(64), encrypted_nonce(96), encrypted_nonce(128);
 SELECT extid_encode('user', 1, 2);
-SELECT * FROM extid_decode('user', extid_encode('user', 1, 2));
+SELECT * FROM extid_decode('user', extid_encode('user', 1));
 SELECT extid_seq('user', extid_encode('user', 1));
 SELECT * FROM extid_inspect('user', extid_encode('user', 1));
 SELECT uuidv7(), uuidv7(interval '1 hour'), uuidv4(), uuid_generate_v7();

@@ -181,7 +181,8 @@ ANALYZE t;
 
 -- External ids, with the key from nonceforge.extid_key_file.
 DO $$ BEGIN
-    ASSERT (SELECT (seq, rand) = (42::bigint, 7::bigint) FROM extid_decode('user', extid_encode('user', 42, 7)));
+    ASSERT (SELECT (seq, rand) = (42::bigint, 7::bigint) FROM extid_inspect('user', extid_encode('user', 42, 7)));
+    ASSERT (SELECT seq = 42 FROM extid_decode('user', extid_encode('user', 42)));
     ASSERT uuid_extract_version(extid_encode('user', 42, 7)) = 8;
     ASSERT extid_encode('user', 42, 7) <> extid_encode('order', 42, 7);
     -- Without a random half: derived from seq, stable, and the lookup refuses

@@ -72,7 +72,7 @@ END $$;
 -- …and yet every function works for it (nonceforge.sql ran as app too).
 DO $$ BEGIN
     ASSERT length(nonce(64)) = 8 AND length(encrypted_nonce(128)) = 16 AND length(sortable_nonce(128)) = 16;
-    ASSERT (SELECT seq FROM extid_decode('user', extid_encode('user', 9, 1))) = 9;
+    ASSERT (SELECT seq FROM extid_decode('user', extid_encode('user', 9))) = 9;
 END $$;
 
 \c - nobody

@@ -107,7 +107,7 @@ done
 [ "$(q -c "SELECT count(*) FROM pg_replication_origin_status s JOIN pg_replication_origin o ON o.roident = s.local_id
             WHERE o.roname = 'nonceforge_floor' AND s.remote_lsn > '0/0'")" = 1 ] || fail "the floor does not reach the WAL"
 
-decoded=$(q -c "SELECT count(*) FROM t_ext, extid_decode('user', id) d WHERE d.seq = t_ext.seq AND d.rand = t_ext.seq % 7")
+decoded=$(q -c "SELECT count(*) FROM t_ext, extid_inspect('user', id) d WHERE d.seq = t_ext.seq AND d.rand = t_ext.seq % 7")
 [ "$decoded" = 10000 ] || fail "external ids made on $old decode on $new: $decoded of 10000"
 
 # Every name of ours, unqualified, as an application would call it: no

@@ -222,36 +222,35 @@ mod ni {
         dec: &mut [[u8; 16]; 11],
     ) {
         // SAFETY (all intrinsics below): the caller checked AES-NI and SSSE3.
+        // The round keys go straight into `enc` (and `dec` from it): no
+        // array of them on the stack to outlive the call uncleared.
         unsafe {
             let mut k = load(*key);
-            let mut rk = [k; 11];
+            enc[0] = store(k);
             k = expand_round!(k, 0x01);
-            rk[1] = k;
+            enc[1] = store(k);
             k = expand_round!(k, 0x02);
-            rk[2] = k;
+            enc[2] = store(k);
             k = expand_round!(k, 0x04);
-            rk[3] = k;
+            enc[3] = store(k);
             k = expand_round!(k, 0x08);
-            rk[4] = k;
+            enc[4] = store(k);
             k = expand_round!(k, 0x10);
-            rk[5] = k;
+            enc[5] = store(k);
             k = expand_round!(k, 0x20);
-            rk[6] = k;
+            enc[6] = store(k);
             k = expand_round!(k, 0x40);
-            rk[7] = k;
+            enc[7] = store(k);
             k = expand_round!(k, 0x80);
-            rk[8] = k;
+            enc[8] = store(k);
             k = expand_round!(k, 0x1b);
-            rk[9] = k;
+            enc[9] = store(k);
             k = expand_round!(k, 0x36);
-            rk[10] = k;
-            for i in 0..11 {
-                enc[i] = store(rk[i]);
-                dec[i] = store(match i {
-                    0 => rk[10],
-                    10 => rk[0],
-                    _ => _mm_aesimc_si128(rk[10 - i]),
-                });
+            enc[10] = store(k);
+            dec[0] = enc[10];
+            dec[10] = enc[0];
+            for i in 1..10 {
+                dec[i] = store(_mm_aesimc_si128(load(enc[10 - i])));
             }
         }
     }

@@ -18,12 +18,14 @@
 //! println!("{id}");                                   // e.g. 5f0c1e2a-…-8…
 //! let seq = users.decode_seq(&id)?;                   // refuses ids this codec did not make
 //! assert_eq!(seq, 42);
-//! users.decode(&id)?.check_issued(1_000)?;            // refuse ids never handed out
+//! assert_eq!(users.decode(&id)?.key_version, 0);      // the same check, the whole record
 //!
 //! // The post's design: a fresh random half per row, stored beside it.
 //! let id = users.encode(43, 0x1234_5678_9abc_def)?;
-//! let back = users.decode(&id)?;
-//! assert!(back.rand_matches(0x1234_5678_9abc_def));   // against the stored one
+//! assert!(users.decode(&id).is_err());                // not derived: the checked decode refuses
+//! let back = users.decode_unverified(&id)?;           // any well-formed id decodes…
+//! back.check_issued(1_000)?;                          // …so refuse ids never handed out
+//! assert!(back.rand_matches(0x1234_5678_9abc_def));   // and compare with the stored half
 //! # Ok::<(), nonceforge::Error>(())
 //! ```
 //!
@@ -60,6 +62,11 @@
 //!
 //! # Checks on decode, and what each buys
 //!
+//! [`ExtIdCodec::decode`] (and `decode_seq`, `decode_batch`) is the checked
+//! decode: it refuses any id whose random half is not the derived one. The
+//! unverified decode, for ids made with a stored random half, is named for
+//! what it is: [`ExtIdCodec::decode_unverified`].
+//!
 //! Decoding always checks the form: a `feistel-uuid` id must carry its UUID
 //! version and variant bits, and a key version the keyring holds; a
 //! `cycle-walk` id must have its first bit clear. A permutation decodes anything
@@ -68,11 +75,15 @@
 //!
 //! * [`Decoded::check_issued`]`(max_issued)`: the decoded sequence number must
 //!   not exceed the highest one handed out. A made-up id passes with probability
-//!   (max_issued + 1) / 2^56 — one in 72 billion for a table of a million rows.
+//!   (max_issued + 1) / (max_seq + 1): over 2^56 in the default layout — one in
+//!   72 billion for a table of a million rows —, 2^60 with the key version out
+//!   of band, 2^63 in `cycle-walk`, 2^64 in `aes128` (test
+//!   `check_issued_passes_made_up_ids_at_the_stated_rate`).
 //! * [`Decoded::rand_matches`]`(stored)`: compare, in constant time, the decoded
 //!   random half with the one stored in the row. A made-up id whose sequence
-//!   number exists passes with probability 2^-62.
-//! * [`ExtIdCodec::decode_seq`] (or [`ExtIdCodec::is_derived`]): for ids made
+//!   number exists passes with probability 2^-62 (2^-64 in `aes128` and
+//!   `cycle-walk`).
+//! * [`ExtIdCodec::decode`] (or [`ExtIdCodec::is_derived`]): for ids made
 //!   without a random half, the decoded one must be the one derived from the
 //!   decoded sequence number (one more AES call, constant-time compare). A
 //!   made-up id passes with probability 2^-62 (2^-64 in `aes128` and
@@ -86,7 +97,8 @@
 //! Keys: see [`Keyring`]. An id carries its key version in band (4 bits, in
 //! `feistel-uuid`), so ids made before a rotation still decode; for `aes128` and
 //! `cycle-walk`, and with `.key_version_in_band(false)`, the caller keeps the
-//! version out of band and decodes with [`ExtIdCodec::decode_with_key_version`].
+//! version out of band and decodes with [`ExtIdCodec::decode_with_key_version`]
+//! (the derived lookup also tries each held version).
 //!
 //! References: RFC 9562 (UUIDs); FIPS-197 (AES); Black & Rogaway 2002 (cycle
 //! walking); Luby & Rackoff 1988 (Feistel networks).
@@ -466,8 +478,8 @@ impl ExtIdCodec {
     /// Whether a decoded id's random half is the one this codec derives from
     /// its sequence number under its key version — an id made by
     /// [`encode_seq`](Self::encode_seq) (the call without a random half).
-    /// Compared in constant time; one AES call. Kept out of
-    /// [`decode`](Self::decode), which ids with a stored random half use.
+    /// Compared in constant time; one AES call. [`decode`](Self::decode)
+    /// runs it; for a [`decode_unverified`](Self::decode_unverified) record.
     #[inline(always)]
     pub fn is_derived(&self, d: &Decoded) -> bool {
         let key = if d.key_version == self.current {
@@ -480,11 +492,15 @@ impl ExtIdCodec {
         key.is_some_and(|k| bool::from(d.rand.ct_eq(&(k.prf64(d.seq) & self.max_rand()))))
     }
 
-    /// The sequence number of an id made by [`encode_seq`](Self::encode_seq),
+    /// The internal id of an external one made by
+    /// [`encode_seq`](Self::encode_seq) (the call without a random half),
     /// refusing any other ([`Error::NotDerived`]): a made-up id, one of
-    /// another type or key, or one made with a stored random half passes with
-    /// probability 2^-62 (2^-64 in `aes128` and `cycle-walk`) per key version
-    /// tried, nothing stored. The lookup for ids made without a random half.
+    /// another type, key or layout, or one made with a stored random half
+    /// passes with probability 2^-62 (2^-64 in `aes128` and `cycle-walk`) per
+    /// key version tried, nothing stored. The obvious decode is the checked
+    /// one; ids made with a stored random half are read with
+    /// [`decode_unverified`](Self::decode_unverified) and checked against the
+    /// row.
     ///
     /// Across a key rotation: an id that carries its key version (the default
     /// layout) is read under that version; one that does not (`aes128`,
@@ -494,38 +510,58 @@ impl ExtIdCodec {
     /// rotation resolve while their key is held. (An id of an older version
     /// costs a decode and a check more per version tried.)
     #[inline]
-    pub fn decode_seq(&self, id: &ExtId) -> Result<u64> {
-        let d = self.decode(id)?;
+    pub fn decode(&self, id: &ExtId) -> Result<Decoded> {
+        let d = self.decode_inner(id, None)?;
         if self.is_derived(&d) {
-            return Ok(d.seq);
+            return Ok(d);
         }
         if !self.in_band {
             for v in 0..=MAX_KEY_VERSION {
                 if v == d.key_version || self.rand_keys[v as usize].is_none() {
                     continue;
                 }
-                if let Ok(other) = self.decode_with_key_version(id, v)
+                if let Ok(other) = self.decode_inner(id, Some(v))
                     && self.is_derived(&other)
                 {
-                    return Ok(other.seq);
+                    return Ok(other);
                 }
             }
         }
         Err(Error::NotDerived { seq: d.seq })
     }
 
-    /// [`decode_seq`](Self::decode_seq) as an answer rather than a refusal:
-    /// `None` for an id this codec did not make (its derived half does not
-    /// check, or it carries a key version not held), an error only for text
-    /// that is not a well-formed id of this layout. For callers that refuse
-    /// in their own words (the Node and Elixir lookups).
+    /// The sequence number of an id made by [`encode_seq`](Self::encode_seq):
+    /// [`decode`](Self::decode)'s, with its refusals.
     #[inline]
-    pub fn find_seq(&self, id: &ExtId) -> Result<Option<u64>> {
-        match self.decode_seq(id) {
-            Ok(seq) => Ok(Some(seq)),
+    pub fn decode_seq(&self, id: &ExtId) -> Result<u64> {
+        self.decode(id).map(|d| d.seq)
+    }
+
+    /// [`decode`](Self::decode) (or, with a `version`,
+    /// [`decode_with_key_version`](Self::decode_with_key_version)) as an
+    /// answer rather than a refusal: `None` for an id this codec did not make
+    /// (its derived half does not check, or it carries a key version not
+    /// held), an error only for text that is not a well-formed id of this
+    /// layout (or a version given for an id that carries another). For
+    /// callers that refuse in their own words (the Node and Elixir decodes):
+    /// which refusals mean "not ours" is written here once.
+    #[inline]
+    pub fn find(&self, id: &ExtId, version: Option<u8>) -> Result<Option<Decoded>> {
+        let found = match version {
+            Some(v) => self.decode_with_key_version(id, v),
+            None => self.decode(id),
+        };
+        match found {
+            Ok(d) => Ok(Some(d)),
             Err(Error::NotDerived { .. } | Error::UnknownKeyVersion { .. }) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// [`find`](Self::find)'s sequence number, without a version.
+    #[inline]
+    pub fn find_seq(&self, id: &ExtId) -> Result<Option<u64>> {
+        Ok(self.find(id, None)?.map(|d| d.seq))
     }
 
     /// The external id of `seq`, its random half derived from it under the
@@ -611,17 +647,34 @@ impl ExtIdCodec {
         })
     }
 
-    /// The internal id of an external one; the key version comes from the id
-    /// (in band) or is the current one.
+    /// The internal id of an external one, **unverified**: any well-formed id
+    /// decodes (one of another type or key, or a made-up one, to an unrelated
+    /// value). For ids made with a stored random half (the Plan B post's
+    /// design): look the row up by `seq`, then compare with
+    /// [`Decoded::rand_matches`] (and [`Decoded::check_issued`]) before
+    /// trusting it. For ids made without one, [`decode`](Self::decode) checks.
+    /// The key version comes from the id (in band) or is the current one.
     #[inline(always)]
-    pub fn decode(&self, id: &ExtId) -> Result<Decoded> {
+    pub fn decode_unverified(&self, id: &ExtId) -> Result<Decoded> {
         self.decode_inner(id, None)
     }
 
-    /// The internal id of an external one made under key `version` (for ids
-    /// that do not carry it).
-    pub fn decode_with_key_version(&self, id: &ExtId, version: u8) -> Result<Decoded> {
+    /// [`decode_unverified`](Self::decode_unverified) of an id made under key
+    /// `version` (for ids that do not carry it; one that carries another is
+    /// refused, [`Error::KeyVersionMismatch`]).
+    pub fn decode_unverified_with_key_version(&self, id: &ExtId, version: u8) -> Result<Decoded> {
         self.decode_inner(id, Some(version))
+    }
+
+    /// [`decode`](Self::decode) of an id made under key `version` (for ids
+    /// that do not carry it): only that version is tried.
+    pub fn decode_with_key_version(&self, id: &ExtId, version: u8) -> Result<Decoded> {
+        let d = self.decode_inner(id, Some(version))?;
+        if self.is_derived(&d) {
+            Ok(d)
+        } else {
+            Err(Error::NotDerived { seq: d.seq })
+        }
     }
 
     #[inline(always)]
@@ -827,6 +880,25 @@ impl ExtIdCodec {
         }
         let mut decoded = vec![Decoded::default(); ids.len()];
         self.decode_batch(ids, &mut decoded)?;
+        for (o, d) in out.iter_mut().zip(&decoded) {
+            *o = d.seq;
+        }
+        Ok(())
+    }
+
+    /// [`decode`](Self::decode) of many ids into `out` (same length), the
+    /// derived halves checked in batch: the first id refused refuses the batch
+    /// with the error one call at a time gives it, and nothing is written.
+    pub fn decode_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
+        if ids.len() != out.len() {
+            return Err(Error::OutputLength {
+                argument: "out",
+                expected: ids.len(),
+                len: out.len(),
+            });
+        }
+        let mut decoded = vec![Decoded::default(); ids.len()];
+        self.decode_unverified_batch(ids, &mut decoded)?;
         let mut scratch = [[0u8; 16]; BATCH];
         let (mut seqs, mut rands) = ([0u64; BATCH], [0u64; BATCH]);
         let mut staged = Vec::with_capacity(ids.len());
@@ -845,15 +917,16 @@ impl ExtIdCodec {
                 };
                 // Not derived under the version read: the one-id path tries
                 // the other held versions (out of band) or words the refusal.
-                staged.push(if ok { d.seq } else { self.decode_seq(id)? });
+                staged.push(if ok { *d } else { self.decode(id)? });
             }
         }
         out.copy_from_slice(&staged);
         Ok(())
     }
 
-    /// Decodes many ids into `out` (same length). On error nothing is written.
-    pub fn decode_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
+    /// [`decode_unverified`](Self::decode_unverified) of many ids into `out`
+    /// (same length). On error nothing is written.
+    pub fn decode_unverified_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
         if ids.len() != out.len() {
             return Err(Error::OutputLength {
                 argument: "out",
@@ -866,7 +939,7 @@ impl ExtIdCodec {
             if self.mode == ExtIdMode::CycleWalk
                 && let Some(id) = ids.iter().find(|id| !cycle_walk::in_domain(&id.0))
             {
-                self.decode(id)?; // words the error
+                self.decode_unverified(id)?; // words the error
             }
             for (chunk, out) in ids.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
                 let blocks = &mut scratch[..chunk.len()];
@@ -899,7 +972,7 @@ impl ExtIdCodec {
                 let (l, r, ver, var) = feistel::unplace(&id.0);
                 if ver != self.uuid_version || var != 0b10 {
                     // The one-id path words the error.
-                    self.decode(id)?;
+                    self.decode_unverified(id)?;
                 }
                 let (l, v) = self.without_version(l, r, None);
                 self.keys(v)?;

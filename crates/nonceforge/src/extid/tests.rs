@@ -27,7 +27,7 @@ proptest! {
         for c in codecs(&ring) {
             let (seq, rand) = (seq & c.max_seq(), rand & c.max_rand());
             let id = c.encode(seq, rand).unwrap();
-            let d = c.decode(&id).unwrap();
+            let d = c.decode_unverified(&id).unwrap();
             prop_assert_eq!((d.seq, d.rand, d.key_version), (seq, rand, 0), "{:?}", c);
             if c.mode() == ExtIdMode::FeistelUuid {
                 let u = uuid::Uuid::from_bytes(id.0);
@@ -57,15 +57,15 @@ proptest! {
                 prop_assert_eq!(c.encode(s, r).unwrap(), *id);
             }
             let mut back = vec![Decoded { key_version: 9, ..Decoded::default() }; out.len()];
-            c.decode_batch(&out, &mut back).unwrap();
+            c.decode_unverified_batch(&out, &mut back).unwrap();
             for ((&(s, r), d), id) in input.iter().zip(&back).zip(&out) {
                 prop_assert_eq!((d.seq, d.rand), (s, r));
-                prop_assert_eq!(*d, c.decode(id).unwrap(), "batch and one at a time agree");
+                prop_assert_eq!(*d, c.decode_unverified(id).unwrap(), "batch and one at a time agree");
             }
             // The default call's ids, in a batch: every one derived.
             let derived: Vec<(u64, u64)> = input.iter().map(|&(s, _)| (s, c.derived_rand(s))).collect();
             c.encode_batch(&derived, &mut out).unwrap();
-            c.decode_batch(&out, &mut back).unwrap();
+            c.decode_unverified_batch(&out, &mut back).unwrap();
             prop_assert!(back.iter().all(|d| c.is_derived(d)));
             // The derived batch calls: the same ids and answers as one at a time.
             let seqs: Vec<u64> = input.iter().map(|&(s, _)| s).collect();
@@ -96,7 +96,7 @@ proptest! {
             let seq = seq & c.max_seq();
             let id = c.encode_seq(seq).unwrap();
             prop_assert_eq!(id, c.encode(seq, c.derived_rand(seq)).unwrap());
-            let d = c.decode(&id).unwrap();
+            let d = c.decode_unverified(&id).unwrap();
             prop_assert_eq!((d.seq, d.rand), (seq, c.derived_rand(seq)));
             prop_assert!(c.is_derived(&d));
             prop_assert_eq!(c.decode_seq(&id), Ok(seq));
@@ -104,7 +104,7 @@ proptest! {
             let rand = rand & c.max_rand();
             if rand != c.derived_rand(seq) {
                 let other = c.encode(seq, rand).unwrap();
-                prop_assert!(!c.is_derived(&c.decode(&other).unwrap()));
+                prop_assert!(!c.is_derived(&c.decode_unverified(&other).unwrap()));
                 prop_assert_eq!(c.decode_seq(&other), Err(Error::NotDerived { seq }));
             }
         }
@@ -176,7 +176,7 @@ fn every_version_and_variant_value_is_tried_on_decode() {
                 let mut b = id.0;
                 b[6] = (b[6] & 0x0f) | (ver << 4);
                 b[8] = (b[8] & 0x3f) | (var << 6);
-                let r = c.decode(&ExtId(b));
+                let r = c.decode_unverified(&ExtId(b));
                 if ver == c.uuid_version && var == 0b10 {
                     assert_eq!(r.unwrap().seq, 7);
                 } else {
@@ -196,7 +196,7 @@ fn every_version_and_variant_value_is_tried_on_decode() {
     let mut b = cw.encode(1, 2).unwrap().0;
     b[0] |= 0x80;
     assert!(matches!(
-        cw.decode(&ExtId(b)),
+        cw.decode_unverified(&ExtId(b)),
         Err(Error::MalformedExtId { .. })
     ));
 }
@@ -286,7 +286,7 @@ fn types_do_not_correlate_or_cross_decode() {
     );
     assert_ne!(u, o);
     // An order id decoded as a user id gives an unrelated number, refused by the checks.
-    let wrong = users.decode(&o).unwrap();
+    let wrong = users.decode_unverified(&o).unwrap();
     assert!(wrong.check_issued(1_000_000).is_err() || !wrong.rand_matches(77));
     // With a prefix, the text form says the type plainly.
     let text = orders.format(&o, TextForm::Base32, true, false);
@@ -303,12 +303,15 @@ fn key_rotation_keeps_old_ids_decodable() {
     let new = ExtIdCodec::new(&ring, "user").unwrap();
     let new_id = new.encode(5, 6).unwrap();
     assert_ne!(old_id, new_id);
-    let (a, b) = (new.decode(&old_id).unwrap(), new.decode(&new_id).unwrap());
+    let (a, b) = (
+        new.decode_unverified(&old_id).unwrap(),
+        new.decode_unverified(&new_id).unwrap(),
+    );
     assert_eq!((a.seq, a.rand, a.key_version), (5, 6, 0));
     assert_eq!((b.seq, b.rand, b.key_version), (5, 6, 1));
     // A codec without version 1 refuses version-1 ids by name.
     assert_eq!(
-        old.decode(&new_id),
+        old.decode_unverified(&new_id),
         Err(Error::UnknownKeyVersion { version: 1 })
     );
     // Out of band: the caller says which version.
@@ -317,10 +320,16 @@ fn key_rotation_keeps_old_ids_decodable() {
         .build()
         .unwrap();
     let id = oob.encode(5, 6).unwrap();
-    assert_eq!(oob.decode_with_key_version(&id, 1).unwrap().seq, 5);
-    assert_ne!(oob.decode_with_key_version(&id, 0).unwrap().seq, 5);
     assert_eq!(
-        oob.decode_with_key_version(&id, 7),
+        oob.decode_unverified_with_key_version(&id, 1).unwrap().seq,
+        5
+    );
+    assert_ne!(
+        oob.decode_unverified_with_key_version(&id, 0).unwrap().seq,
+        5
+    );
+    assert_eq!(
+        oob.decode_unverified_with_key_version(&id, 7),
         Err(Error::UnknownKeyVersion { version: 7 })
     );
 }
@@ -339,7 +348,7 @@ fn versions_in_band_do_not_show_as_one_digit() {
 fn forgery_checks() {
     let ring = ring();
     let c = ExtIdCodec::new(&ring, "user").unwrap();
-    let d = c.decode(&c.encode(10, 12345).unwrap()).unwrap();
+    let d = c.decode_unverified(&c.encode(10, 12345).unwrap()).unwrap();
     d.check_issued(10).unwrap();
     assert_eq!(
         d.check_issued(9),
@@ -358,7 +367,7 @@ fn forgery_checks() {
         b[6] = (b[6] & 0x0f) | 0x80;
         b[8] = (b[8] & 0x3f) | 0x80;
         b[0] = (b[0] & 0x0f) | ((b[15] & 0x0f) << 4); // key version 0, whitened
-        match c.decode(&ExtId(b)) {
+        match c.decode_unverified(&ExtId(b)) {
             Ok(d) if d.check_issued(1_000_000).is_err() => refused += 1,
             Ok(_) => {}
             Err(e) => panic!("{e}"),
@@ -413,7 +422,7 @@ fn the_self_check_refuses_a_miscomputed_id_and_returns_nothing() {
         c.codec.current_keys = faulty.current_keys;
         let id = c.codec.encode_seq(7).unwrap();
         assert_eq!(
-            c.codec.decode(&id).unwrap().seq,
+            c.codec.decode_unverified(&id).unwrap().seq,
             7,
             "the same copy is blind"
         );
@@ -437,7 +446,7 @@ fn refusals_name_no_hidden_number() {
     let (seq, rand, max) = (271_828_182_u64, 314_159_265_358_u64, 161_803_398_u64);
     for c in codecs(&ring) {
         let id = c.encode(seq, rand).unwrap();
-        let d = c.decode(&id).unwrap();
+        let d = c.decode_unverified(&id).unwrap();
         let not_issued = d.check_issued(max).unwrap_err();
         assert_eq!(
             not_issued,
@@ -543,9 +552,14 @@ fn an_explicit_key_version_must_match_the_carried_one() {
     ring.add(5, &[0x17; 32]).unwrap();
     let c = ExtIdCodec::new(&ring, "user").unwrap();
     let id = c.encode_seq(42).unwrap();
-    assert_eq!(c.decode_with_key_version(&id, 0).unwrap().seq, 42);
+    assert_eq!(
+        c.decode_unverified_with_key_version(&id, 0).unwrap().seq,
+        42
+    );
     for given in [5u8, 9] {
-        let e = c.decode_with_key_version(&id, given).unwrap_err();
+        let e = c
+            .decode_unverified_with_key_version(&id, given)
+            .unwrap_err();
         assert_eq!(e, Error::KeyVersionMismatch { given });
         assert!(!e.to_string().contains(" 0"), "{e}");
     }
@@ -554,8 +568,11 @@ fn an_explicit_key_version_must_match_the_carried_one() {
         .build()
         .unwrap();
     let id = oob.encode_seq(42).unwrap();
-    assert_eq!(oob.decode_with_key_version(&id, 0).unwrap().seq, 42);
-    assert!(!oob.is_derived(&oob.decode_with_key_version(&id, 5).unwrap()));
+    assert_eq!(
+        oob.decode_unverified_with_key_version(&id, 0).unwrap().seq,
+        42
+    );
+    assert!(!oob.is_derived(&oob.decode_unverified_with_key_version(&id, 5).unwrap()));
 }
 
 /// Bits two UUID-shaped ids agree on, of the 122 that are not the version and variant.
@@ -684,5 +701,77 @@ fn derived_batches_across_rotation_and_bad_input() {
             .unwrap();
         checked.encode_seq_batch(&seqs, &mut ids).unwrap();
         assert_eq!(ids[5], new.encode_seq(5).unwrap());
+    }
+}
+
+/// The obvious decode is the checked one, in every layout: `decode`,
+/// `decode_with_key_version` and `decode_batch` refuse an id made with a
+/// stored random half (or made up), and `decode_unverified` reads it.
+#[test]
+fn the_obvious_decode_is_the_checked_one() {
+    let ring = ring();
+    for c in codecs(&ring) {
+        let derived = c.encode_seq(42).unwrap();
+        let stored = c.encode(42, 7).unwrap();
+        let d = c.decode(&derived).unwrap();
+        assert_eq!((d.seq, d.rand), (42, c.derived_rand(42)));
+        assert_eq!(
+            c.decode(&stored),
+            Err(Error::NotDerived { seq: 42 }),
+            "{c:?}"
+        );
+        assert_eq!(c.decode_unverified(&stored).unwrap().rand, 7);
+        assert!(c.decode_with_key_version(&stored, 0).is_err());
+        assert_eq!(c.decode_with_key_version(&derived, 0).unwrap(), d);
+        let mut out = [Decoded::default(); 2];
+        assert!(c.decode_batch(&[derived, stored], &mut out).is_err());
+        assert_eq!(out, [Decoded::default(); 2], "nothing written");
+        c.decode_batch(&[derived, derived], &mut out).unwrap();
+        assert_eq!(out, [d, d]);
+        c.decode_unverified_batch(&[derived, stored], &mut out)
+            .unwrap();
+        assert_eq!(out[1].rand, 7);
+    }
+}
+
+/// The module documentation's rate for `check_issued`, per layout: a made-up
+/// (well-formed) id passes with probability (max_issued + 1) / (max_seq + 1).
+/// With max_issued at a quarter of the range, a quarter of made-up ids pass
+/// (within 5 sd) in every layout; a 56-bit rate stated for `aes128` would give
+/// none.
+#[test]
+fn check_issued_passes_made_up_ids_at_the_stated_rate() {
+    let ring = ring();
+    let mut x = 0x9e37_79b9_7f4a_7c15u128;
+    for c in codecs(&ring) {
+        let max_issued = c.max_seq() / 4;
+        let marks = c.encode(1, 1).unwrap().0; // this layout's version digit
+        let (mut candidates, mut passed) = (0u32, 0u32);
+        for _ in 0..8192 {
+            // A 128-bit xorshift: made-up bytes, then made well-formed.
+            x ^= x << 35;
+            x ^= x >> 61;
+            x ^= x << 7;
+            let mut b = x.to_be_bytes();
+            match c.mode() {
+                ExtIdMode::FeistelUuid => {
+                    b[6] = (b[6] & 0x0f) | (marks[6] & 0xf0);
+                    b[8] = (b[8] & 0x3f) | 0x80;
+                }
+                ExtIdMode::CycleWalk => b[0] &= 0x7f,
+                ExtIdMode::Aes128 => {}
+            }
+            // An id of a key version not held (in band) is no candidate.
+            if let Ok(d) = c.decode_unverified(&ExtId(b)) {
+                candidates += 1;
+                passed += u32::from(d.check_issued(max_issued).is_ok());
+            }
+        }
+        let (n, k) = (f64::from(candidates), f64::from(passed));
+        let sd = (n * 3.0 / 16.0).sqrt();
+        assert!(
+            n >= 400.0 && (k - n / 4.0).abs() < 5.0 * sd,
+            "{c:?}: {passed} of {candidates}"
+        );
     }
 }

@@ -3,7 +3,7 @@
 SELECT extid_encode('user', 42, 7);
 SELECT extid_encode('order', 42, 7);
 SELECT extid_encode('invoice_line', 72057594037927935, 4611686018427387903);
-SELECT * FROM extid_decode('user', extid_encode('user', 42, 7));
+SELECT * FROM extid_inspect('user', extid_encode('user', 42, 7));
 SELECT uuid_extract_version(extid_encode('user', 0, 0));
 -- Without a random half: derived from seq under the key (every face's call
 -- without one gives these same ids); extid_seq is the lookup that refuses ids
@@ -11,9 +11,13 @@ SELECT uuid_extract_version(extid_encode('user', 0, 0));
 SELECT extid_encode('user', 42);
 SELECT extid_encode('user', 72057594037927935);
 SELECT extid_seq('user', extid_encode('user', 42));
+SELECT * FROM extid_decode('user', extid_encode('user', 42));
 SELECT * FROM extid_inspect('user', extid_encode('user', 42));
 SELECT * FROM extid_inspect('user', extid_encode('user', 42, 7));
 SELECT extid_seq('user', extid_encode('user', 42, 7));
+-- The obvious decode is the checked one: a stored random half is refused, as
+-- extid_seq refuses it (extid_inspect, above, reads such ids unverified).
+SELECT * FROM extid_decode('user', extid_encode('user', 42, 7));
 SELECT extid_seq('order', extid_encode('user', 42));
 -- The key version given (for ids that do not carry theirs): here they do,
 -- and a different one is refused rather than read under the wrong key.
