@@ -798,13 +798,13 @@ func (c *Codec) EncodeSeqBatch(seqs []uint64, out []ID) error {
 
 // DecodeBatch is Decode of ids[i] into out[i] (out as long as ids), the
 // derived halves checked eight side by side. The first id refused refuses the
-// batch with Decode's error, naming ids[i], and nothing is written.
+// batch with Decode's error, naming ids[i], and out is left all zero (no
+// decoded value in it).
 func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
 	if len(out) != len(ids) {
 		return bad("DecodeBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
 	}
-	ds := make([]Decoded, len(ids))
-	if err := c.DecodeUnverifiedBatch(ids, ds); err != nil {
+	if err := c.DecodeUnverifiedBatch(ids, out); err != nil {
 		if e, ok := err.(*Error); ok {
 			e.Op = "DecodeBatch"
 		}
@@ -815,34 +815,35 @@ func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
 	for base := 0; base < len(ids); base += 8 {
 		n := min(8, len(ids)-base)
 		for j := range n {
-			f[j] = ds[base+j].Seq
+			f[j] = out[base+j].Seq
 		}
 		rk.PRF64x8(&f)
 		for j := range n {
-			d := ds[base+j]
+			d := out[base+j]
 			want := f[j] & c.MaxRand()
 			if d.KeyVersion == c.current && subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1 {
 				continue
 			}
 			d, err := c.Decode(ids[base+j]) // other versions, or the refusal
 			if err != nil {
+				clear(out)
 				return fmt.Errorf("extid: DecodeBatch: ids[%d]: %w", base+j, err)
 			}
-			ds[base+j] = d
+			out[base+j] = d
 		}
 	}
-	copy(out, ds)
 	return nil
 }
 
 // DecodeSeqBatch is DecodeBatch's sequence numbers (out as long as ids),
-// with its refusals; nothing is written on one.
+// with its refusals; on one, out is left all zero.
 func (c *Codec) DecodeSeqBatch(ids []ID, out []uint64) error {
 	if len(out) != len(ids) {
 		return bad("DecodeSeqBatch", "out", fmt.Sprintf("it must be as long as ids (%d), got %d", len(ids), len(out)))
 	}
 	ds := make([]Decoded, len(ids))
 	if err := c.DecodeBatch(ids, ds); err != nil {
+		clear(out)
 		return err
 	}
 	for i, d := range ds {

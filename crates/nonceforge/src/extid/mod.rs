@@ -867,8 +867,8 @@ impl ExtIdCodec {
     /// [`decode_seq`](Self::decode_seq) of many ids into `out` (same length):
     /// the sequence numbers of ids this codec made without a random half,
     /// the derived halves checked in batch. The first id refused refuses the
-    /// batch with the error one call at a time gives it, and nothing is
-    /// written. For a lookup that wants an answer per id, call
+    /// batch with the error one call at a time gives it, and `out` is left
+    /// all zero. For a lookup that wants an answer per id, call
     /// [`find_seq`](Self::find_seq) on each.
     pub fn decode_seq_batch(&self, ids: &[ExtId], out: &mut [u64]) -> Result<()> {
         if ids.len() != out.len() {
@@ -878,49 +878,55 @@ impl ExtIdCodec {
                 len: out.len(),
             });
         }
-        let mut decoded = vec![Decoded::default(); ids.len()];
-        self.decode_batch(ids, &mut decoded)?;
-        for (o, d) in out.iter_mut().zip(&decoded) {
-            *o = d.seq;
+        let mut decoded = [Decoded::default(); BATCH];
+        for (chunk, out_chunk) in ids.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            let d = &mut decoded[..chunk.len()];
+            if let Err(e) = self.decode_batch(chunk, d) {
+                out.fill(0);
+                return Err(e);
+            }
+            for (o, d) in out_chunk.iter_mut().zip(d.iter()) {
+                *o = d.seq;
+            }
         }
         Ok(())
     }
 
     /// [`decode`](Self::decode) of many ids into `out` (same length), the
     /// derived halves checked in batch: the first id refused refuses the batch
-    /// with the error one call at a time gives it, and nothing is written.
+    /// with the error one call at a time gives it, and `out` is left all
+    /// default (no decoded value in it).
     pub fn decode_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
-        if ids.len() != out.len() {
-            return Err(Error::OutputLength {
-                argument: "out",
-                expected: ids.len(),
-                len: out.len(),
-            });
-        }
-        let mut decoded = vec![Decoded::default(); ids.len()];
-        self.decode_unverified_batch(ids, &mut decoded)?;
+        self.decode_unverified_batch(ids, out)?;
         let mut scratch = [[0u8; 16]; BATCH];
         let (mut seqs, mut rands) = ([0u64; BATCH], [0u64; BATCH]);
-        let mut staged = Vec::with_capacity(ids.len());
-        for (chunk, ds) in ids.chunks(BATCH).zip(decoded.chunks(BATCH)) {
+        for (chunk, ds) in ids.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             let n = chunk.len();
-            for (s, d) in seqs.iter_mut().zip(ds) {
+            for (s, d) in seqs.iter_mut().zip(ds.iter()) {
                 *s = d.seq;
             }
             self.current_rand
                 .prf64_many(&seqs[..n], &mut rands[..n], &mut scratch);
-            for ((id, d), &r) in chunk.iter().zip(ds).zip(&rands[..n]) {
+            for ((id, d), &r) in chunk.iter().zip(ds.iter_mut()).zip(&rands[..n]) {
                 let ok = if d.key_version == self.current {
                     bool::from(d.rand.ct_eq(&(r & self.max_rand())))
                 } else {
                     self.is_derived(d)
                 };
+                if ok {
+                    continue;
+                }
                 // Not derived under the version read: the one-id path tries
                 // the other held versions (out of band) or words the refusal.
-                staged.push(if ok { *d } else { self.decode(id)? });
+                match self.decode(id) {
+                    Ok(found) => *d = found,
+                    Err(e) => {
+                        out.fill(Decoded::default());
+                        return Err(e);
+                    }
+                }
             }
         }
-        out.copy_from_slice(&staged);
         Ok(())
     }
 
