@@ -200,6 +200,10 @@ rotation() {
     [ "$got" = 41 ] || { echo "old derived id: $got"; return 1; }
     got=$(app_sql -At -c "SELECT seq, rand, key_version, derived FROM extid_inspect('user', '$old_stored')") || return 1
     [ "$got" = "41|5|0|f" ] || { echo "old stored id: $got"; return 1; }
+    # The checked decode reads the old derived id and refuses the stored one.
+    got=$(app_sql -At -c "SELECT seq FROM extid_decode('user', '$old_id')") || return 1
+    [ "$got" = 41 ] || { echo "extid_decode, old derived id: $got"; return 1; }
+    refused 22023 app "SELECT * FROM extid_decode('user', '$old_stored')" || return 1
     new_id=$(app_sql -At -c "SELECT extid_encode('user', 41)") || return 1
     [ "$new_id" != "$old_id" ] || { echo "the new key made the old id"; return 1; }
     got=$(app_sql -At -c "SELECT seq, key_version, derived FROM extid_inspect('user', '$new_id')") || return 1
@@ -221,12 +225,20 @@ step "external ids: a key rotation, old ids still decode" rotation
 out_of_band() {
     # The post's layout: no key version in the id, 60-bit sequence numbers;
     # the version is given back on decode, and a wrong one finds nothing.
+    local id got old
+    # An id made under key version 0, out of band, before a rotation.
+    restart_cluster "$port" "${preload[@]}" "${keys[@]}" -c "nonceforge.extid_version_in_band=off"
+    old=$(app_sql -At -c "SELECT extid_encode('user', 77)") || return 1
     head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$cluster_dir/keys/extid-1.key"
     chown postgres "$cluster_dir/keys/extid-1.key"; chmod 600 "$cluster_dir/keys/extid-1.key"
     restart_cluster "$port" "${preload[@]}" -c "nonceforge.key_file=$cluster_dir/keys/nonce.key" \
         -c "nonceforge.extid_key_file=$cluster_dir/keys/extid-1.key" -c "nonceforge.extid_key_version=1" \
         -c "nonceforge.extid_old_key_files=0:$cluster_dir/keys/extid.key" -c "nonceforge.extid_version_in_band=off"
-    local id got
+    # After the rotation the two-argument lookups find it by trying each held
+    # version (nothing in the id names it); the explicit version agrees.
+    got=$(app_sql -At -c "SELECT extid_seq('user', '$old'), (extid_decode('user', '$old')).seq, extid_seq('user', '$old', 0)") || return 1
+    [ "$got" = "77|77|77" ] || { echo "out of band, an id of version 0 after the rotation: $got"; return 1; }
+    refused 22023 app "SELECT extid_seq('user', '$old', 1)" || return 1
     id=$(app_sql -At -c "SELECT extid_encode('user', 1152921504606846975)") || return 1
     got=$(app_sql -At -c "SELECT extid_seq('user', '$id'), extid_seq('user', '$id', 1)") || return 1
     [ "$got" = "1152921504606846975|1152921504606846975" ] || { echo "out of band: $got"; return 1; }

@@ -387,6 +387,19 @@ pub(crate) fn layout_label(mode: ExtIdMode, rounds: u8, uuid_version: u8, in_ban
     label
 }
 
+/// A batch's `out` must be as long as its input.
+fn out_len(expected: usize, len: usize) -> Result<()> {
+    if expected == len {
+        Ok(())
+    } else {
+        Err(Error::OutputLength {
+            argument: "out",
+            expected,
+            len,
+        })
+    }
+}
+
 /// Ids per batch pass: enough to keep the pipelined AES busy, few enough to stay in L1.
 const BATCH: usize = 256;
 
@@ -772,13 +785,7 @@ impl ExtIdCodec {
     /// Encodes many (seq, rand) pairs into `out` (same length). Every input is
     /// checked first: on error nothing is written.
     pub fn encode_batch(&self, input: &[(u64, u64)], out: &mut [ExtId]) -> Result<()> {
-        if input.len() != out.len() {
-            return Err(Error::OutputLength {
-                argument: "out",
-                expected: input.len(),
-                len: out.len(),
-            });
-        }
+        out_len(input.len(), out.len())?;
         for &(s, r) in input {
             self.check_input(s, r)?;
         }
@@ -839,13 +846,7 @@ impl ExtIdCodec {
     /// number (there is no batch form that takes a zero or constant half by
     /// omission: [`encode_batch`](Self::encode_batch) takes each half).
     pub fn encode_seq_batch(&self, seqs: &[u64], out: &mut [ExtId]) -> Result<()> {
-        if seqs.len() != out.len() {
-            return Err(Error::OutputLength {
-                argument: "out",
-                expected: seqs.len(),
-                len: out.len(),
-            });
-        }
+        out_len(seqs.len(), out.len())?;
         for &s in seqs {
             self.check_input(s, 0)?;
         }
@@ -871,13 +872,7 @@ impl ExtIdCodec {
     /// all zero. For a lookup that wants an answer per id, call
     /// [`find_seq`](Self::find_seq) on each.
     pub fn decode_seq_batch(&self, ids: &[ExtId], out: &mut [u64]) -> Result<()> {
-        if ids.len() != out.len() {
-            return Err(Error::OutputLength {
-                argument: "out",
-                expected: ids.len(),
-                len: out.len(),
-            });
-        }
+        out_len(ids.len(), out.len())?;
         let mut decoded = [Decoded::default(); BATCH];
         for (chunk, out_chunk) in ids.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             let d = &mut decoded[..chunk.len()];
@@ -933,13 +928,7 @@ impl ExtIdCodec {
     /// [`decode_unverified`](Self::decode_unverified) of many ids into `out`
     /// (same length). On error nothing is written.
     pub fn decode_unverified_batch(&self, ids: &[ExtId], out: &mut [Decoded]) -> Result<()> {
-        if ids.len() != out.len() {
-            return Err(Error::OutputLength {
-                argument: "out",
-                expected: ids.len(),
-                len: out.len(),
-            });
-        }
+        out_len(ids.len(), out.len())?;
         let mut scratch = [[0u8; 16]; BATCH];
         if let Keys::One(k) = self.keys(self.current)? {
             if self.mode == ExtIdMode::CycleWalk
