@@ -1,5 +1,5 @@
 # nonceforge — the README's two commands:
-#   make demo   install what it uses, build, show every face (CLI, a lease, PostgreSQL, Node, Elixir), print the benchmark table
+#   make demo   first values within minutes, then every face in turn (tools/demo.sh), the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql), Go, Node and
 #               Elixir, in two lanes side by side (pg-test and test-faces; tools/test-lanes.sh)
 #
@@ -33,12 +33,10 @@ PG_ROOT      := /opt/nonceforge-pg
 pg_bin        = $(if $(filter 15,$(1)),/usr/lib/postgresql/15/bin,$(PG_ROOT)/$(1)/bin)
 PG_BIN_SH    := pg_bin() { if [ "$$1" = 15 ]; then echo /usr/lib/postgresql/15/bin; else echo $(PG_ROOT)/$$1/bin; fi; }
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# A throwaway key for the demo's encrypted nonces: 32 bytes, never printed.
-DEMO_KEY     = $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 GO           ?= go
 
-.PHONY: all demo demo-setup setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -63,60 +61,12 @@ setup:
 build: setup
 	$(CARGO) build --release --locked -p nonceforge-cli
 
-# What the demo uses, and no more (make test's setup adds the rest: etcd,
-# faketime, Go, the other PostgreSQL majors): the Rust toolchain's C side, the
-# system PostgreSQL 15 with its headers and cargo-pgrx (the extension), Redis
-# (the lease), protoc (the lease crate's etcd client compiles at build time),
-# Elixir/OTP; Node 20 is expected on the PATH.
-DEMO_APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
-                     postgresql-15 postgresql-server-dev-15 redis-server protobuf-compiler libprotobuf-dev \
-                     elixir erlang-dev
-
-demo-setup:
-	@missing=""; for p in $(DEMO_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
-	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust 1.89 or newer (rustup)"; exit 1; }
-	@command -v node >/dev/null || { echo "node not found: install Node.js 20"; exit 1; }
-	@$(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || { \
-	  echo "installing cargo-pgrx $(PGRX_VERSION) (several minutes, once)"; \
-	  $(CARGO) install cargo-pgrx --version $(PGRX_VERSION) --locked; }
-	@cfg=$${PGRX_HOME:-$$HOME/.pgrx}/config.toml; grep -qs '^pg15 = "$(PG_CONFIG)"' $$cfg || \
-	  $(CARGO) pgrx init --pg15 $(PG_CONFIG)
-
-demo: demo-setup
-	$(CARGO) build --release --locked -p nonceforge-cli
-	@echo "== counter nonces (64, 96, 128 bits), machine id 7"
-	@for b in 64 96 128; do $(BIN) gen counter --bits $$b -n 2 --machine-id 7; done
-	@echo "== sortable nonces, as integers"
-	@$(BIN) gen sortable --bits 64 -n 3 --format int --machine-id 7
-	@echo "== encrypted nonces (Speck64/128, Speck96/144, AES-256), base64url"
-	@export NONCEFORGE_KEY=$(DEMO_KEY); for b in 64 96 128; do $(BIN) gen encrypted --bits $$b -n 2 --format base64url --machine-id 7; done
-	@echo "== time-prefixed ids: UUIDv7, tuid6 (compact), stuid"
-	@$(BIN) gen uuidv7 -n 2 && $(BIN) gen tuid6 --format base64url && $(BIN) gen stuid
-	@echo "== external ids: user 42 as a UUIDv8, as TypeID-like base32, and back"
-	@export NONCEFORGE_EXTID_KEY=$(DEMO_KEY); \
-	  $(BIN) extid encode --type user --seq 42 && \
-	  id=$$($(BIN) extid encode --type user --seq 42 --format base32 --prefix --check) && \
-	  echo "$$id" && $(BIN) extid decode --type user "$$id"
-	@echo "== a machine id leased from Redis (a throwaway server on a loopback port), then released"
-	@port=$$((20000 + RANDOM % 20000)); \
-	  redis-server --port $$port --bind 127.0.0.1 --save "" --appendonly no --daemonize yes --logfile /dev/null && sleep 0.3; \
-	  $(BIN) gen sortable --bits 64 -n 3 --lease redis://127.0.0.1:$$port; rc=$$?; \
-	  $(BIN) lease status --backend redis://127.0.0.1:$$port; \
-	  redis-cli -p $$port shutdown nosave >/dev/null 2>&1; exit $$rc
-	@echo "== PostgreSQL 15: the extension on a throwaway cluster (tools/demo-pg.sh), as its application role"
-	@tools/demo-pg.sh $(PG_CONFIG)
-	@echo "== Node: the npm package's addon, a generator and an external id (tools/demo-node.js)"
-	@cd node && npm run --silent build >/dev/null 2>&1 && node ../tools/demo-node.js
-	@echo "== Elixir: Nonceforge (the NoNoncense drop-in) on the same core, machine id 7 (tools/demo-elixir.exs)"
-	@cd elixir && mix run --no-start ../tools/demo-elixir.exs
-	@echo "== 10 million 96-bit counter nonces to /dev/null"
-	@time $(BIN) gen counter --bits 96 -n 10000000 --machine-id 1 > /dev/null
-	@echo "== benchmark (threads 1,2; baselines measured in the same run)"
-	$(BIN) bench --threads 1,2 --seconds 0.5
+# The demo (tools/demo.sh): values from the core crate first, then the CLI, a
+# lease, Node, Elixir and PostgreSQL, each stage installing only what it uses
+# (make test's setup adds the rest: etcd, faketime, Go, the other PostgreSQL
+# majors) and stamped with the minutes since the start.
+demo:
+	@CARGO=$(CARGO) PG_CONFIG=$(PG_CONFIG) PGRX_VERSION=$(PGRX_VERSION) tools/demo.sh
 
 # The crates meant for crates.io (the others are parts of the npm, Elixir and
 # PostgreSQL packages and say publish = false).

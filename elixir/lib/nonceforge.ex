@@ -72,7 +72,6 @@ defmodule Nonceforge do
   @type nonce_size :: 64 | 96 | 128
   @type nonce :: <<_::64>> | <<_::96>> | <<_::128>>
 
-  @epoch 1_735_689_600_000
 
   @init_opts ~w(name machine_id epoch base_key key64 key96 key128 cipher64 cipher96 cipher128 mode)a
 
@@ -173,7 +172,7 @@ defmodule Nonceforge do
     unless is_atom(name),
       do: raise(ArgumentError, "name must be an atom, got: #{Kernel.inspect(name)}")
 
-    epoch = Keyword.get(opts, :epoch) || @epoch
+    epoch = Keyword.get(opts, :epoch) || nif_default_epoch()
 
     # Unix milliseconds, 1970 or before it too (as NoNoncense), not in the future.
     unless is_integer(epoch) and epoch <= System.os_time(:millisecond) do
@@ -564,6 +563,7 @@ defmodule Nonceforge do
 
   # NIF stubs (replaced when the library loads).
   @doc false
+  def nif_default_epoch(), do: :erlang.nif_error(:nif_not_loaded)
   def nif_init(_name, _machine_id, _epoch, _crypt), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_init_leased(_name, _url, _lease_opts, _epoch, _crypt),

@@ -521,6 +521,13 @@ defmodule NonceforgeTest do
       # default instance: other tests re-initialize it, so only that it works).
       :ok = Nonceforge.init(name: nil, epoch: nil, machine_id: 4)
       assert byte_size(Nonceforge.nonce(64)) == 8
+      # The default epoch is the core's (docs/contracts.md: 2025-01-01), not a copy.
+      assert Nonceforge.nif_default_epoch() ==
+               DateTime.to_unix(~U[2025-01-01 00:00:00Z], :millisecond)
+
+      assert_in_delta Nonceforge.decompose(Nonceforge.sortable_nonce(64)).unix_ms,
+                      System.os_time(:millisecond),
+                      5_000
 
       # Encrypted nonces without a key: NoNoncense's RuntimeError.
       :ok = Nonceforge.init(name: :keyless, machine_id: 1)

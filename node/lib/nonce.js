@@ -40,7 +40,7 @@ function nonceCode(kind, bits) {
 // BATCH. Where the wall clock and the generator's (monotonic) clock disagree,
 // every call makes a fresh batch of one: slower, never staler.
 const BATCH = 256;
-const DEFAULT_EPOCH_UNIX_MS = 1735689600000; // 2025-01-01T00:00:00Z, the core's default
+const DEFAULT_EPOCH_UNIX_MS = binding.defaultEpochUnixMs(); // the core's (2025-01-01T00:00:00Z)
 
 // The next nonce of a pool into `out`. A loop, not Buffer#copy: for 8–16 bytes
 // the copy's call into C++ costs more than the bytes (36 ns against a 42 ns

@@ -35,6 +35,8 @@ test('nonces: one at a time, in batches and into a buffer, all distinct', () => 
   const parts = g.decompose(g.sortable(128));
   assert.equal(parts.machineId, 9);
   assert.ok(Math.abs(parts.unixMs - Date.now()) < 5000);
+  // lib/nonce.js's default epoch is the core's, read from the addon (docs/contracts.md: 2025-01-01).
+  assert.strictEqual(require('../lib/binding.js').defaultEpochUnixMs(), Date.UTC(2025, 0, 1));
   const enc = g.encrypted(128);
   assert.equal(g.decompose(g.decrypt(enc)).machineId, 9);
 });

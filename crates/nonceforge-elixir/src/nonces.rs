@@ -168,6 +168,13 @@ pub(crate) fn encrypted<'a>(
     }
 }
 
+/// The core's default epoch (Unix ms): `Nonceforge.init/1`'s default, read
+/// from the core rather than restated.
+#[rustler::nif]
+fn nif_default_epoch() -> u64 {
+    nonceforge::layout::DEFAULT_EPOCH_UNIX_MS
+}
+
 #[rustler::nif(name = "nonce")]
 pub(crate) fn nonce_1<'a>(env: Env<'a>, bits: Term<'a>) -> NifResult<Term<'a>> {
     counter(env, default_instance()?, bits, 1)

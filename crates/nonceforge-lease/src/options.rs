@@ -117,7 +117,7 @@ impl Default for LeaseOptions {
             margin: None,
             request_timeout: None,
             connect_timeout: Duration::from_secs(5),
-            ids: 0..=511,
+            ids: 0..=nonceforge::MachineId::MAX,
             namespace: "nonceforge".into(),
             holder: None,
             pg_schema: DEFAULT_PG_SCHEMA.into(),
@@ -237,7 +237,9 @@ pub(crate) fn check_namespace(ns: &str) -> Result<()> {
 }
 
 pub(crate) fn check_ids(ids: &RangeInclusive<u16>) -> Result<()> {
-    if ids.start() > ids.end() || *ids.end() > 511 {
+    // The rule's text names the bound; this fails to compile if they part.
+    const _: () = assert!(nonceforge::MachineId::MAX == 511);
+    if ids.start() > ids.end() || *ids.end() > nonceforge::MachineId::MAX {
         return Err(bad("ids", ids, "must be a non-empty range within 0..=511"));
     }
     Ok(())

@@ -36,7 +36,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// A range of machine ids: `FIRST-LAST` or one id, decimal digits only
 /// (spaces around each number allowed), `FIRST <= LAST <= 511`.
 pub fn parse_ids(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
-    let bad = || format!("{s:?}: use FIRST-LAST (e.g. 0-511) or one id, within 0..=511");
+    let max = nonceforge::MachineId::MAX;
+    let bad = || format!("{s:?}: use FIRST-LAST (e.g. 0-{max}) or one id, within 0..={max}");
     let (a, b) = s.split_once('-').unwrap_or((s, s));
     let num = |t: &str| {
         decimal(t.trim())
@@ -44,7 +45,7 @@ pub fn parse_ids(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
             .ok_or_else(bad)
     };
     let (a, b) = (num(a)?, num(b)?);
-    if a > b || b > 511 {
+    if a > b || b > max {
         return Err(bad());
     }
     Ok(a..=b)

@@ -82,7 +82,10 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
         u16::try_from(v).map_err(|_| {
             Error::new(
                 Status::GenericFailure,
-                format!("ERR_OUT_OF_RANGE: {what} must be in 0..511, got {v}"),
+                format!(
+                    "ERR_OUT_OF_RANGE: {what} must be in 0..{}, got {v}",
+                    nonceforge::MachineId::MAX
+                ),
             )
         })
     };

@@ -182,6 +182,13 @@ impl Generator {
     }
 }
 
+/// The core's default nonce epoch (Unix ms): lib/nonce.js's default, read
+/// from here rather than restated. (2^53 holds it exactly.)
+#[napi]
+pub fn default_epoch_unix_ms() -> f64 {
+    nonceforge::layout::DEFAULT_EPOCH_UNIX_MS as f64
+}
+
 /// A UUIDv7 (RFC 9562), 16 bytes.
 #[napi]
 pub fn uuidv7_bytes() -> Buffer {

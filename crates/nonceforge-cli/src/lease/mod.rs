@@ -55,7 +55,7 @@ pub enum LeaseCommand {
         #[arg(long, value_name = "URL")]
         backend: String,
         /// The machine id to free.
-        #[arg(long, value_parser = clap::value_parser!(u16).range(0..=511))]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(0..=nonceforge::MachineId::MAX as i64))]
         id: u16,
         /// Only if this holder holds it.
         #[arg(long = "if-holder", value_name = "TEXT")]

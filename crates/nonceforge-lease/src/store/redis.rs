@@ -195,7 +195,7 @@ impl RedisStore {
                 let why = got.get(1).map(text).transpose()?.unwrap_or_default();
                 return Err(StoreError::refused(why));
             }
-            id if !(0..=511).contains(&id) || got.len() != 4 => {
+            id if !(0..=i64::from(nonceforge::MachineId::MAX)).contains(&id) || got.len() != 4 => {
                 return Err(StoreError::answer(format!(
                     "unexpected answer to acquire: {got:?}"
                 )));
