@@ -72,7 +72,6 @@ defmodule Nonceforge do
   @type nonce_size :: 64 | 96 | 128
   @type nonce :: <<_::64>> | <<_::96>> | <<_::128>>
 
-
   @init_opts ~w(name machine_id epoch base_key key64 key96 key128 cipher64 cipher96 cipher128 mode)a
 
   @doc """
