@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make demo: values first, then each face. On a fresh machine the first values
 # come from the core crate alone (a minute or two: nothing to install but a C
-# toolchain), then each stage says what it installs and builds, and every line
-# of the demo's own output is stamped with the minutes since it started, so
-# the wait is visible and measured.
+# toolchain), then each stage says what it installs and builds, and each step
+# is stamped with the minutes since the demo started, so the wait is visible
+# and measured.
 #   tools/demo.sh        (make demo runs it; CARGO, PG_CONFIG, PGRX_VERSION from the Makefile)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,6 +55,7 @@ id=$("$BIN" extid encode --type user --seq 42 --format base32 --prefix --check)
 echo "$id"
 "$BIN" extid decode --type user "$id"
 say "== a machine id leased from Redis (a throwaway server on a loopback port), then released"
+say "   (the first value waits the lease's TTL and margin, about 11 s: the store may be an older copy; docs/lease-protocol.md)"
 port=$((20000 + RANDOM % 20000))
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes --logfile /dev/null
 for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
