@@ -274,7 +274,7 @@ func settle(o Options) (settled, error) {
 		s.ns = "nonceforge"
 	}
 	if !validNamespace(s.ns) {
-		return s, badOption("Namespace", s.ns, "lower-case letters, digits and _, starting with a letter, at most 40")
+		return s, badOption("Namespace", s.ns, "must be 1 to 40 lower-case letters, digits or '_', starting with a letter")
 	}
 	s.schema = o.PGSchema
 	if s.schema == "" {

@@ -379,6 +379,104 @@ mod tests {
         assert_eq!(LeaseOptions::default().fast_start, FastStart::Off);
     }
 
+    /// testdata/vectors/lease-options.json: the defaults, the values derived
+    /// from the TTL and every refusal — the same file go/lease's
+    /// TestOptionVectors reads, so the Go port's restated rules stay these.
+    #[test]
+    fn the_shared_option_vectors() {
+        let Some(v) = crate::vectors::read("lease-options.json") else {
+            return; // outside the repository (a packaged crate)
+        };
+        let ms = |d: Duration| d.as_millis() as u64;
+        let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap();
+        let d = &v["defaults"];
+        let s = LeaseOptions::default().settle().unwrap();
+        assert_eq!(
+            [
+                ms(s.ttl),
+                ms(s.margin),
+                ms(s.renew_every),
+                ms(s.request_timeout)
+            ],
+            [
+                n(d, "ttl_ms"),
+                n(d, "margin_ms"),
+                n(d, "renew_every_ms"),
+                n(d, "request_timeout_ms")
+            ]
+        );
+        assert_eq!(
+            [ms(s.connect_timeout), ms(s.max_clock_wait)],
+            [n(d, "connect_timeout_ms"), n(d, "max_clock_wait_ms")]
+        );
+        assert_eq!(
+            (*s.ids.start() as u64, *s.ids.end() as u64),
+            (d["ids"][0].as_u64().unwrap(), d["ids"][1].as_u64().unwrap())
+        );
+        assert_eq!(s.namespace, d["namespace"].as_str().unwrap());
+        assert_eq!(s.pg_schema, d["pg_schema"].as_str().unwrap());
+        for row in v["derived"].as_array().unwrap() {
+            let s = LeaseOptions {
+                ttl: Duration::from_millis(n(row, "ttl_ms")),
+                ..Default::default()
+            }
+            .settle()
+            .unwrap();
+            assert_eq!(
+                [
+                    ms(s.margin),
+                    ms(s.renew_every),
+                    ms(s.request_timeout),
+                    ms(s.max_clock_wait)
+                ],
+                [
+                    n(row, "margin_ms"),
+                    n(row, "renew_every_ms"),
+                    n(row, "request_timeout_ms"),
+                    n(row, "max_clock_wait_ms")
+                ],
+                "{row}"
+            );
+        }
+        let refusals = v["refusals"].as_array().unwrap();
+        assert!(refusals.len() >= 15);
+        for r in refusals {
+            let (option, rule) = (r["option"].as_str().unwrap(), r["rule"].as_str().unwrap());
+            let mut o = LeaseOptions::default();
+            let mut parse_error = None;
+            for (k, val) in r["input"].as_object().unwrap() {
+                let d = || Duration::from_millis(val.as_u64().unwrap());
+                let text = || val.as_str().unwrap().to_owned();
+                match k.as_str() {
+                    "ttl_ms" => o.ttl = d(),
+                    "margin_ms" => o.margin = Some(d()),
+                    "renew_every_ms" => o.renew_every = Some(d()),
+                    "request_timeout_ms" => o.request_timeout = Some(d()),
+                    // Text ids reach the options through the lease vocabulary's parser.
+                    "ids" => match crate::syntax::parse_ids(&text()) {
+                        Ok(ids) => o.ids = ids,
+                        Err(e) => parse_error = Some(e),
+                    },
+                    "namespace" => o.namespace = text(),
+                    "pg_schema" => o.pg_schema = text(),
+                    "holder" => o.holder = Some(text()),
+                    other => {
+                        panic!("lease-options.json: an input this test does not know: {other}")
+                    }
+                }
+            }
+            let e = match parse_error {
+                Some(e) => e,
+                None => o.settle().expect_err(option).to_string(),
+            };
+            assert!(e.ends_with(&format!(": {rule}")), "{r}: {e}");
+            assert!(
+                e.starts_with(&format!("{option} = ")) || option == "ids",
+                "{r}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn bad_options_name_the_option() {
         let cases: Vec<(LeaseOptions, &str)> = vec![
