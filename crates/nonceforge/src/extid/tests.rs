@@ -47,6 +47,35 @@ proptest! {
     }
 
     #[test]
+    fn the_call_without_rand_round_trips_and_is_checked(seq: u64, rand: u64) {
+        let ring = ring();
+        for c in codecs(&ring) {
+            let seq = seq & c.max_seq();
+            let id = c.encode_seq(seq).unwrap();
+            prop_assert_eq!(id, c.encode(seq, c.derived_rand(seq)).unwrap());
+            let d = c.decode_unverified(&id).unwrap();
+            prop_assert_eq!((d.seq, d.rand), (seq, c.derived_rand(seq)));
+            prop_assert!(c.is_derived(&d));
+            prop_assert_eq!(c.decode_seq(&id), Ok(seq));
+            // Any other random half is not the derived one.
+            let rand = rand & c.max_rand();
+            if rand != c.derived_rand(seq) {
+                let other = c.encode(seq, rand).unwrap();
+                prop_assert!(!c.is_derived(&c.decode_unverified(&other).unwrap()));
+                prop_assert_eq!(c.decode_seq(&other), Err(Error::NotDerived { seq }));
+            }
+        }
+    }
+}
+
+proptest! {
+    // Each case is a batch of up to 600 ids (up to three 256-id passes)
+    // through six codecs and every batch call, so 32 cases (of random lengths)
+    // test many thousands of ids: an eighth of the default's time in make
+    // check. `batch_lengths_at_the_pass_boundaries` takes the lengths around 256.
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
     fn batches_equal_one_at_a_time(input in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..600)) {
         let ring = ring();
         for c in codecs(&ring) {
@@ -85,27 +114,6 @@ proptest! {
                 let mut got = vec![u64::MAX; ids.len()];
                 prop_assert_eq!(c.decode_seq_batch(&ids, &mut got), Err(c.decode_seq(&ids[k]).unwrap_err()));
                 prop_assert!(got.iter().all(|&g| g == 0), "no sequence number is left");
-            }
-        }
-    }
-
-    #[test]
-    fn the_call_without_rand_round_trips_and_is_checked(seq: u64, rand: u64) {
-        let ring = ring();
-        for c in codecs(&ring) {
-            let seq = seq & c.max_seq();
-            let id = c.encode_seq(seq).unwrap();
-            prop_assert_eq!(id, c.encode(seq, c.derived_rand(seq)).unwrap());
-            let d = c.decode_unverified(&id).unwrap();
-            prop_assert_eq!((d.seq, d.rand), (seq, c.derived_rand(seq)));
-            prop_assert!(c.is_derived(&d));
-            prop_assert_eq!(c.decode_seq(&id), Ok(seq));
-            // Any other random half is not the derived one.
-            let rand = rand & c.max_rand();
-            if rand != c.derived_rand(seq) {
-                let other = c.encode(seq, rand).unwrap();
-                prop_assert!(!c.is_derived(&c.decode_unverified(&other).unwrap()));
-                prop_assert_eq!(c.decode_seq(&other), Err(Error::NotDerived { seq }));
             }
         }
     }
@@ -773,5 +781,33 @@ fn check_issued_passes_made_up_ids_at_the_stated_rate() {
             n >= 400.0 && (k - n / 4.0).abs() < 5.0 * sd,
             "{c:?}: {passed} of {candidates}"
         );
+    }
+}
+
+/// The batch calls at the lengths where a 256-id pass ends, for every codec:
+/// the same as one call at a time.
+#[test]
+fn batch_lengths_at_the_pass_boundaries() {
+    let ring = ring();
+    for c in codecs(&ring) {
+        for n in [0usize, 1, 255, 256, 257, 511, 512, 513] {
+            let seqs: Vec<u64> = (0..n as u64).map(|s| (s * 7919) & c.max_seq()).collect();
+            let mut ids = vec![ExtId::default(); n];
+            c.encode_seq_batch(&seqs, &mut ids).unwrap();
+            let mut got = vec![0u64; n];
+            c.decode_seq_batch(&ids, &mut got).unwrap();
+            assert_eq!(got, seqs, "{c:?} n={n}");
+            let pairs: Vec<(u64, u64)> = seqs
+                .iter()
+                .map(|&s| (s, (s ^ 0x55) & c.max_rand()))
+                .collect();
+            c.encode_batch(&pairs, &mut ids).unwrap();
+            let mut back = vec![Decoded::default(); n];
+            c.decode_unverified_batch(&ids, &mut back).unwrap();
+            for ((&(s, r), id), d) in pairs.iter().zip(&ids).zip(&back) {
+                assert_eq!(*id, c.encode(s, r).unwrap(), "{c:?} n={n}");
+                assert_eq!((d.seq, d.rand), (s, r), "{c:?} n={n}");
+            }
+        }
     }
 }
