@@ -800,7 +800,18 @@ fn library_floors_attach_rules_and_loss() {
         next.attach(&careless),
         Err(LeaseError::Generator { .. })
     ));
-    // With a clock past the floor it starts above it.
+    // With a clock past the floor it starts above it. (Once the host's clock
+    // is past it too: a generator's clock may not run ahead of its host's
+    // plus the hold, and the floor lies the TTL and margin ahead of the host
+    // clock that set it — under load the test can get here before that.)
+    let t = Instant::now();
+    while wall() <= floor + 5 {
+        assert!(
+            t.elapsed() < 5 * SEC,
+            "the host's clock never passed the floor"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let g2 = next
         .builder()
         .clock(ManualClock::at_unix_ms(floor + 5))
