@@ -134,10 +134,11 @@ type Config struct {
 	// 68 × Window more with AllowIdentical).
 	Window int
 	// CounterWindow: how far below the highest a counter may arrive and still
-	// be checked exactly (default 65536).
+	// be checked exactly (default 65536; 64..2^30, one bit a value once a
+	// value is skipped).
 	CounterWindow int
-	// Shards of the window (default min(GOMAXPROCS, 8)); each holds a whole
-	// window.
+	// Shards of the window (default min(GOMAXPROCS, 8); 1..64); each holds a
+	// whole window.
 	Shards int
 	// AllowIdentical: the same message sealed again under a nonce is fine.
 	AllowIdentical bool
@@ -298,10 +299,14 @@ func newKeyState(algorithm string, fp [32]byte, n int, c *Config) *keyState {
 	if cw == 0 {
 		cw = 1 << 16
 	}
+	// The Rust core's bounds (testdata/vectors/sanitizer-defaults.json): a
+	// counter window of 2^40 would be a 2^40-bit map at the first skipped value.
+	cw = max(64, min(cw, 1<<30))
 	shards := c.Shards
 	if shards <= 0 {
 		shards = min(runtime.GOMAXPROCS(0), 8)
 	}
+	shards = min(shards, 64)
 	s := &keyState{
 		algorithm: algorithm, keyID: binary.BigEndian.Uint32(fp[:4]), n: n, mode: c.Mode,
 		allowIdentical: c.AllowIdentical,

@@ -247,3 +247,72 @@ impl GuardConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// testdata/vectors/sanitizer-defaults.json: the defaults and bounds the
+    /// Go port restates (go/sanitizer's TestDefaultsSharedVectors reads it too).
+    #[test]
+    fn the_shared_defaults() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/vectors/sanitizer-defaults.json"
+        );
+        let Ok(text) = std::fs::read_to_string(path) else {
+            assert!(
+                !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
+                    .exists(),
+                "cannot read {path}"
+            );
+            return; // outside the repository (a packaged crate)
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let n = |a: &str, b: &str| v[a][b].as_u64().unwrap() as usize;
+        let d = GuardConfig::default();
+        assert_eq!(d.window, n("window", "default"));
+        assert_eq!(d.counter_window, n("counter_window", "default"));
+        assert!((1..=n("shards", "default_at_most")).contains(&d.shards));
+        assert_eq!(DEFAULT_MAX_SEALS, v["max_seals_default"].as_u64().unwrap());
+        assert_eq!(RETAIN_FOR.as_secs(), v["retain_for_s"].as_u64().unwrap());
+        assert_eq!(RETAIN_KEYS as u64, v["retain_keys"].as_u64().unwrap());
+        for (option, bound) in [
+            (
+                "window",
+                GuardConfig::window as fn(GuardConfig, usize) -> GuardConfig,
+            ),
+            ("counter_window", GuardConfig::counter_window),
+            ("shards", GuardConfig::shards),
+        ] {
+            let get = |c: &GuardConfig| match option {
+                "window" => c.window,
+                "counter_window" => c.counter_window,
+                _ => c.shards,
+            };
+            assert_eq!(
+                get(&bound(GuardConfig::new(), 0)),
+                n(option, "min"),
+                "{option}"
+            );
+            assert_eq!(
+                get(&bound(GuardConfig::new(), usize::MAX)),
+                n(option, "max"),
+                "{option}"
+            );
+        }
+        let clamps = v["clamps"].as_array().unwrap();
+        assert!(clamps.len() >= 9);
+        for c in clamps {
+            let given = c["given"].as_u64().unwrap() as usize;
+            let cfg = GuardConfig::new();
+            let got = match c["option"].as_str().unwrap() {
+                "window" => cfg.window(given).window,
+                "counter_window" => cfg.counter_window(given).counter_window,
+                "shards" => cfg.shards(given).shards,
+                other => panic!("sanitizer-defaults.json: unknown option {other}"),
+            };
+            assert_eq!(got as u64, c["becomes"].as_u64().unwrap(), "{c}");
+        }
+    }
+}
