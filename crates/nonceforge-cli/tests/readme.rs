@@ -13,7 +13,9 @@ use std::process::Command;
 use support::{Etcd, Postgres, Redis, RedisFailover, TempDir};
 
 const KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
-const OLD_KEY: &str = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100";
+/// The key after a rotation (the README's `--key-version 1` line): KEY, which
+/// made the ids above, is then kept as version 0 in the old-key file.
+const NEW_KEY: &str = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100";
 
 fn blocks(readme: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
@@ -39,7 +41,7 @@ fn every_readme_line_runs() {
     let sentinel = RedisFailover::start();
     let dir = TempDir::new("readme");
     let old_key = dir.0.join("extid-0");
-    std::fs::write(&old_key, OLD_KEY).unwrap();
+    std::fs::write(&old_key, KEY).unwrap();
     let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap();
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_nonceforge"))
         .parent()
@@ -112,6 +114,10 @@ fn every_readme_line_runs() {
                 .replace("> ids", &format!("> {}", dir.0.join("ids").display()));
             let cmd = if cmd.starts_with("nonceforge bench") && !cmd.contains("--seconds") {
                 format!("{cmd} --seconds 0.05 --threads 1")
+            } else if cmd.contains("--old-key") {
+                // After the rotation the current key is a new one; the ids
+                // made above decode (checked) under the old one, version 0.
+                format!("NONCEFORGE_EXTID_KEY={NEW_KEY} {cmd}")
             } else {
                 cmd
             };
