@@ -1,7 +1,6 @@
 package extid
 
 import (
-	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
 )
@@ -95,7 +94,7 @@ func (c *Codec) DecodeBatch(ids []ID, out []Decoded) error {
 		for j := range n {
 			d := out[base+j]
 			want := f[j] & c.MaxRand()
-			if d.KeyVersion == c.current && subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1 {
+			if d.KeyVersion == c.current && sameHalf(d.Rand, want) {
 				continue
 			}
 			d, err := c.Decode(ids[base+j]) // other versions, or the refusal

@@ -333,7 +333,7 @@ func (c *Codec) IsDerived(d Decoded) bool {
 		return false
 	}
 	want := c.keys[d.KeyVersion].rand.PRF64(d.Seq) & c.MaxRand()
-	return subtle.ConstantTimeEq(int32(d.Rand>>32), int32(want>>32))&subtle.ConstantTimeEq(int32(d.Rand), int32(want)) == 1
+	return sameHalf(d.Rand, want)
 }
 
 // Decode returns what an id made by EncodeSeq (the call without a random
@@ -546,4 +546,10 @@ func (c *Codec) unplace(id ID, given int) (l, r uint64, version uint8, err error
 		return 0, 0, 0, bad("Decode", "id", fmt.Sprintf("no key of version %d", version))
 	}
 	return l, r, version, nil
+}
+
+// sameHalf compares two random halves in constant time (IsDerived and the
+// checked batch).
+func sameHalf(a, b uint64) bool {
+	return subtle.ConstantTimeEq(int32(a>>32), int32(b>>32))&subtle.ConstantTimeEq(int32(a), int32(b)) == 1
 }

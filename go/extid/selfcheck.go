@@ -33,12 +33,16 @@ func NewSelfChecked(r *Keyring, typeName string, o Options) (SelfChecked, error)
 }
 
 // Encode is Codec.Encode, checked.
-func (s SelfChecked) Encode(seq, rand uint64) (ID, error) {
+func (s SelfChecked) Encode(seq, rand uint64) (ID, error) { return s.encode(seq, rand, false) }
+
+// encode makes the id and verifies it on the second copy (derived: rand is
+// the derived half, recomputed there too).
+func (s SelfChecked) encode(seq, rand uint64, derived bool) (ID, error) {
 	id, err := s.Codec.Encode(seq, rand)
 	if err != nil {
 		return ID{}, err
 	}
-	if err := s.check.verify(id, seq, rand, false); err != nil {
+	if err := s.check.verify(id, seq, rand, derived); err != nil {
 		return ID{}, err
 	}
 	return id, nil
@@ -49,15 +53,7 @@ func (s SelfChecked) EncodeSeq(seq uint64) (ID, error) {
 	if seq > s.MaxSeq() {
 		return s.Codec.EncodeSeq(seq) // its error, named for EncodeSeq
 	}
-	rand := s.DerivedRand(seq)
-	id, err := s.Codec.Encode(seq, rand)
-	if err != nil {
-		return ID{}, err
-	}
-	if err := s.check.verify(id, seq, rand, true); err != nil {
-		return ID{}, err
-	}
-	return id, nil
+	return s.encode(seq, s.DerivedRand(seq), true)
 }
 
 // EncodeBatch is Codec.EncodeBatch, checked; on a failure out is cleared.
