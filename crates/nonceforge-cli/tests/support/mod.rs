@@ -256,6 +256,24 @@ impl Postgres {
         self.up();
     }
 
+    /// Cuts a running standby off from its primary (`primary_conninfo`
+    /// cleared and reloaded) and waits until its WAL receiver is gone: it
+    /// stays up, in recovery, at the position it had, and falls behind from
+    /// now on, as an asynchronous replica does when its link fails.
+    pub fn detach(&self) {
+        self.psql("ALTER SYSTEM SET primary_conninfo = ''");
+        self.psql("SELECT pg_reload_conf()");
+        let t = Instant::now();
+        while self.psql("SELECT count(*) FROM pg_stat_wal_receiver") != "0" {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the standby on port {} still receives WAL",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Promotes a standby (waits until it takes writes).
     pub fn promote(&self) {
         let out = self
