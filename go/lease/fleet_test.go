@@ -313,7 +313,7 @@ func TestMixedFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real stores and processes (run without -short)")
 	}
-	for _, kind := range []string{"postgres", "redis", "etcd"} {
+	for _, kind := range []string{"postgres", "redis", "redis-cluster", "etcd"} {
 		t.Run(kind, func(t *testing.T) {
 			st := startStore(t, kind)
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,6 +64,11 @@ func TestBadOptionsAndURLs(t *testing.T) {
 		{"redis+sentinel://h/mymaster", Options{}, "bad-url", "port"},
 		{"redis+sentinel://h:0/mymaster", Options{}, "bad-url", "port"},
 		{"redis+sentinel://h:26379/mymaster/x", Options{}, "bad-url", "not a number"},
+		{"redis+cluster://", Options{}, "bad-url", "no node"},
+		{"redis+cluster://h", Options{}, "bad-url", "host:port"},
+		{"redis+cluster://h:7000,h", Options{}, "bad-url", "host:port"},
+		{"redis+cluster://h:7000/0", Options{}, "bad-url", "no database"},
+		{"redis+cluster://h:7000?x=1", Options{}, "bad-url", "no database"},
 		{"redis://127.0.0.1:1", Options{FastStart: 7}, "bad-option", "FastStart"},
 		{"redis://127.0.0.1:1", Options{ConnectTimeout: 300 * time.Millisecond}, "unreachable", "127.0.0.1:1"},
 		{"postgres://u:secret@127.0.0.1:1/db", Options{ConnectTimeout: 300 * time.Millisecond}, "unreachable", "***"},
@@ -125,6 +131,37 @@ func TestRedisScriptsAreTheRustCrates(t *testing.T) {
 		}
 		if string(want) != lua {
 			t.Errorf("the %s script differs from the Rust crate's redis/%s.lua", name, name)
+		}
+	}
+}
+
+// The key names of testdata/vectors/lease-redis-keys.json, the Rust crate's.
+func TestRedisKeyVectors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "lease-redis-keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Cases []struct {
+			Namespace   string
+			Cluster     bool
+			First, Last int
+			RangeKeys   []string `json:"range_keys"`
+		}
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Cases) < 4 {
+		t.Fatalf("%d cases", len(file.Cases))
+	}
+	for _, c := range file.Cases {
+		k := newRedisKeys(c.Namespace, c.Cluster)
+		if got := k.span(c.First, c.Last); !slices.Equal(got, c.RangeKeys) {
+			t.Errorf("%s cluster=%v: %v, want %v", c.Namespace, c.Cluster, got, c.RangeKeys)
+		}
+		if got := k.one(c.First); !slices.Equal(got, c.RangeKeys[:3]) {
+			t.Errorf("%s cluster=%v: %v, want %v", c.Namespace, c.Cluster, got, c.RangeKeys[:3])
 		}
 	}
 }

@@ -23,7 +23,7 @@ func connectRedis(ctx context.Context, raw, rest, shown string, s *settled) (sto
 	if err != nil {
 		return nil, shown, badURL(shown, Redact(err.Error()))
 	}
-	return startRedis(ctx, redis.NewClient(opt), shown, s)
+	return startRedis(ctx, redis.NewClient(opt), false, shown, s)
 }
 
 const sentinelForm = "redis+sentinel://[user:password@]host:port[,host:port…]/service[/db]"
@@ -56,16 +56,70 @@ func connectSentinel(ctx context.Context, rest, shown string, s *settled) (store
 		}
 		o.SentinelAddrs = append(o.SentinelAddrs, ep)
 	}
-	return startRedis(ctx, redis.NewFailoverClient(o), shown, s)
+	return startRedis(ctx, redis.NewFailoverClient(o), false, shown, s)
 }
 
-func startRedis(ctx context.Context, c *redis.Client, shown string, s *settled) (store, string, error) {
+const clusterForm = "redis+cluster://[user:password@]host:port[,host:port…]"
+
+// connectCluster reaches a Redis Cluster through any of its nodes (go-redis's
+// cluster client learns the rest and the slots, and follows MOVED and ASK).
+// A cluster has one database, so the URL names none.
+func connectCluster(ctx context.Context, rest, shown string, s *settled) (store, string, error) {
+	o := &redis.ClusterOptions{}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		user, pw, _ := strings.Cut(rest[:i], ":")
+		o.Username, o.Password, rest = user, pw, rest[i+1:]
+	}
+	hosts := strings.TrimSuffix(rest, "/")
+	if hosts == "" {
+		return nil, shown, badURL(shown, "no node: "+clusterForm)
+	}
+	if strings.ContainsAny(hosts, "/?") {
+		return nil, shown, badURL(shown, "a Redis Cluster has no database or options to name: "+clusterForm)
+	}
+	for _, ep := range strings.Split(hosts, ",") {
+		if why := checkHostPort("node", ep); why != "" {
+			return nil, shown, badURL(shown, why)
+		}
+		o.Addrs = append(o.Addrs, ep)
+	}
+	return startRedis(ctx, redis.NewClusterClient(o), true, shown, s)
+}
+
+// redisKeys are the key names of one namespace (the Rust crate's Keys; tied by
+// testdata/vectors/lease-redis-keys.json): <ns>:tokens, <ns>:lease:<id>,
+// <ns>:rec:<id>, with the hash tag {<ns>} for <ns> in a Redis Cluster, so a
+// namespace is one slot and a script's keys are on one node.
+type redisKeys string
+
+func newRedisKeys(ns string, cluster bool) redisKeys {
+	if cluster {
+		return redisKeys("{" + ns + "}")
+	}
+	return redisKeys(ns)
+}
+
+func (k redisKeys) meta() string        { return string(k) + ":tokens" }
+func (k redisKeys) lease(id int) string { return string(k) + ":lease:" + strconv.Itoa(id) }
+func (k redisKeys) rec(id int) string   { return string(k) + ":rec:" + strconv.Itoa(id) }
+func (k redisKeys) one(id int) []string { return []string{k.meta(), k.lease(id), k.rec(id)} }
+func (k redisKeys) span(first, last int) []string {
+	keys := []string{k.meta()}
+	for id := first; id <= last; id++ {
+		keys = append(keys, k.lease(id), k.rec(id))
+	}
+	return keys
+}
+
+func startRedis(ctx context.Context, c redis.UniversalClient, cluster bool, shown string, s *settled) (store, string, error) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, shown, unreachable(shown, err)
 	}
-	r := &redisStore{c: c, wait: s.request / 2, replicas: -1, sync: errors.New("FastStart is not verify")}
-	if s.fast == FastVerify {
+	r := &redisStore{c: c, keys: newRedisKeys(s.ns, cluster), wait: s.request / 2, replicas: -1, sync: errors.New("FastStart is not verify")}
+	if s.fast == FastVerify && cluster {
+		r.sync = errors.New("Redis Cluster: verify does not check each shard's replicas (a shard's failover can promote a replica behind its primary); start slow, or declare it where the deployment makes acknowledged writes survive a failover")
+	} else if s.fast == FastVerify {
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
 			c.Close()
@@ -107,7 +161,7 @@ func (r *redisStore) replicated(ctx context.Context, what string) error {
 	if r.replicas <= 0 {
 		return nil
 	}
-	acked, err := r.c.Wait(ctx, r.replicas, r.wait).Result()
+	acked, err := r.c.Do(ctx, "wait", r.replicas, r.wait.Milliseconds()).Int64()
 	if err != nil {
 		return err
 	}
@@ -121,11 +175,16 @@ func (r *redisStore) durable() error { return r.sync }
 
 const (
 	acquireLua = `-- nonceforge lease protocol 2, Redis, acquire.
+-- KEYS: the namespace's record, then each id's lease key and record, first to last
+--   (every key passed in KEYS, one hash slot per namespace in a Redis Cluster).
 -- ARGV: ns, first, last, ttl ms, cap, holder, grant id, incarnation if new
 -- -> {id, token, floor ('-1': no record, no history), incarnation}, {-1} all taken,
 --    or {-2, why} refused (another protocol, a malformed record).
-local ns, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local meta = ns .. ':tokens'
+local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = KEYS[1]
+if #KEYS ~= 1 + 2 * (last - first + 1) then
+  return {-2, 'acquire got ' .. #KEYS .. ' keys for ids ' .. first .. '-' .. last}
+end
 local kind = redis.call('TYPE', meta)['ok']
 if kind == 'none' then
   redis.call('HSET', meta, 'protocol', '2', 'incarnation', ARGV[8], 'last', '0')
@@ -137,7 +196,7 @@ if m[1] ~= '2' or not m[2] or not m[3] or not string.match(m[3], '^%d+$') then
   return {-2, meta .. ' is not a lease protocol 2 record (protocol ' .. tostring(m[1]) .. ')'}
 end
 for id = first, last do
-  local key, rec = ns .. ':lease:' .. id, ns .. ':rec:' .. id
+  local key, rec = KEYS[2 + 2 * (id - first)], KEYS[3 + 2 * (id - first)]
   if redis.call('EXISTS', key) == 0 then
     local floor = '-1'
     local rk = redis.call('TYPE', rec)['ok']
@@ -164,13 +223,13 @@ end
 return {-1}
 `
 	renewLua = `-- nonceforge lease protocol 2, Redis, renew.
+-- KEYS: the namespace's record, the id's lease key, the id's record.
 -- ARGV: ns, id, grant id, ttl ms, cap, incarnation, holder, token
 -- -> {1} held (or re-taken: the key had expired, nobody took the id since),
 --    {0, 'store'} the store lost its data, {0, 'rollback'} the store went back to
 --    a copy older than the grant (its last token, or the id's, below the grant's),
 --    {0, 'taken'} another grant has the id, {0, 'evicted'} an operator freed it.
-local ns, id = ARGV[1], ARGV[2]
-local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+local meta, key, rec = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[6] then
   return {0, 'store'}
 end
@@ -205,9 +264,9 @@ end
 return {1}
 `
 	releaseLua = `-- nonceforge lease protocol 2, Redis, release.
+-- KEYS: the namespace's record, the id's lease key, the id's record.
 -- ARGV: ns, id, grant id, floor, incarnation -> 1 released, 0 no longer ours.
-local ns, id = ARGV[1], ARGV[2]
-local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+local meta, key, rec = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[5] then
   return 0
 end
@@ -231,7 +290,8 @@ var (
 )
 
 type redisStore struct {
-	c *redis.Client
+	c    redis.UniversalClient
+	keys redisKeys
 	// FastVerify: how many replicas each write waits for (WAIT), and whether
 	// the last grant reached them all (nil) or why the store cannot be checked.
 	replicas int
@@ -253,7 +313,7 @@ func decimal(v any, what string) (int64, error) {
 }
 
 func (r *redisStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	v, err := acquireScript.Run(ctx, r.c, nil, s.ns, s.first, s.last, s.ttl.Milliseconds(), capMs, s.holder, grantID, randomID()).Slice()
+	v, err := acquireScript.Run(ctx, r.c, r.keys.span(s.first, s.last), s.ns, s.first, s.last, s.ttl.Milliseconds(), capMs, s.holder, grantID, randomID()).Slice()
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +348,7 @@ func (r *redisStore) acquire(ctx context.Context, s *settled, capMs int64, grant
 }
 
 func (r *redisStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
-	v, err := renewScript.Run(ctx, r.c, nil, s.ns, g.id, g.grantID, s.ttl.Milliseconds(), capMs, g.incarnation, s.holder, g.token).Slice()
+	v, err := renewScript.Run(ctx, r.c, r.keys.one(g.id), s.ns, g.id, g.grantID, s.ttl.Milliseconds(), capMs, g.incarnation, s.holder, g.token).Slice()
 	if err != nil {
 		return 0, err
 	}
@@ -317,7 +377,7 @@ func (r *redisStore) renew(ctx context.Context, s *settled, g *grant, capMs int6
 }
 
 func (r *redisStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	n, err := releaseScript.Run(ctx, r.c, nil, s.ns, g.id, g.grantID, floor, g.incarnation).Int64()
+	n, err := releaseScript.Run(ctx, r.c, r.keys.one(g.id), s.ns, g.id, g.grantID, floor, g.incarnation).Int64()
 	if err == nil && n == 1 {
 		if why := r.replicated(ctx, "release"); why != nil {
 			s.log.Warn("nonceforge lease: " + why.Error())

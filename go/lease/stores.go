@@ -21,7 +21,7 @@ func connect(ctx context.Context, raw string, s *settled) (store, string, error)
 	shown := Redact(raw)
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return nil, shown, badURL(shown, "expected postgres://…, redis://…, redis+sentinel://host:port[,…]/service or etcd://host:port[,host:port…]")
+		return nil, shown, badURL(shown, "expected postgres://…, redis://…, redis+sentinel://host:port[,…]/service, redis+cluster://host:port[,…] or etcd://host:port[,host:port…]")
 	}
 	switch scheme {
 	case "postgres", "postgresql":
@@ -30,10 +30,12 @@ func connect(ctx context.Context, raw string, s *settled) (store, string, error)
 		return connectRedis(ctx, raw, rest, shown, s)
 	case "redis+sentinel":
 		return connectSentinel(ctx, rest, shown, s)
+	case "redis+cluster":
+		return connectCluster(ctx, rest, shown, s)
 	case "etcd":
 		return connectEtcd(ctx, rest, shown)
 	}
-	return nil, shown, badURL(shown, fmt.Sprintf("unknown scheme %q: use postgres://, redis://, redis+sentinel:// or etcd://", scheme))
+	return nil, shown, badURL(shown, fmt.Sprintf("unknown scheme %q: use postgres://, redis://, redis+sentinel://, redis+cluster:// or etcd://", scheme))
 }
 
 // checkHostPort checks one host:port of a list (etcd's endpoints, Redis's

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,6 +84,37 @@ func startStore(t *testing.T, kind string) testStore {
 		t.Cleanup(func() { _ = exec.Command(need(t, "redis-cli"), "-p", fmt.Sprint(port), "shutdown", "nosave").Run() })
 		waitPort(t, port, "redis")
 		return testStore{kind, fmt.Sprintf("redis://127.0.0.1:%d", port)}
+	case "redis-cluster":
+		// Three primaries, each its own slots (redis-cli --cluster create).
+		var addrs []string
+		var ports []int
+		for i := range 3 {
+			port, bus := freePort(t), freePort(t)
+			node := filepath.Join(dir, fmt.Sprint(i))
+			if err := os.Mkdir(node, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			run(t, need(t, "redis-server"), "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", fmt.Sprint(bus),
+				"--daemonize", "yes", "--dir", node, "--pidfile", filepath.Join(node, "pid"), "--logfile", filepath.Join(node, "log"))
+			t.Cleanup(func() { _ = exec.Command(need(t, "redis-cli"), "-p", fmt.Sprint(port), "shutdown", "nosave").Run() })
+			waitPort(t, port, "redis cluster node")
+			addrs, ports = append(addrs, fmt.Sprintf("127.0.0.1:%d", port)), append(ports, port)
+		}
+		run(t, need(t, "redis-cli"), append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...)
+		for _, port := range ports {
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				out, _ := exec.Command(need(t, "redis-cli"), "-p", fmt.Sprint(port), "CLUSTER", "INFO").Output()
+				if strings.Contains(string(out), "cluster_state:ok") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the cluster is not ok on port %d: %s", port, out)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		return testStore{kind, "redis+cluster://" + strings.Join(addrs, ",")}
 	case "etcd":
 		client, peer := freePort(t), freePort(t)
 		cmd := exec.Command(need(t, "etcd"), "--name", "t", "--data-dir", filepath.Join(dir, "data"),

@@ -83,8 +83,9 @@ pub struct GenArgs {
     /// they are made), for long runs and load tests.
     #[arg(long, value_name = "PER_SECOND", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     rate: Option<u64>,
-    /// Lease the machine id from a store: postgres://…, redis://… or
-    /// etcd://host:port[,host:port…]. Generation stops (exit status 1) if the
+    /// Lease the machine id from a store (the URL as --backend's in `lease
+    /// acquire --help`: postgres://, redis://, redis+sentinel://,
+    /// redis+cluster://, etcd://). Generation stops (exit status 1) if the
     /// lease is lost; the id is released at the end, on SIGINT or SIGTERM.
     #[arg(long, value_name = "URL", conflicts_with_all = ["machine_id", "machine_id_env", "hosts"])]
     lease: Option<String>,

@@ -13,7 +13,7 @@ use nonceforge::layout::{self, DEFAULT_EPOCH_UNIX_MS};
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use support::{Etcd, Postgres, Proc, Redis, TempDir};
+use support::{Etcd, Postgres, Proc, Redis, RedisCluster, TempDir};
 
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
@@ -26,6 +26,7 @@ const SEC: Duration = Duration::from_secs(1);
 enum Store {
     Pg(Postgres),
     Redis(Redis),
+    Cluster(RedisCluster),
     Etcd(Etcd),
 }
 
@@ -34,6 +35,7 @@ impl Store {
         match self {
             Store::Pg(s) => s.url(),
             Store::Redis(s) => s.url(),
+            Store::Cluster(s) => s.url(),
             Store::Etcd(s) => s.url(),
         }
     }
@@ -41,6 +43,7 @@ impl Store {
         match self {
             Store::Pg(s) => s.down(),
             Store::Redis(s) => s.down(),
+            Store::Cluster(s) => s.down(),
             Store::Etcd(s) => s.down(0),
         }
     }
@@ -48,6 +51,7 @@ impl Store {
         match self {
             Store::Pg(s) => s.up(),
             Store::Redis(s) => s.up(),
+            Store::Cluster(s) => s.up(),
             Store::Etcd(s) => {
                 s.up(0);
                 s.wait_up(0);
@@ -408,6 +412,31 @@ fn postgres_leases() {
 fn redis_leases() {
     let _g = serial();
     scenarios(Store::Redis(Redis::start()), "counter", "64");
+}
+
+/// The same on a three-primary Redis Cluster (`redis+cluster://`): each
+/// scenario's namespace is one slot, on whichever node serves it; a
+/// namespace's keys carry its hash tag (`{ns}:lease:3`), and the whole
+/// cluster goes down and comes back in the outage scenarios.
+#[test]
+fn redis_cluster_leases() {
+    let _g = serial();
+    let cluster = RedisCluster::start();
+    // The scenarios' namespaces are not all on one node.
+    let nodes: HashSet<u16> = ["sixteen", "killed", "paused", "outage", "gone", "full"]
+        .iter()
+        .map(|ns| cluster.node_of(&format!("{{{ns}}}")).port)
+        .collect();
+    assert!(nodes.len() >= 2, "every namespace on one node");
+    // The keys carry the namespace's hash tag, on the node of its slot.
+    let (code, _, err) = run_acquire(&cluster.url(), "tagged", &["--for", "0s"]);
+    assert_eq!(code, Some(0), "{err}");
+    let node = cluster.node_of("{tagged}");
+    assert_eq!(
+        node.cli(&["EXISTS", "{tagged}:tokens", "{tagged}:rec:0"]),
+        "2"
+    );
+    scenarios(Store::Cluster(cluster), "sortable", "64");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Every command line of this crate's README runs, in order, as a user would
 //! type it — with the README's placeholders replaced by real things: the
-//! store URLs by throwaway PostgreSQL, Redis and etcd servers on loopback
+//! store URLs by throwaway PostgreSQL, Redis (one server, Sentinel, a
+//! cluster) and etcd servers on loopback
 //! ports, `<64 hex digits>` by a key, `user_…` by the id the line before
 //! printed, `db2` by this host's name, the key file of an old version by a
 //! file. The benchmark lines run shorter (`--seconds`); before `lease release
@@ -10,7 +11,7 @@
 mod support;
 
 use std::process::Command;
-use support::{Etcd, Postgres, Redis, RedisFailover, TempDir};
+use support::{Etcd, Postgres, Redis, RedisCluster, RedisFailover, TempDir};
 
 const KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 /// The key after a rotation (the README's `--key-version 1` line): KEY, which
@@ -38,7 +39,8 @@ fn every_readme_line_runs() {
     let pg = Postgres::start();
     let redis = Redis::start();
     let etcd = Etcd::start(1);
-    let sentinel = RedisFailover::start();
+    let sentinel = RedisFailover::start(1000);
+    let cluster = RedisCluster::start();
     let dir = TempDir::new("readme");
     let old_key = dir.0.join("extid-0");
     std::fs::write(&old_key, KEY).unwrap();
@@ -97,6 +99,10 @@ fn every_readme_line_runs() {
                 .replace(
                     "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster",
                     &sentinel.url(),
+                )
+                .replace(
+                    "redis+cluster://10.0.0.1:7000,10.0.0.2:7000",
+                    &cluster.url(),
                 )
                 // The first host is down: libpq's rule takes the next.
                 .replace(

@@ -1,6 +1,7 @@
 //! Backend URLs: `postgres://…` (libpq's, several hosts and
 //! `target_session_attrs=read-write` included), `redis://…`,
 //! `redis+sentinel://[user:password@]host:port[,host:port…]/service[/db]`,
+//! `redis+cluster://[user:password@]host:port[,host:port…]`,
 //! `etcd://host:port[,host:port…]`.
 
 use crate::error::{LeaseError, Result};
@@ -16,6 +17,9 @@ pub(crate) enum Spec {
     /// the data nodes' database and credentials. Each connection asks the
     /// sentinels for the current primary, so a failover is followed.
     RedisSentinel(Box<SentinelSpec>),
+    /// A Redis Cluster: some of its nodes (the client learns the rest and
+    /// the slots from them), and the credentials for every node.
+    RedisCluster(Box<ClusterSpec>),
     /// `http://host:port` endpoints of the etcd members, and the user and
     /// password of etcd's authentication when the URL names them.
     Etcd(Vec<String>, Option<(String, String)>),
@@ -29,6 +33,14 @@ pub(crate) struct SentinelSpec {
     pub(crate) node: redis::RedisConnectionInfo,
 }
 
+/// `redis+cluster://…`, parsed.
+#[derive(Clone)]
+pub(crate) struct ClusterSpec {
+    pub(crate) nodes: Vec<redis::ConnectionInfo>,
+    pub(crate) user: Option<String>,
+    pub(crate) password: Option<String>,
+}
+
 /// A parsed backend URL, with the text to show in messages (no password).
 #[derive(Clone)]
 pub(crate) struct Backend {
@@ -40,7 +52,7 @@ impl Backend {
     pub(crate) fn name(&self) -> &'static str {
         match self.spec {
             Spec::Postgres(_) => "postgres",
-            Spec::Redis(_) | Spec::RedisSentinel(_) => "redis",
+            Spec::Redis(_) | Spec::RedisSentinel(_) | Spec::RedisCluster(_) => "redis",
             Spec::Etcd(..) => "etcd",
         }
     }
@@ -61,7 +73,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
     let url = url.trim();
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(bad(
-            "expected postgres://…, redis://…, redis+sentinel://host:port[,…]/service or etcd://host:port[,host:port…]".into(),
+            "expected postgres://…, redis://…, redis+sentinel://host:port[,…]/service, redis+cluster://host:port[,…] or etcd://host:port[,host:port…]".into(),
         ));
     };
     let spec = match scheme {
@@ -81,6 +93,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
             Spec::Redis(info)
         }
         "redis+sentinel" => Spec::RedisSentinel(Box::new(sentinel(rest).map_err(bad)?)),
+        "redis+cluster" => Spec::RedisCluster(Box::new(cluster(rest).map_err(bad)?)),
         "etcd" => {
             // etcd://user:password@host:port,…: the userinfo runs to the last '@'.
             let (auth, rest) = match rest.rsplit_once('@') {
@@ -108,7 +121,7 @@ pub(crate) fn parse(url: &str) -> Result<Backend> {
         }
         other => {
             return Err(bad(format!(
-                "unknown scheme {other:?}: use postgres://, redis://, redis+sentinel:// or etcd://"
+                "unknown scheme {other:?}: use postgres://, redis://, redis+sentinel://, redis+cluster:// or etcd://"
             )));
         }
     };
@@ -130,6 +143,45 @@ fn host_port<'a>(what: &str, ep: &'a str) -> std::result::Result<(&'a str, u16),
         .filter(|&p| p != 0)
         .ok_or_else(|| format!("{what} {ep:?}: port must be in 1..=65535"))?;
     Ok((host, port))
+}
+
+/// `[user:password@]host:port[,host:port…][/]`: a Redis Cluster has one
+/// database, so the URL names none.
+fn cluster(rest: &str) -> std::result::Result<ClusterSpec, String> {
+    const FORM: &str = "redis+cluster://[user:password@]host:port[,host:port…]";
+    let (userinfo, rest) = match rest.rsplit_once('@') {
+        Some((u, r)) => (Some(u), r),
+        None => (None, rest),
+    };
+    let hosts = rest.strip_suffix('/').unwrap_or(rest);
+    if hosts.is_empty() {
+        return Err(format!("no node: {FORM}"));
+    }
+    if hosts.contains(['/', '?']) {
+        return Err(format!(
+            "a Redis Cluster has no database or options to name: {FORM}"
+        ));
+    }
+    let (user, password) = match userinfo {
+        Some(u) => match u.split_once(':') {
+            Some((user, pw)) => (Some(user), Some(pw)),
+            None => (Some(u), None),
+        },
+        None => (None, None),
+    };
+    let mut nodes = Vec::new();
+    for ep in hosts.split(',') {
+        let (host, port) = host_port("node", ep)?;
+        nodes.push(
+            redis::IntoConnectionInfo::into_connection_info(format!("redis://{host}:{port}"))
+                .map_err(|e| format!("node {ep:?}: {e}"))?,
+        );
+    }
+    Ok(ClusterSpec {
+        nodes,
+        user: user.filter(|u| !u.is_empty()).map(str::to_owned),
+        password: password.map(str::to_owned),
+    })
 }
 
 /// `[user:password@]host:port[,host:port…]/service[/db]`: the credentials and
@@ -217,6 +269,12 @@ mod tests {
             ("redis+sentinel://h/mymaster", "has no port"),
             ("redis+sentinel://h:0/mymaster", "port must be"),
             ("redis+sentinel://h:26379/mymaster/x", "not a number"),
+            ("redis+cluster://", "no node"),
+            ("redis+cluster:///", "no node"),
+            ("redis+cluster://h", "has no port"),
+            ("redis+cluster://h:7000,h", "has no port"),
+            ("redis+cluster://h:7000/0", "no database"),
+            ("redis+cluster://h:7000?x=1", "no database"),
         ] {
             let e = parse(url).unwrap_err().to_string();
             assert!(e.contains(needle), "{url:?}: {e}");
@@ -248,5 +306,18 @@ mod tests {
         assert!(matches!(&s.spec, Spec::RedisSentinel(x)
             if x.sentinels.len() == 2 && x.service == "mymaster" && x.node.db() == 3
                 && x.node.password() == Some("pw") && x.node.username() == Some("app")));
+        let c = parse("redis+cluster://app:pw@127.0.0.1:7000,127.0.0.1:7001/").unwrap();
+        assert_eq!(c.name(), "redis");
+        assert_eq!(
+            c.shown,
+            "redis+cluster://app:***@127.0.0.1:7000,127.0.0.1:7001/"
+        );
+        assert!(matches!(&c.spec, Spec::RedisCluster(x)
+            if x.nodes.len() == 2 && x.user.as_deref() == Some("app")
+                && x.password.as_deref() == Some("pw")));
+        assert!(
+            matches!(&parse("redis+cluster://127.0.0.1:7000").unwrap().spec,
+            Spec::RedisCluster(x) if x.nodes.len() == 1 && x.user.is_none() && x.password.is_none())
+        );
     }
 }

@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Args)]
 pub struct LeaseBenchArgs {
-    /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help = super::STORE_URLS)]
     backend: String,
     /// How many acquire + release cycles to time.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]

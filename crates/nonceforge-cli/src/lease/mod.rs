@@ -11,6 +11,13 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// The store URLs every `--backend` and `--lease` takes (the lease crate
+/// parses them).
+pub(crate) const STORE_URLS: &str = "The store: postgres://… (several hosts with \
+target_session_attrs=read-write follow a promotion), redis://…, \
+redis+sentinel://host:port[,…]/service[/db], redis+cluster://host:port[,…] or \
+etcd://host:port[,host:port…]";
+
 #[derive(Debug, Subcommand)]
 pub enum LeaseCommand {
     /// Take the lowest free machine id, print it, and hold it (renewing) until
@@ -20,8 +27,7 @@ pub enum LeaseCommand {
     ///   nonceforge lease acquire --backend postgres://app@127.0.0.1/app --for 30s
     #[command(verbatim_doc_comment)]
     Acquire {
-        /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", help = STORE_URLS)]
         backend: String,
         /// Hold the lease this long, then release it (default: until a signal).
         #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
@@ -34,8 +40,7 @@ pub enum LeaseCommand {
     },
     /// List the machine ids the store has records of: holder, token, time left, floor.
     Status {
-        /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", help = STORE_URLS)]
         backend: String,
         /// One JSON object a line.
         #[arg(long)]
@@ -51,8 +56,7 @@ pub enum LeaseCommand {
     Bench(bench::LeaseBenchArgs),
     /// Free a machine id held by a process known to be gone (its floor stays).
     Release {
-        /// The store: postgres://…, redis://… or etcd://host:port[,host:port…].
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", help = STORE_URLS)]
         backend: String,
         /// The machine id to free.
         #[arg(long, value_parser = clap::value_parser!(u16).range(0..=nonceforge::MachineId::MAX as i64))]

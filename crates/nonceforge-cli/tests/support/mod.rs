@@ -543,6 +543,126 @@ impl Relay {
     }
 }
 
+/// A Redis Cluster of three primaries on loopback (each its own slots, an
+/// append-only file and its `nodes.conf`, so a restart comes back as the
+/// same cluster), made with `redis-cli --cluster create`.
+pub struct RedisCluster {
+    pub nodes: Vec<Redis>,
+    bus: Vec<u16>,
+    formed: bool,
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let mut c = RedisCluster {
+            nodes: (0..3)
+                .map(|_| Redis {
+                    dir: TempDir::new("redis-cluster"),
+                    port: free_port(),
+                    child: None,
+                })
+                .collect(),
+            bus: (0..3).map(|_| free_port()).collect(),
+            formed: false,
+        };
+        c.up();
+        let addrs: Vec<String> = c
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let out = Command::new(need("redis-cli"))
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli --cluster create");
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        c.formed = true;
+        c.wait_ok();
+        c
+    }
+
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        format!("redis+cluster://{}", nodes.join(","))
+    }
+
+    /// Starts every node (again).
+    pub fn up(&mut self) {
+        for (n, bus) in self.nodes.iter_mut().zip(&self.bus) {
+            n.up_with(&[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "2000",
+                "--cluster-port",
+                &bus.to_string(),
+            ]);
+        }
+        if self.formed {
+            self.wait_ok();
+        }
+    }
+
+    /// Kills every node (SIGKILL; the append-only files keep every write).
+    pub fn down(&mut self) {
+        for n in &mut self.nodes {
+            n.down();
+        }
+    }
+
+    /// Waits until every node says the cluster is up (every slot served).
+    pub fn wait_ok(&self) {
+        let t = Instant::now();
+        while !self
+            .nodes
+            .iter()
+            .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+        {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the cluster is not ok"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The node serving `key`'s slot.
+    pub fn node_of(&self, key: &str) -> &Redis {
+        let slot: u16 = self.nodes[0]
+            .cli(&["CLUSTER", "KEYSLOT", key])
+            .parse()
+            .expect("CLUSTER KEYSLOT");
+        let shards = self.nodes[0].cli(&["CLUSTER", "SLOTS"]);
+        let lines: Vec<&str> = shards.lines().collect();
+        // Each shard: start, end, then ip, port, id of its primary.
+        for w in lines.windows(4) {
+            if let (Ok(a), Ok(b), Ok(port)) = (
+                w[0].parse::<u16>(),
+                w[1].parse::<u16>(),
+                w[3].parse::<u16>(),
+            ) && (a..=b).contains(&slot)
+                && let Some(n) = self.nodes.iter().find(|n| n.port == port)
+            {
+                return n;
+            }
+        }
+        panic!("no node serves slot {slot}: {shards}");
+    }
+}
+
 /// A Redis primary behind a [`Relay`], a replica of it, and one Sentinel
 /// (quorum 1) watching them as `nonceforge`: clients that connect through
 /// the sentinel follow a failover to the replica.
@@ -556,7 +676,9 @@ pub struct RedisFailover {
 }
 
 impl RedisFailover {
-    pub fn start() -> Self {
+    /// A primary, a replica linked through a relay, one sentinel that calls
+    /// the primary down after `down_after_ms` without an answer.
+    pub fn start(down_after_ms: u32) -> Self {
         let primary = Redis::start();
         let relay = Relay::to(primary.port);
         let replica = Redis::replica_of(relay.port);
@@ -568,7 +690,7 @@ impl RedisFailover {
             format!(
                 "port {sentinel_port}\nbind 127.0.0.1\nprotected-mode no\ndir {}\n\
                  sentinel monitor nonceforge 127.0.0.1 {} 1\n\
-                 sentinel down-after-milliseconds nonceforge 1000\n\
+                 sentinel down-after-milliseconds nonceforge {down_after_ms}\n\
                  sentinel failover-timeout nonceforge 10000\n",
                 dir.0.display(),
                 relay.port

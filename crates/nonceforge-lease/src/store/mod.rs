@@ -168,6 +168,11 @@ impl Store {
                     .await
                     .map(Store::Redis)
             }
+            Spec::RedisCluster(c) => {
+                redis::RedisStore::connect(redis::Target::Cluster(c), verify, request)
+                    .await
+                    .map(Store::Redis)
+            }
             Spec::Etcd(endpoints, auth) => {
                 etcd::EtcdStore::connect(endpoints, auth.as_ref(), budget)
                     .await

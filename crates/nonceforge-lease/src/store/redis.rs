@@ -1,11 +1,13 @@
-//! Redis, lease protocol 2: `{ns}:tokens` is the namespace's record (a hash:
+//! Redis, lease protocol 2: `<ns>:tokens` is the namespace's record (a hash:
 //! protocol, incarnation, last token — a hash where protocol 1 kept a counter,
 //! so a protocol-1 client's `INCR` fails there instead of sharing the ids);
-//! `{ns}:lease:{id}` (a hash with a TTL: grant, holder, token) is the lease;
-//! `{ns}:rec:{id}` (a hash that never expires: grant, holder, token, floor)
-//! keeps the id's history. Each operation is one Lua script (the `.lua` files
-//! beside this one, which the Go module sends byte for byte), atomic on one
-//! server.
+//! `<ns>:lease:<id>` (a hash with a TTL: grant, holder, token) is the lease;
+//! `<ns>:rec:<id>` (a hash that never expires: grant, holder, token, floor)
+//! keeps the id's history. In a Redis Cluster the namespace is a hash tag,
+//! `{<ns>}:tokens` and so on, so all of a namespace's keys are in one slot
+//! ([`Keys`]). Each operation is one Lua script (the `.lua` files beside this
+//! one, which the Go module sends byte for byte), atomic on one server, and
+//! every key it touches is passed in `KEYS`, as a cluster routes by them.
 //!
 //! What Redis cannot promise: replication is asynchronous, so a failover can
 //! lose a lease that the old primary had granted, or bring back an older copy
@@ -18,13 +20,16 @@
 
 use super::{Ask, Grant, LostReason, Record, Renewal, StoreError, StoreInfo, ms};
 use redis::aio::MultiplexedConnection;
+use redis::cluster_async::ClusterConnection;
 use redis::{ConnectionInfo, Script, Value};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
 
 pub(crate) struct RedisStore {
-    conn: MultiplexedConnection,
+    conn: Conn,
+    /// Whether it is a Redis Cluster (the namespace's keys carry a hash tag).
+    cluster: bool,
     /// `FastStart::Verify`: how many replicas each write waits for (`WAIT`),
     /// or why the store cannot be checked (no replica connected, a replica
     /// answering).
@@ -51,13 +56,99 @@ static STATUS: LazyLock<Script> = LazyLock::new(|| Script::new(STATUS_LUA));
 pub(crate) enum Target<'a> {
     Server(&'a ConnectionInfo),
     Sentinel(&'a crate::spec::SentinelSpec),
+    Cluster(&'a crate::spec::ClusterSpec),
+}
+
+/// The key names of one namespace, the one place they are written (the
+/// scripts take them in `KEYS`; Go's `redisKeys` restates them, tied by
+/// testdata/vectors/lease-redis-keys.json): `<ns>:tokens`, `<ns>:lease:<id>`,
+/// `<ns>:rec:<id>`, with `{<ns>}` for `<ns>` in a Redis Cluster — a hash tag,
+/// so the whole namespace is one slot and a script's keys are on one node.
+/// (A namespace is `[a-z][a-z0-9_]*`: no braces of its own.)
+pub(crate) struct Keys(String);
+
+impl Keys {
+    pub(crate) fn new(namespace: &str, cluster: bool) -> Keys {
+        Keys(if cluster {
+            format!("{{{namespace}}}")
+        } else {
+            namespace.to_owned()
+        })
+    }
+
+    pub(crate) fn meta(&self) -> String {
+        format!("{}:tokens", self.0)
+    }
+
+    pub(crate) fn lease(&self, id: u16) -> String {
+        format!("{}:lease:{id}", self.0)
+    }
+
+    pub(crate) fn rec(&self, id: u16) -> String {
+        format!("{}:rec:{id}", self.0)
+    }
+
+    /// The namespace's record, then each id's lease key and record: the
+    /// `KEYS` of acquire and status.
+    pub(crate) fn range(&self, ids: RangeInclusive<u16>) -> Vec<String> {
+        let mut keys = vec![self.meta()];
+        for id in ids {
+            keys.push(self.lease(id));
+            keys.push(self.rec(id));
+        }
+        keys
+    }
+}
+
+/// One server's connection (directly or through the sentinels), or a Redis
+/// Cluster's (redis-rs routes each script by its first key and follows
+/// `MOVED` and `ASK` as slots move).
+enum Conn {
+    One(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl redis::aio::ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
+        match self {
+            Conn::One(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::One(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::One(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
 }
 
 fn err(e: redis::RedisError) -> StoreError {
     // READONLY: the server became a replica (a failover moved the primary):
     // connect again, through the sentinels where the URL names them.
-    let read_only = e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly);
+    // CLUSTERDOWN, TRYAGAIN: a cluster between topologies (a shard failing
+    // over): as unreachable, so the keeper tries again.
+    use redis::{ErrorKind::Server, ServerErrorKind as S};
+    let read_only = e.kind() == Server(S::ReadOnly);
+    let settling = matches!(
+        e.kind(),
+        Server(S::ClusterDown | S::TryAgain | S::MasterDown)
+    );
     if read_only
+        || settling
         || e.is_io_error()
         || e.is_connection_dropped()
         || e.is_connection_refusal()
@@ -82,14 +173,15 @@ fn number(v: &Value, what: &str) -> Result<i64, StoreError> {
 }
 
 impl RedisStore {
-    /// Connects to the server at `info`, or to the primary the sentinels
-    /// name now.
+    /// Connects to the server at `info`, to the primary the sentinels name
+    /// now, or to a Redis Cluster through any of its nodes.
     pub(crate) async fn connect(
         target: Target<'_>,
         verify: bool,
         wait: Duration,
     ) -> Result<Self, StoreError> {
         let client = match target {
+            Target::Cluster(spec) => return Self::connect_cluster(spec, verify, wait).await,
             Target::Server(info) => redis::Client::open(info.clone()).map_err(StoreError::conn)?,
             Target::Sentinel(s) => {
                 let node = redis::sentinel::SentinelNodeConnectionInfo::default()
@@ -129,12 +221,55 @@ impl RedisStore {
             Err("fast_start is not verify".into())
         };
         Ok(RedisStore {
-            conn,
+            conn: Conn::One(conn),
+            cluster: false,
             durable: replicas.as_ref().map(|_| ()).map_err(Clone::clone),
             replicas,
             // Within the request's own time limit.
             wait_ms: ms(wait / 2),
         })
+    }
+
+    async fn connect_cluster(
+        spec: &crate::spec::ClusterSpec,
+        verify: bool,
+        wait: Duration,
+    ) -> Result<Self, StoreError> {
+        let mut builder = redis::cluster::ClusterClientBuilder::new(spec.nodes.clone());
+        if let Some(user) = &spec.user {
+            builder = builder.username(user);
+        }
+        if let Some(pw) = &spec.password {
+            builder = builder.password(pw.as_str());
+        }
+        let client = builder.build().map_err(StoreError::conn)?;
+        let mut conn = client
+            .get_async_connection()
+            .await
+            .map_err(StoreError::conn)?;
+        let _: String = redis::cmd("PING")
+            .query_async(&mut conn)
+            .await
+            .map_err(err)?;
+        let why: Result<usize, String> = Err(if verify {
+            "Redis Cluster: verify does not check each shard's replicas (a shard's \
+             failover can promote a replica behind its primary); start slow, or \
+             declare it where the deployment makes acknowledged writes survive a failover"
+                .into()
+        } else {
+            "fast_start is not verify".into()
+        });
+        Ok(RedisStore {
+            conn: Conn::Cluster(conn),
+            cluster: true,
+            durable: why.as_ref().map(|_| ()).map_err(Clone::clone),
+            replicas: why,
+            wait_ms: ms(wait / 2),
+        })
+    }
+
+    fn keys(&self, namespace: &str) -> Keys {
+        Keys::new(namespace, self.cluster)
     }
 
     /// Whether the last grant is on every replica a failover could promote,
@@ -173,6 +308,7 @@ impl RedisStore {
         grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
         let got: Vec<Value> = ACQUIRE
+            .key(self.keys(ask.namespace).range(ids.clone()))
             .arg(ask.namespace)
             .arg(*ids.start())
             .arg(*ids.end())
@@ -224,7 +360,11 @@ impl RedisStore {
         grant: &mut Grant,
         cap: u64,
     ) -> Result<Renewal, StoreError> {
+        let keys = self.keys(ask.namespace);
         let got: Vec<Value> = RENEW
+            .key(keys.meta())
+            .key(keys.lease(grant.machine_id))
+            .key(keys.rec(grant.machine_id))
             .arg(ask.namespace)
             .arg(grant.machine_id)
             .arg(&grant.grant_id)
@@ -266,7 +406,11 @@ impl RedisStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
+        let keys = self.keys(ask.namespace);
         let done: i64 = RELEASE
+            .key(keys.meta())
+            .key(keys.lease(grant.machine_id))
+            .key(keys.rec(grant.machine_id))
             .arg(ask.namespace)
             .arg(grant.machine_id)
             .arg(&grant.grant_id)
@@ -289,6 +433,7 @@ impl RedisStore {
         ids: RangeInclusive<u16>,
     ) -> Result<(StoreInfo, Vec<Record>), StoreError> {
         let flat: Vec<Value> = STATUS
+            .key(self.keys(namespace).range(ids.clone()))
             .arg(namespace)
             .arg(*ids.start())
             .arg(*ids.end())
@@ -327,7 +472,10 @@ impl RedisStore {
         machine_id: u16,
         holder: Option<&str>,
     ) -> Result<bool, StoreError> {
+        let keys = self.keys(namespace);
         let done: i64 = EVICT
+            .key(keys.lease(machine_id))
+            .key(keys.rec(machine_id))
             .arg(namespace)
             .arg(machine_id)
             .arg(holder.unwrap_or(""))
@@ -359,7 +507,57 @@ fn replicas_of(info: &str) -> Result<usize, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::replicas_of;
+    use super::{Keys, replicas_of};
+
+    /// testdata/vectors/lease-redis-keys.json: the key names Go's
+    /// TestRedisKeyVectors reads too, and in a cluster every key of a
+    /// namespace in the one slot the file states (Redis's CRC16 of the tag).
+    #[test]
+    fn the_shared_key_vectors() {
+        let Some(v) = crate::vectors::read("lease-redis-keys.json") else {
+            return; // outside the repository (a packaged crate)
+        };
+        let cases = v["cases"].as_array().unwrap();
+        assert!(cases.len() >= 4);
+        for c in cases {
+            let ns = c["namespace"].as_str().unwrap();
+            let cluster = c["cluster"].as_bool().unwrap();
+            let first = c["first"].as_u64().unwrap() as u16;
+            let last = c["last"].as_u64().unwrap() as u16;
+            let want: Vec<&str> = c["range_keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap())
+                .collect();
+            let keys = Keys::new(ns, cluster);
+            assert_eq!(keys.range(first..=last), want, "{ns} cluster={cluster}");
+            assert_eq!(
+                [keys.meta(), keys.lease(first), keys.rec(first)],
+                [want[0], want[1], want[2]]
+            );
+            let slot = |key: &str| {
+                let tag = key
+                    .find('{')
+                    .and_then(|a| key[a + 1..].find('}').map(|b| &key[a + 1..a + 1 + b]))
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or(key);
+                crc16::State::<crc16::XMODEM>::calculate(tag.as_bytes()) % 16384
+            };
+            if cluster {
+                let s = c["slot"].as_u64().unwrap() as u16;
+                assert!(
+                    want.iter().all(|k| slot(k) == s),
+                    "{ns}: {want:?} not all in slot {s}"
+                );
+            } else {
+                assert!(
+                    want.iter().any(|k| slot(k) != slot(want[0])),
+                    "{ns}: one slot without a tag?"
+                );
+            }
+        }
+    }
 
     #[test]
     fn replicas_from_info() {

@@ -13,7 +13,8 @@
 # killed (a crash restart) leases anew; a clean stop releases the id; the
 # command-line tool leases beside the server from the same store, takes the id
 # the server released, and takes it again after an operator evicted it (the
-# server stops); bad lease settings refuse. Every value of every kind, from every server and database,
+# server stops); the store goes back to an older copy while the server draws
+# and the tool takes its id (the server stops, nothing repeats); bad lease settings refuse. Every value of every kind, from every server and database,
 # is collected and must be distinct within its kind.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -385,6 +386,36 @@ for _ in $(seq 60); do [ "$(status "$port")" = "$pg_id lease lost" ] && break; s
 refused "$port" "lost" "nonces after an operator evicted the server's id"
 stop_at "$backup"
 check "an operator evicts the server's id and the tool takes it: the server stops"
+
+# The store goes back: Redis started again from a dump taken while the server
+# was stopped (the copy shows the server's id released, as a replica that was
+# behind or a restored backup does). The server draws all along; the tool asks
+# for that id while Redis is away and takes it the moment the copy answers; the
+# server's next renewal finds the store older than its grant (or the id taken)
+# and stops it; the tool starts the TTL and margin after its grant, above every
+# value the server issued (docs/lease-protocol.md, "A store that goes back").
+redis-cli -p "$redis_port" SAVE >/dev/null
+cp "$redis_dir/dump.rdb" "$cluster_dir/older.rdb"
+start_at "$backup" "$port" "${leased[@]}"
+emit "$port" postgres
+pg_id=$(status "$port" | cut -d' ' -f1)
+(end=$((SECONDS + 60)); while [ "$SECONDS" -lt "$end" ] && emit "$port" postgres 2>/dev/null; do :; done) &
+drawing=$!
+stop_redis
+for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 || break; sleep 0.1; done
+cli_gen counter 64 c64 --ids "$pg_id" --connect-timeout 20s > "$cluster_dir/back.id" &
+taker=$!
+cp "$cluster_dir/older.rdb" "$redis_dir/dump.rdb"
+start_redis
+wait "$taker" || fail "the tool could not take id $pg_id from the older copy"
+wait "$drawing" || true
+[ "$(cat "$cluster_dir/back.id")" = "$pg_id" ] || fail "the tool took '$(cat "$cluster_dir/back.id")', not the server's $pg_id"
+for _ in $(seq 60); do [ "$(status "$port")" = "$pg_id lease lost" ] && break; sleep 0.1; done
+refused "$port" "lost" "nonces after the store went back"
+grep -Eq "lost: (the store went back to an older copy|another holder took the id)" "$backup.log" ||
+    fail "the server log does not say why the lease was lost: $(grep nonceforge "$backup.log" | tail -3)"
+stop_at "$backup"
+check "the store went back to an older copy: the server stops, the tool's values lie above its own"
 
 # Bad lease settings: nonces refuse with a hint, the log says why; the password
 # never reaches the log — in each form a client reads one from (userinfo with a

@@ -1,9 +1,14 @@
 -- nonceforge lease protocol 2, Redis, acquire.
+-- KEYS: the namespace's record, then each id's lease key and record, first to last
+--   (every key passed in KEYS, one hash slot per namespace in a Redis Cluster).
 -- ARGV: ns, first, last, ttl ms, cap, holder, grant id, incarnation if new
 -- -> {id, token, floor ('-1': no record, no history), incarnation}, {-1} all taken,
 --    or {-2, why} refused (another protocol, a malformed record).
-local ns, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local meta = ns .. ':tokens'
+local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = KEYS[1]
+if #KEYS ~= 1 + 2 * (last - first + 1) then
+  return {-2, 'acquire got ' .. #KEYS .. ' keys for ids ' .. first .. '-' .. last}
+end
 local kind = redis.call('TYPE', meta)['ok']
 if kind == 'none' then
   redis.call('HSET', meta, 'protocol', '2', 'incarnation', ARGV[8], 'last', '0')
@@ -15,7 +20,7 @@ if m[1] ~= '2' or not m[2] or not m[3] or not string.match(m[3], '^%d+$') then
   return {-2, meta .. ' is not a lease protocol 2 record (protocol ' .. tostring(m[1]) .. ')'}
 end
 for id = first, last do
-  local key, rec = ns .. ':lease:' .. id, ns .. ':rec:' .. id
+  local key, rec = KEYS[2 + 2 * (id - first)], KEYS[3 + 2 * (id - first)]
   if redis.call('EXISTS', key) == 0 then
     local floor = '-1'
     local rk = redis.call('TYPE', rec)['ok']

@@ -1,6 +1,7 @@
 -- nonceforge lease protocol 2, Redis, evict (an operator frees an id; its floor stays).
+-- KEYS: the id's lease key, the id's record.
 -- ARGV: ns, id, holder or '' -> 1 evicted, 0 not held (by that holder).
-local key, rec = ARGV[1] .. ':lease:' .. ARGV[2], ARGV[1] .. ':rec:' .. ARGV[2]
+local key, rec = KEYS[1], KEYS[2]
 if redis.call('TYPE', rec)['ok'] ~= 'hash' then return 0 end
 local holder = redis.call('HGET', rec, 'holder')
 if not holder or holder == '' then return 0 end

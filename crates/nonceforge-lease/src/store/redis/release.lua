@@ -1,7 +1,7 @@
 -- nonceforge lease protocol 2, Redis, release.
+-- KEYS: the namespace's record, the id's lease key, the id's record.
 -- ARGV: ns, id, grant id, floor, incarnation -> 1 released, 0 no longer ours.
-local ns, id = ARGV[1], ARGV[2]
-local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+local meta, key, rec = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[5] then
   return 0
 end

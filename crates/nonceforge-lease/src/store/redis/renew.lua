@@ -1,11 +1,11 @@
 -- nonceforge lease protocol 2, Redis, renew.
+-- KEYS: the namespace's record, the id's lease key, the id's record.
 -- ARGV: ns, id, grant id, ttl ms, cap, incarnation, holder, token
 -- -> {1} held (or re-taken: the key had expired, nobody took the id since),
 --    {0, 'store'} the store lost its data, {0, 'rollback'} the store went back to
 --    a copy older than the grant (its last token, or the id's, below the grant's),
 --    {0, 'taken'} another grant has the id, {0, 'evicted'} an operator freed it.
-local ns, id = ARGV[1], ARGV[2]
-local meta, key, rec = ns .. ':tokens', ns .. ':lease:' .. id, ns .. ':rec:' .. id
+local meta, key, rec = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HGET', meta, 'incarnation') ~= ARGV[6] then
   return {0, 'store'}
 end

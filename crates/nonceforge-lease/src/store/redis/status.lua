@@ -1,8 +1,12 @@
 -- nonceforge lease protocol 2, Redis, status.
+-- KEYS: the namespace's record, then each id's lease key and record, first to last.
 -- ARGV: ns, first, last -> {protocol, incarnation, {id, holder, token, pttl, floor}, ...}
 -- ('' for a namespace without a record; a malformed record is an error).
-local ns = ARGV[1]
-local meta = ns .. ':tokens'
+local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = KEYS[1]
+if #KEYS ~= 1 + 2 * (last - first + 1) then
+  return redis.error_reply('nonceforge: status got ' .. #KEYS .. ' keys for ids ' .. first .. '-' .. last)
+end
 local kind = redis.call('TYPE', meta)['ok']
 local out = {'', ''}
 if kind == 'hash' then
@@ -11,8 +15,8 @@ if kind == 'hash' then
 elseif kind ~= 'none' then
   out = {'1', ''}
 end
-for id = tonumber(ARGV[2]), tonumber(ARGV[3]) do
-  local rec = ns .. ':rec:' .. id
+for id = first, last do
+  local key, rec = KEYS[2 + 2 * (id - first)], KEYS[3 + 2 * (id - first)]
   local rk = redis.call('TYPE', rec)['ok']
   if rk ~= 'none' then
     local f = rk == 'hash' and redis.call('HMGET', rec, 'holder', 'token', 'floor')
@@ -20,7 +24,7 @@ for id = tonumber(ARGV[2]), tonumber(ARGV[3]) do
       return redis.error_reply('nonceforge: ' .. rec .. ' is malformed')
     end
     table.insert(out, id); table.insert(out, f[1] or ''); table.insert(out, f[2])
-    table.insert(out, redis.call('PTTL', ns .. ':lease:' .. id)); table.insert(out, f[3])
+    table.insert(out, redis.call('PTTL', key)); table.insert(out, f[3])
   end
 end
 return out
