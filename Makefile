@@ -265,7 +265,7 @@ bench-criterion:
 	$(CARGO) bench -p nonceforge --bench sanitizer
 
 # Machine-id leases: acquire time and nonce rates with and without a lease, against
-# PostgreSQL, Redis and etcd started on loopback ports.
+# PostgreSQL, Redis (one server and a cluster) and etcd started on loopback ports.
 bench-lease: build
 	bench/lease/run.sh
 

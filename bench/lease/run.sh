@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lease benchmark: starts PostgreSQL 15, Redis and etcd on loopback ports in a
+# Lease benchmark: starts PostgreSQL 15, Redis (one server, and a cluster of
+# three primaries) and etcd on loopback ports in a
 # throwaway directory, runs `nonceforge lease bench` against each (acquire time;
 # nonce rates with a lease held and without, alternating rounds), and stops them.
 # Usage: bench/lease/run.sh [extra `lease bench` flags, e.g. --json]
@@ -10,6 +11,7 @@ pgbin="${PGBIN:-/usr/lib/postgresql/15/bin}"
 pg_port="${NONCEFORGE_BENCH_PGPORT:-55439}"
 redis_port="${NONCEFORGE_BENCH_REDISPORT:-56379}"
 etcd_port="${NONCEFORGE_BENCH_ETCDPORT:-52379}"
+cluster_port="${NONCEFORGE_BENCH_CLUSTERPORT:-57000}" # three nodes from here, their buses 100 above
 dir="$(mktemp -d /tmp/nonceforge-lease-bench.XXXXXX)"
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 [ "$(id -u)" = 0 ] && chown postgres "$dir"
@@ -27,21 +29,37 @@ as_pg "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w \
     -o "-p $pg_port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir" start >/dev/null
 redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" >/dev/null &
 pids+=($!)
+cluster_nodes=()
+for i in 0 1 2; do
+    p=$((cluster_port + i))
+    mkdir -p "$dir/cluster$i"
+    redis-server --port "$p" --cluster-port $((p + 100)) --bind 127.0.0.1 --save "" --appendonly no \
+        --cluster-enabled yes --cluster-config-file nodes.conf --dir "$dir/cluster$i" >/dev/null &
+    pids+=($!)
+    cluster_nodes+=("127.0.0.1:$p")
+done
 etcd --name bench --data-dir "$dir/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
     --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
     --initial-cluster "bench=http://127.0.0.1:$((etcd_port + 1))" >"$dir/etcd.log" 2>&1 &
 pids+=($!)
-for port in "$redis_port" "$etcd_port"; do
+for port in "$redis_port" "$etcd_port" "$cluster_port" $((cluster_port + 1)) $((cluster_port + 2)); do
     for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || {
         echo "nothing listens on port $port: $(tail -3 "$dir/etcd.log" 2>/dev/null)" >&2; exit 1; }
 done
 sleep 1 # etcd: elect itself
+redis-cli --cluster create "${cluster_nodes[@]}" --cluster-replicas 0 --cluster-yes >/dev/null
+for i in 0 1 2; do
+    for _ in $(seq 100); do
+        redis-cli -p $((cluster_port + i)) CLUSTER INFO | grep -q cluster_state:ok && break; sleep 0.1
+    done
+done
+cluster_url="redis+cluster://$(IFS=,; echo "${cluster_nodes[*]}")"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-for url in "postgres://postgres@127.0.0.1:$pg_port/postgres" "redis://127.0.0.1:$redis_port" "etcd://127.0.0.1:$etcd_port"; do
+for url in "postgres://postgres@127.0.0.1:$pg_port/postgres" "redis://127.0.0.1:$redis_port" "$cluster_url" "etcd://127.0.0.1:$etcd_port"; do
     echo
     echo "== $url"
     "$bin" lease bench --backend "$url" "$@"
