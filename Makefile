@@ -286,6 +286,7 @@ vectors:
 	python3 testdata/vectors/make_nonces.py
 	python3 testdata/vectors/make_typeid.py
 	python3 testdata/vectors/make_extid.py
+	python3 testdata/vectors/make_uuid.py
 
 # Install the extension into the PostgreSQL 15 that $(PG_CONFIG) describes.
 pg-install: setup

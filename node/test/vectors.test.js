@@ -35,3 +35,28 @@ test('external ids: every shared vector — modes, rounds, UUID versions, out-of
   }
   assert.ok(seen.size >= 13, [...seen].join('; '));
 });
+
+test('time-prefixed ids: the compact text and timestamps of testdata/vectors/uuid.json (the file Rust, Go and Elixir read)', () => {
+  // unix_ns goes past 2^53: read it as text.
+  const raw = fs.readFileSync(path.join(__dirname, '..', '..', 'testdata', 'vectors', 'uuid.json'), 'utf8')
+    .replace(/"unix_ns": (\d+)/g, '"unix_ns": "$1"');
+  const doc = JSON.parse(raw);
+  const bytes = (uuid) => Buffer.from(uuid.replace(/-/g, ''), 'hex');
+  assert.ok(doc.v7.length >= 5 && doc.tuid6.length >= 3 && doc.bad_compact.length >= 5);
+  for (const v of [...doc.v7, ...doc.tuid6]) {
+    assert.deepStrictEqual(nf.fromCompact(v.compact), bytes(v.uuid), v.uuid);
+    assert.strictEqual(nf.timestampOf(bytes(v.uuid)), v.unix_ms, v.uuid);
+  }
+  // This package makes no stuid: a 32-byte compact text is not an id here.
+  for (const v of doc.stuid) assert.throws(() => nf.fromCompact(v.compact), /'text'/, v.hex);
+  for (const v of doc.bad_compact) assert.throws(() => nf.fromCompact(v.text), /'text'/, v.why);
+  // What this package makes has the layouts above: version 7 and RFC 9562's
+  // variant, the clock's millisecond in front; a tuid6 the same millisecond.
+  const before = Date.now();
+  const id = nf.uuidv7Buffer();
+  const t = nf.tuid6Buffer();
+  const after = Date.now();
+  assert.strictEqual(id[6] >> 4, 7);
+  assert.strictEqual(id[8] >> 6, 0b10);
+  for (const x of [id, t]) assert.ok(nf.timestampOf(x) >= before && nf.timestampOf(x) <= after);
+});
