@@ -5,7 +5,8 @@ method 3), tuid6 and stuid (pg_tuid's) — computed here from the layouts as the
 docs state them, not by any implementation under test. Every face reads it:
 the bytes a (time, random) pair makes, the compact text (base64url without
 padding), the timestamp each face reads back, and the creation time PostgreSQL
-18's uuid_extract_timestamp gives (versions 1 and 7 only)."""
+18's uuid_extract_timestamp gives (versions 1 and 7 only). unix_ns is null where
+it passes 2^63 (no face's clock reads that far)."""
 import base64, json, os
 
 

@@ -72,6 +72,8 @@ step "machine id by ALTER SYSTEM" su_sql -c "ALTER SYSTEM SET nonceforge.machine
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 step "suite as postgres" su_file -f "$here/nonceforge.sql"
 step "suite as app" app_file -f "$here/nonceforge.sql"
+step "the shared uuid vectors (testdata/vectors/uuid.json), as app" \
+    app_file -v "vectors=$(cat "$here/../../../../testdata/vectors/uuid.json")" -f "$here/uuid_vectors.sql"
 step "the README's SQL blocks, as written (readme.sh)" "$here/readme.sh" "$port"
 # One id space across faces (docs/contracts.md): the server's external ids are
 # the command-line tool's for the same key, type, sequence number and random half.
