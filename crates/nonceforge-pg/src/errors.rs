@@ -62,6 +62,10 @@ pub(crate) fn out_of_range(message: String) -> ! {
     );
 }
 
+/// The hint of a call that needs the library preloaded and a key file (the
+/// settings and the keys both give it).
+pub(crate) const PRELOAD_HINT: &str = "As a superuser: add nonceforge to shared_preload_libraries in postgresql.conf, set the key's file (see the README, \"Keys\"), and restart the server.";
+
 /// Raises 55000 (object not in prerequisite state): the server is not set up
 /// for this call; the hint says how to set it up.
 pub(crate) fn not_configured(message: String, hint: &str) -> ! {

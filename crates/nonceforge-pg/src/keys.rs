@@ -3,8 +3,7 @@
 //! `nonceforge.extid_old_key_files` (see `settings` for why a key never travels
 //! through a setting), inherited by every backend, zeroized when dropped.
 
-use crate::errors::not_configured;
-use crate::settings::PRELOAD_HINT;
+use crate::errors::{PRELOAD_HINT, not_configured};
 use pgrx::guc::GucSetting;
 use std::ffi::CString;
 use std::os::unix::fs::PermissionsExt;

@@ -27,7 +27,7 @@
 //! key-using functions say so. The `nonceforge.` prefix is reserved, so a key
 //! cannot be parked in a made-up `nonceforge.*` setting by mistake either.
 
-use crate::errors::not_configured;
+use crate::errors::{PRELOAD_HINT, not_configured};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_guard;
 use pgrx::pg_sys;
@@ -60,8 +60,6 @@ static MAX_CLOCK_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 /// preload the library: uuidv7()/tuid6() then refuse rather than quietly give
 /// per-backend order.
 static ORDER_WITHOUT_PRELOAD: OnceLock<bool> = OnceLock::new();
-
-pub(crate) const PRELOAD_HINT: &str = "As a superuser: add nonceforge to shared_preload_libraries in postgresql.conf, set the key's file (see the README, \"Keys\"), and restart the server.";
 
 /// Defines the settings; `preloading` when the postmaster loads us.
 pub(crate) fn register(preloading: bool) {
