@@ -227,6 +227,23 @@ defmodule Nonceforge.MachineIdTest do
     Process.whereis(:telemetry_listener) && Process.unregister(:telemetry_listener)
   end
 
+  test "RedisLease takes every Redis URL form and refuses the others by name" do
+    for url <- ["postgres://u@h/db", "etcd://h:2379", "redisx://h:1", nil] do
+      assert {:error, msg} = RedisLease.acquire(10_000, url: url)
+      assert msg =~ "redis+cluster://", msg
+    end
+
+    # Accepted (then refused by the lease crate for its own reason: nothing listens).
+    for url <- [
+          "redis+cluster://127.0.0.1:1",
+          "redis+sentinel://127.0.0.1:1/m",
+          "rediss://127.0.0.1:1"
+        ] do
+      assert {:error, msg} = RedisLease.acquire(10_000, url: url, connect_timeout: 200)
+      refute msg =~ "strategy_opts :url", msg
+    end
+  end
+
   test "RedisLease: two trees on one Redis get different ids through the lease crate; stopping releases" do
     store = Stores.redis()
 

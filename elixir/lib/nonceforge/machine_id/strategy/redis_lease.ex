@@ -1,0 +1,53 @@
+defmodule Nonceforge.MachineId.Strategy.RedisLease do
+  @moduledoc """
+  A machine id leased from Redis (any version; Valkey too) through
+  nonceforge's lease crate: `Nonceforge.MachineId.Strategy.Lease` with a
+  `redis://` URL. NoNoncense's `RedisLease` takes a Redix connection
+  (`:with_connection`); this one takes the URL, as every other face of
+  nonceforge does, and needs no Redix:
+
+      {Nonceforge.MachineId,
+       strategy: Nonceforge.MachineId.Strategy.RedisLease,
+       strategy_opts: [url: "redis://10.0.0.5:6379"],
+       instances: [[base_key: System.fetch_env!("BASE_KEY")]]}
+
+  Options as `Nonceforge.MachineId.Strategy.Lease`'s. Its records are
+  nonceforge's (`<namespace>:lease:<id>` keys, `{<namespace>}:lease:<id>` in a
+  Redis Cluster), not NoNoncense's hash: see the
+  package README for switching a fleet without two nodes sharing an id.
+  """
+  use Nonceforge.MachineId.Strategy
+  alias Nonceforge.MachineId.Strategy.Lease
+
+  @impl true
+  def acquire(lease_duration, opts) do
+    case Keyword.get(opts, :url) do
+      "redis" <> _ = url when is_binary(url) ->
+        if redis_url?(url),
+          do: Lease.acquire(lease_duration, opts),
+          else: not_redis(url)
+
+      url ->
+        not_redis(url)
+    end
+  end
+
+  defp redis_url?(url) do
+    Enum.any?(
+      ["redis://", "rediss://", "redis+sentinel://", "redis+cluster://"],
+      &String.starts_with?(url, &1)
+    )
+  end
+
+  defp not_redis(url) do
+    {:error,
+     "strategy_opts :url must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL, got: #{inspect(url)}"}
+  end
+
+  @impl true
+  defdelegate renew(lease, lease_duration, opts), to: Lease
+  @impl true
+  defdelegate release(lease, opts), to: Lease
+  @impl true
+  def deterministic?, do: false
+end
