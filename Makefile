@@ -32,7 +32,6 @@ PG_PGRX_TEST_VERSIONS := 18
 PG_ROOT      := /opt/nonceforge-pg
 pg_bin        = $(if $(filter 15,$(1)),/usr/lib/postgresql/15/bin,$(PG_ROOT)/$(1)/bin)
 PG_BIN_SH    := pg_bin() { if [ "$$1" = 15 ]; then echo /usr/lib/postgresql/15/bin; else echo $(PG_ROOT)/$$1/bin; fi; }
-SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GO           ?= go
 
@@ -40,23 +39,11 @@ GO           ?= go
 
 all: demo
 
+# Installs what is missing (tools/setup.sh says what): Debian packages,
+# cargo-pgrx, the PostgreSQL majors.
 setup:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
-	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust 1.89 or newer (rustup)"; exit 1; }
-	@$(CARGO) clippy --version >/dev/null 2>&1 || { echo "clippy missing: rustup component add clippy rustfmt"; exit 1; }
-	@command -v $(GO) >/dev/null || { echo "go not found: install Go 1.26 or newer (https://go.dev/dl)"; exit 1; }
-	@# cargo-pgrx builds the PostgreSQL extension; compiling it takes several minutes, so only when missing.
-	@$(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || { \
-	  echo "installing cargo-pgrx $(PGRX_VERSION) (several minutes, once)"; \
-	  $(CARGO) install cargo-pgrx --version $(PGRX_VERSION) --locked; }
-	@NONCEFORGE_PG_ROOT=$(PG_ROOT) $(PG_CRATE)/tools/fetch-postgres.sh $(PG_VERSIONS)
-	@$(PG_BIN_SH); cfg=$${PGRX_HOME:-$$HOME/.pgrx}/config.toml; ok=1; \
-	  for v in $(PG_VERSIONS); do grep -qs "^pg$$v = \"$$(pg_bin $$v)/pg_config\"" $$cfg || ok=0; done; \
-	  [ $$ok = 1 ] || $(CARGO) pgrx init $(foreach v,$(PG_VERSIONS),--pg$(v) $(call pg_bin,$(v))/pg_config)
+	@APT_PACKAGES="$(APT_PACKAGES)" CARGO=$(CARGO) GO=$(GO) PGRX_VERSION=$(PGRX_VERSION) \
+	  PG_ROOT=$(PG_ROOT) PG_VERSIONS="$(PG_VERSIONS)" PG_CRATE=$(PG_CRATE) tools/setup.sh
 
 build: setup
 	$(CARGO) build --release --locked -p nonceforge-cli
