@@ -33,10 +33,7 @@ const sentinelForm = "redis+sentinel://[user:password@]host:port[,host:port…]/
 // database are the data nodes'.
 func connectSentinel(ctx context.Context, rest, shown string, s *settled) (store, string, error) {
 	o := &redis.FailoverOptions{}
-	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		user, pw, _ := strings.Cut(rest[:i], ":")
-		o.Username, o.Password, rest = user, pw, rest[i+1:]
-	}
+	o.Username, o.Password, rest = userinfo(rest)
 	hosts, path, ok := strings.Cut(rest, "/")
 	service, db, _ := strings.Cut(path, "/")
 	if !ok || service == "" {
@@ -59,6 +56,16 @@ func connectSentinel(ctx context.Context, rest, shown string, s *settled) (store
 	return startRedis(ctx, redis.NewFailoverClient(o), false, shown, s)
 }
 
+// userinfo splits "[user[:password]@]rest" at the last '@'.
+func userinfo(s string) (user, password, rest string) {
+	i := strings.LastIndex(s, "@")
+	if i < 0 {
+		return "", "", s
+	}
+	user, password, _ = strings.Cut(s[:i], ":")
+	return user, password, s[i+1:]
+}
+
 const clusterForm = "redis+cluster://[user:password@]host:port[,host:port…]"
 
 // connectCluster reaches a Redis Cluster through any of its nodes (go-redis's
@@ -66,10 +73,7 @@ const clusterForm = "redis+cluster://[user:password@]host:port[,host:port…]"
 // A cluster has one database, so the URL names none.
 func connectCluster(ctx context.Context, rest, shown string, s *settled) (store, string, error) {
 	o := &redis.ClusterOptions{}
-	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		user, pw, _ := strings.Cut(rest[:i], ":")
-		o.Username, o.Password, rest = user, pw, rest[i+1:]
-	}
+	o.Username, o.Password, rest = userinfo(rest)
 	hosts := strings.TrimSuffix(rest, "/")
 	if hosts == "" {
 		return nil, shown, badURL(shown, "no node: "+clusterForm)

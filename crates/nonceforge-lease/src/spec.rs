@@ -149,10 +149,7 @@ fn host_port<'a>(what: &str, ep: &'a str) -> std::result::Result<(&'a str, u16),
 /// database, so the URL names none.
 fn cluster(rest: &str) -> std::result::Result<ClusterSpec, String> {
     const FORM: &str = "redis+cluster://[user:password@]host:port[,host:port…]";
-    let (userinfo, rest) = match rest.rsplit_once('@') {
-        Some((u, r)) => (Some(u), r),
-        None => (None, rest),
-    };
+    let (user, password, rest) = userinfo(rest);
     let hosts = rest.strip_suffix('/').unwrap_or(rest);
     if hosts.is_empty() {
         return Err(format!("no node: {FORM}"));
@@ -162,36 +159,46 @@ fn cluster(rest: &str) -> std::result::Result<ClusterSpec, String> {
             "a Redis Cluster has no database or options to name: {FORM}"
         ));
     }
-    let (user, password) = match userinfo {
-        Some(u) => match u.split_once(':') {
-            Some((user, pw)) => (Some(user), Some(pw)),
-            None => (Some(u), None),
-        },
-        None => (None, None),
-    };
-    let mut nodes = Vec::new();
-    for ep in hosts.split(',') {
-        let (host, port) = host_port("node", ep)?;
-        nodes.push(
-            redis::IntoConnectionInfo::into_connection_info(format!("redis://{host}:{port}"))
-                .map_err(|e| format!("node {ep:?}: {e}"))?,
-        );
-    }
     Ok(ClusterSpec {
-        nodes,
-        user: user.filter(|u| !u.is_empty()).map(str::to_owned),
+        nodes: redis_nodes("node", hosts)?,
+        user: user.map(str::to_owned),
         password: password.map(str::to_owned),
     })
+}
+
+/// `[user[:password]@]rest`: the user (None when empty), the password, and
+/// what follows the last `@`.
+fn userinfo(url_rest: &str) -> (Option<&str>, Option<&str>, &str) {
+    match url_rest.rsplit_once('@') {
+        Some((u, rest)) => {
+            let (user, password) = match u.split_once(':') {
+                Some((user, pw)) => (user, Some(pw)),
+                None => (u, None),
+            };
+            ((!user.is_empty()).then_some(user), password, rest)
+        }
+        None => (None, None, url_rest),
+    }
+}
+
+/// `host:port[,host:port…]` as redis connection targets; `what` names one in
+/// an error.
+fn redis_nodes(what: &str, hosts: &str) -> std::result::Result<Vec<redis::ConnectionInfo>, String> {
+    hosts
+        .split(',')
+        .map(|ep| {
+            let (host, port) = host_port(what, ep)?;
+            redis::IntoConnectionInfo::into_connection_info(format!("redis://{host}:{port}"))
+                .map_err(|e| format!("{what} {ep:?}: {e}"))
+        })
+        .collect()
 }
 
 /// `[user:password@]host:port[,host:port…]/service[/db]`: the credentials and
 /// the database are the data nodes' (the sentinels are asked without them).
 fn sentinel(rest: &str) -> std::result::Result<SentinelSpec, String> {
     const FORM: &str = "redis+sentinel://[user:password@]host:port[,host:port…]/service[/db]";
-    let (userinfo, rest) = match rest.rsplit_once('@') {
-        Some((u, r)) => (Some(u), r),
-        None => (None, rest),
-    };
+    let (user, password, rest) = userinfo(rest);
     let (hosts, path) = rest
         .split_once('/')
         .ok_or_else(|| format!("no service name: {FORM}"))?;
@@ -211,28 +218,14 @@ fn sentinel(rest: &str) -> std::result::Result<SentinelSpec, String> {
             .ok_or_else(|| format!("database {db:?} is not a number: {FORM}"))?;
         node = node.set_db(db);
     }
-    if let Some(u) = userinfo {
-        let (user, password) = match u.split_once(':') {
-            Some((user, pw)) => (user, Some(pw)),
-            None => (u, None),
-        };
-        if !user.is_empty() {
-            node = node.set_username(user);
-        }
-        if let Some(pw) = password {
-            node = node.set_password(pw);
-        }
+    if let Some(user) = user {
+        node = node.set_username(user);
     }
-    let mut sentinels = Vec::new();
-    for ep in hosts.split(',') {
-        let (host, port) = host_port("sentinel", ep)?;
-        sentinels.push(
-            redis::IntoConnectionInfo::into_connection_info(format!("redis://{host}:{port}"))
-                .map_err(|e| format!("sentinel {ep:?}: {e}"))?,
-        );
+    if let Some(pw) = password {
+        node = node.set_password(pw);
     }
     Ok(SentinelSpec {
-        sentinels,
+        sentinels: redis_nodes("sentinel", hosts)?,
         service: service.to_owned(),
         node,
     })

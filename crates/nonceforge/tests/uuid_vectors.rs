@@ -36,10 +36,7 @@ fn v7_layout_and_text() {
         // The time and version before the random bits, from a generator on a
         // manual clock (a u64 of nanoseconds reaches the year 2554; at tick 0
         // a fresh generator issues tick 1, above the last it holds, 0).
-        if let Some(ns) = v["unix_ns"]
-            .as_u64()
-            .filter(|&ns| ns > 1_000_000 / 4096)
-        {
+        if let Some(ns) = v["unix_ns"].as_u64().filter(|&ns| ns > 1_000_000 / 4096) {
             let got = UuidV7Generator::with_clock(clock_at_ns(ns)).generate();
             assert_eq!(got[..8], want[..8], "{v}");
             assert_eq!(got[8] >> 6, 0b10, "{v}");

@@ -181,7 +181,27 @@ impl RedisStore {
         wait: Duration,
     ) -> Result<Self, StoreError> {
         let client = match target {
-            Target::Cluster(spec) => return Self::connect_cluster(spec, verify, wait).await,
+            Target::Cluster(spec) => {
+                let mut builder = redis::cluster::ClusterClientBuilder::new(spec.nodes.clone());
+                if let Some(user) = &spec.user {
+                    builder = builder.username(user);
+                }
+                if let Some(pw) = &spec.password {
+                    builder = builder.password(pw.as_str());
+                }
+                let client = builder.build().map_err(StoreError::conn)?;
+                return Self::start(
+                    Conn::Cluster(
+                        client
+                            .get_async_connection()
+                            .await
+                            .map_err(StoreError::conn)?,
+                    ),
+                    verify,
+                    wait,
+                )
+                .await;
+            }
             Target::Server(info) => redis::Client::open(info.clone()).map_err(StoreError::conn)?,
             Target::Sentinel(s) => {
                 let node = redis::sentinel::SentinelNodeConnectionInfo::default()
@@ -201,69 +221,45 @@ impl RedisStore {
                 })?
             }
         };
-        let mut conn = client
+        let conn = client
             .get_multiplexed_async_connection()
             .await
             .map_err(StoreError::conn)?;
+        Self::start(Conn::One(conn), verify, wait).await
+    }
+
+    /// Checks the connection and, with `verify`, what a write's durability
+    /// can be told from.
+    async fn start(mut conn: Conn, verify: bool, wait: Duration) -> Result<Self, StoreError> {
         // A handshake that fails (a wrong password, say) shows up here, not later.
         let _: String = redis::cmd("PING")
             .query_async(&mut conn)
             .await
             .map_err(err)?;
-        let replicas = if verify {
+        let cluster = matches!(conn, Conn::Cluster(_));
+        let replicas = if !verify {
+            Err("fast_start is not verify".into())
+        } else if cluster {
+            Err(
+                "Redis Cluster: verify does not check each shard's replicas (a shard's \
+                 failover can promote a replica behind its primary); start slow, or \
+                 declare it where the deployment makes acknowledged writes survive a failover"
+                    .into(),
+            )
+        } else {
             let info: String = redis::cmd("INFO")
                 .arg("replication")
                 .query_async(&mut conn)
                 .await
                 .map_err(err)?;
             replicas_of(&info)
-        } else {
-            Err("fast_start is not verify".into())
         };
         Ok(RedisStore {
-            conn: Conn::One(conn),
-            cluster: false,
+            conn,
+            cluster,
             durable: replicas.as_ref().map(|_| ()).map_err(Clone::clone),
             replicas,
             // Within the request's own time limit.
-            wait_ms: ms(wait / 2),
-        })
-    }
-
-    async fn connect_cluster(
-        spec: &crate::spec::ClusterSpec,
-        verify: bool,
-        wait: Duration,
-    ) -> Result<Self, StoreError> {
-        let mut builder = redis::cluster::ClusterClientBuilder::new(spec.nodes.clone());
-        if let Some(user) = &spec.user {
-            builder = builder.username(user);
-        }
-        if let Some(pw) = &spec.password {
-            builder = builder.password(pw.as_str());
-        }
-        let client = builder.build().map_err(StoreError::conn)?;
-        let mut conn = client
-            .get_async_connection()
-            .await
-            .map_err(StoreError::conn)?;
-        let _: String = redis::cmd("PING")
-            .query_async(&mut conn)
-            .await
-            .map_err(err)?;
-        let why: Result<usize, String> = Err(if verify {
-            "Redis Cluster: verify does not check each shard's replicas (a shard's \
-             failover can promote a replica behind its primary); start slow, or \
-             declare it where the deployment makes acknowledged writes survive a failover"
-                .into()
-        } else {
-            "fast_start is not verify".into()
-        });
-        Ok(RedisStore {
-            conn: Conn::Cluster(conn),
-            cluster: true,
-            durable: why.as_ref().map(|_| ()).map_err(Clone::clone),
-            replicas: why,
             wait_ms: ms(wait / 2),
         })
     }
