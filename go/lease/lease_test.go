@@ -135,6 +135,28 @@ func TestRedisScriptsAreTheRustCrates(t *testing.T) {
 	}
 }
 
+// The PostgreSQL statements are the Rust crate's pg/statements.sql, byte for
+// byte, and every one Go sends is there.
+func TestPostgresStatementsAreTheRustCrates(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "crates", "nonceforge-lease", "src", "store", "pg", "statements.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != pgStatementsSQL {
+		t.Fatal("pgStatementsSQL differs from the Rust crate's store/pg/statements.sql")
+	}
+	for _, name := range []string{"session", "verify", "v1_tables", "schema_owner", "create_schema", "create_lock",
+		"create_tables", "check_owned", "put_back_meta", "put_back_ids", "take", "renew", "release"} {
+		if pgStatements[name] == "" {
+			t.Errorf("no statement %q", name)
+		}
+	}
+	p := &pgStore{leases: `"s"."n_leases"`, meta: `"s"."n_meta"`}
+	if q := p.stmt("create_tables"); strings.Contains(q, "{") || !strings.Contains(q, "<=) 511)") {
+		t.Errorf("create_tables filled in: %s", q)
+	}
+}
+
 // The key names of testdata/vectors/lease-redis-keys.json, the Rust crate's.
 func TestRedisKeyVectors(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "lease-redis-keys.json"))

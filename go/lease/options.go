@@ -59,9 +59,13 @@ func digits(s string) (uint64, bool) {
 	return n, err == nil
 }
 
+// maxMachineID is the highest machine id (the layout's 9 bits; the Rust
+// core's MachineId::MAX, tied by testdata/vectors/lease-syntax.json's ranges).
+const maxMachineID = 511
+
 // parseIDs reads "FIRST-LAST" or one id as the CLI does: decimal digits only
 // (no sign, prefix or separator), spaces around each number allowed,
-// FIRST <= LAST <= 511.
+// FIRST <= LAST <= maxMachineID.
 func parseIDs(s string) (first, last int, ok bool) {
 	a, b, found := strings.Cut(s, "-")
 	if !found {
@@ -69,14 +73,14 @@ func parseIDs(s string) (first, last int, ok bool) {
 	}
 	num := func(t string) (int, bool) {
 		n, ok := digits(strings.TrimSpace(t))
-		if !ok || n > 511 {
+		if !ok || n > maxMachineID {
 			return 0, false
 		}
 		return int(n), true
 	}
 	first, okA := num(a)
 	last, okB := num(b)
-	return first, last, okA && okB && first <= last && last <= 511
+	return first, last, okA && okB && first <= last && last <= maxMachineID
 }
 
 func settle(o Options) (settled, error) {

@@ -3,18 +3,178 @@ package lease
 // PostgreSQL, lease protocol 2: two tables per namespace in a schema of the
 // store role's own, every name qualified, the session under
 // search_path = pg_catalog, pg_temp, and nothing trusted that another role
-// owns, triggers, rules or may write (the Rust crate's store/pg.rs, statement
-// for statement).
+// owns, triggers, rules or may write. The statements are the Rust crate's
+// (crates/nonceforge-lease/src/store/pg/statements.sql, held below byte for
+// byte; TestPostgresStatementsAreTheRustCrates checks).
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
+
+const pgStatementsSQL = `-- nonceforge lease protocol 2, PostgreSQL: every statement the Rust crate
+-- (store/pg.rs, include_str!) and the Go module (go/lease/postgres.go, which
+-- holds this file byte for byte; TestPostgresStatementsAreTheRustCrates checks)
+-- send. Each starts at a line "-- name: NAME" and runs to the next. The client
+-- writes in {leases} and {meta} ("schema"."ns_leases", "schema"."ns_meta"),
+-- {schema} and {max_id} (the highest machine id); everything else is a
+-- parameter. Every object is named with its schema, every operator and type
+-- with pg_catalog: a role that can create objects finds nothing to shadow.
+
+-- name: session
+SET search_path = pg_catalog, pg_temp; SET synchronous_commit = on
+
+-- name: verify
+SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('synchronous_standby_names')
+
+-- name: v1_tables
+SELECT n.nspname::pg_catalog.text, c.relowner OPERATOR(pg_catalog.=) r.oid
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+  JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+ WHERE c.relname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+   AND n.nspname OPERATOR(pg_catalog.<>) $2::pg_catalog.text
+
+-- name: schema_owner
+SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
+       n.nspowner OPERATOR(pg_catalog.=) r.oid
+  FROM pg_catalog.pg_namespace n
+  JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+ WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+
+-- name: create_schema
+CREATE SCHEMA IF NOT EXISTS "{schema}"
+
+-- name: create_lock
+SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))
+
+-- name: create_tables
+CREATE TABLE IF NOT EXISTS {leases} (
+    machine_id    pg_catalog.int2 PRIMARY KEY CHECK (machine_id OPERATOR(pg_catalog.>=) 0 AND machine_id OPERATOR(pg_catalog.<=) {max_id}),
+    grant_id      pg_catalog.text,
+    holder        pg_catalog.text,
+    token         pg_catalog.int8 NOT NULL DEFAULT 0,
+    expires_at    pg_catalog.timestamptz,
+    floor_unix_ms pg_catalog.int8
+);
+COMMENT ON TABLE {leases} IS 'nonceforge machine-id leases (protocol 2): one row per id; grant_id/holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued, NULL when the id has no history';
+CREATE TABLE IF NOT EXISTS {meta} (
+    one         pg_catalog.bool PRIMARY KEY DEFAULT true CHECK (one),
+    protocol    pg_catalog.int4 NOT NULL,
+    incarnation pg_catalog.text NOT NULL,
+    created_at  pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    last_token  pg_catalog.int8 NOT NULL DEFAULT 0
+);
+COMMENT ON TABLE {meta} IS 'nonceforge lease namespace (protocol 2): the incarnation changes when the store loses its data; tokens are drawn from last_token';
+
+-- name: check_owned
+SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
+       pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
+       c.relowner OPERATOR(pg_catalog.=) r.oid,
+       EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal),
+       EXISTS (SELECT FROM pg_catalog.pg_rewrite w
+                WHERE w.ev_class OPERATOR(pg_catalog.=) c.oid),
+       c.relrowsecurity,
+       (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
+                OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) a.privilege_type, ', ')
+          FROM pg_catalog.aclexplode(c.relacl) a
+         WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner
+           AND a.privilege_type OPERATOR(pg_catalog.<>) 'SELECT')
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+  JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+ WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+   AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])
+
+-- name: put_back_meta
+INSERT INTO {meta} (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING
+
+-- name: put_back_ids
+INSERT INTO {leases} (machine_id)
+SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
+ON CONFLICT DO NOTHING
+
+-- name: take
+WITH free AS (
+    SELECT machine_id, floor_unix_ms FROM {leases}
+     WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
+       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
+       AND (holder IS NULL OR expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
+     ORDER BY machine_id LIMIT 1
+     FOR UPDATE SKIP LOCKED),
+tok AS (
+    UPDATE {meta}
+       SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1,
+           (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1000)
+     WHERE protocol OPERATOR(pg_catalog.=) 2 AND EXISTS (SELECT FROM free)
+     RETURNING last_token, incarnation)
+UPDATE {leases} l
+   SET grant_id = $6::pg_catalog.text, holder = $3::pg_catalog.text, token = tok.last_token,
+       expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
+       floor_unix_ms = greatest(coalesce(l.floor_unix_ms, 0), $5::pg_catalog.int8)
+  FROM free, tok WHERE l.machine_id OPERATOR(pg_catalog.=) free.machine_id
+RETURNING l.machine_id, l.token, free.floor_unix_ms, tok.incarnation
+
+-- name: renew
+WITH m AS (SELECT incarnation FROM {meta}),
+     u AS (UPDATE {leases}
+              SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
+                  floor_unix_ms = greatest(coalesce(floor_unix_ms, 0), $4::pg_catalog.int8)
+            WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
+              AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
+              AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
+            RETURNING 1)
+SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
+       (SELECT coalesce(grant_id, '') FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+       (SELECT token FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+       (SELECT last_token FROM {meta})
+
+-- name: release
+UPDATE {leases} SET grant_id = NULL, holder = NULL, expires_at = NULL, floor_unix_ms = $3::pg_catalog.int8
+ WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
+   AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
+   AND (SELECT incarnation FROM {meta}) OPERATOR(pg_catalog.=) $4::pg_catalog.text
+
+-- name: status_meta
+SELECT protocol::pg_catalog.text, incarnation FROM {meta}
+
+-- name: status
+SELECT machine_id, coalesce(holder, ''), token,
+       (pg_catalog.date_part('epoch', expires_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.float8,
+       coalesce(floor_unix_ms, 0)
+  FROM {leases} WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
+   AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
+   AND (holder IS NOT NULL OR floor_unix_ms IS NOT NULL)
+ ORDER BY machine_id
+
+-- name: evict
+UPDATE {leases} SET grant_id = NULL, holder = NULL, expires_at = NULL
+ WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2 AND holder IS NOT NULL
+   AND ($2::pg_catalog.text IS NULL OR holder OPERATOR(pg_catalog.=) $2::pg_catalog.text)
+`
+
+// pgStatements are pgStatementsSQL's statements by name.
+var pgStatements = func() map[string]string {
+	m := map[string]string{}
+	for _, part := range strings.Split(pgStatementsSQL, "\n-- name: ")[1:] {
+		name, body, _ := strings.Cut(part, "\n")
+		m[strings.TrimSpace(name)] = strings.TrimSpace(body)
+	}
+	return m
+}()
+
+// stmt is the statement name with the namespace's tables and the highest
+// machine id written in.
+func (p *pgStore) stmt(name string) string {
+	return strings.NewReplacer("{leases}", p.leases, "{meta}", p.meta, "{max_id}", strconv.Itoa(maxMachineID)).Replace(pgStatements[name])
+}
 
 func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store, string, error) {
 	cfg, err := pgx.ParseConfig(raw)
@@ -38,7 +198,7 @@ func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store,
 	if s.fast == FastVerify {
 		var recovery bool
 		var standbys string
-		err := conn.QueryRow(ctx, "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('synchronous_standby_names')").Scan(&recovery, &standbys)
+		err := conn.QueryRow(ctx, pgStatements["verify"]).Scan(&recovery, &standbys)
 		switch {
 		case err != nil:
 			conn.Close(context.Background())
@@ -70,21 +230,14 @@ func pgCode(err error) string {
 	return ""
 }
 
-const pgNowMs = "(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8"
-
 func (p *pgStore) ensure(ctx context.Context, s *settled) error {
 	// Every lease write acknowledged is on disk, and on the synchronous
 	// standbys where the server names some, whatever the role's default.
-	if _, err := p.conn.Exec(ctx, "SET search_path = pg_catalog, pg_temp; SET synchronous_commit = on"); err != nil {
+	if _, err := p.conn.Exec(ctx, pgStatements["session"]); err != nil {
 		return err
 	}
 	leases, meta := s.ns+"_leases", s.ns+"_meta"
-	rows, err := p.conn.Query(ctx, `SELECT n.nspname::pg_catalog.text, c.relowner OPERATOR(pg_catalog.=) r.oid
-		   FROM pg_catalog.pg_class c
-		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-		   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
-		  WHERE c.relname OPERATOR(pg_catalog.=) $1::pg_catalog.text
-		    AND n.nspname OPERATOR(pg_catalog.<>) $2::pg_catalog.text`, leases, s.schema)
+	rows, err := p.conn.Query(ctx, pgStatements["v1_tables"], leases, s.schema)
 	if err != nil {
 		return err
 	}
@@ -118,11 +271,7 @@ func (p *pgStore) ensure(ctx context.Context, s *settled) error {
 }
 
 func (p *pgStore) schemaOwner(ctx context.Context, schema string) (owner string, ours, found bool, err error) {
-	err = p.conn.QueryRow(ctx, `SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
-		        n.nspowner OPERATOR(pg_catalog.=) r.oid
-		   FROM pg_catalog.pg_namespace n
-		   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
-		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text`, schema).Scan(&owner, &ours)
+	err = p.conn.QueryRow(ctx, pgStatements["schema_owner"], schema).Scan(&owner, &ours)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, false, nil
 	}
@@ -151,7 +300,7 @@ func (p *pgStore) create(ctx context.Context, s *settled) error {
 	if _, _, found, err := p.schemaOwner(ctx, s.schema); err != nil {
 		return err
 	} else if !found {
-		if _, err := p.conn.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS "%s"`, s.schema)); err != nil {
+		if _, err := p.conn.Exec(ctx, strings.ReplaceAll(pgStatements["create_schema"], "{schema}", s.schema)); err != nil {
 			switch pgCode(err) {
 			case "42501":
 				return refused(fmt.Sprintf("schema %s does not exist and this role may not create it: have the DBA run CREATE SCHEMA %s AUTHORIZATION <the store role>, or GRANT CREATE ON DATABASE to it", s.schema, s.schema))
@@ -169,29 +318,11 @@ func (p *pgStore) create(ctx context.Context, s *settled) error {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))", fmt.Sprintf("nonceforge lease %s.%s", s.schema, s.ns)); err != nil {
+	if _, err := tx.Exec(ctx, pgStatements["create_lock"], fmt.Sprintf("nonceforge lease %s.%s", s.schema, s.ns)); err != nil {
 		return err
 	}
-	for _, q := range []string{
-		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-			machine_id    pg_catalog.int2 PRIMARY KEY CHECK (machine_id OPERATOR(pg_catalog.>=) 0 AND machine_id OPERATOR(pg_catalog.<=) 511),
-			grant_id      pg_catalog.text,
-			holder        pg_catalog.text,
-			token         pg_catalog.int8 NOT NULL DEFAULT 0,
-			expires_at    pg_catalog.timestamptz,
-			floor_unix_ms pg_catalog.int8)`, p.leases),
-		fmt.Sprintf("COMMENT ON TABLE %s IS 'nonceforge machine-id leases (protocol 2): one row per id; grant_id/holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued, NULL when the id has no history'", p.leases),
-		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-			one         pg_catalog.bool PRIMARY KEY DEFAULT true CHECK (one),
-			protocol    pg_catalog.int4 NOT NULL,
-			incarnation pg_catalog.text NOT NULL,
-			created_at  pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
-			last_token  pg_catalog.int8 NOT NULL DEFAULT 0)`, p.meta),
-		fmt.Sprintf("COMMENT ON TABLE %s IS 'nonceforge lease namespace (protocol 2): the incarnation changes when the store loses its data; tokens are drawn from last_token'", p.meta),
-	} {
-		if _, err := tx.Exec(ctx, q); err != nil {
-			return err
-		}
+	if _, err := tx.Exec(ctx, p.stmt("create_tables")); err != nil {
+		return err
 	}
 	return tx.Commit(ctx)
 }
@@ -207,24 +338,7 @@ func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) (
 	case !ours:
 		return false, foreignSchema(schema, owner)
 	}
-	rows, err := p.conn.Query(ctx, `SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
-		        pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
-		        c.relowner OPERATOR(pg_catalog.=) r.oid,
-		        EXISTS (SELECT FROM pg_catalog.pg_trigger t
-		                 WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal),
-		        EXISTS (SELECT FROM pg_catalog.pg_rewrite w
-		                 WHERE w.ev_class OPERATOR(pg_catalog.=) c.oid),
-		        c.relrowsecurity,
-		        (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
-		                 OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) a.privilege_type, ', ')
-		           FROM pg_catalog.aclexplode(c.relacl) a
-		          WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner
-		            AND a.privilege_type OPERATOR(pg_catalog.<>) 'SELECT')
-		   FROM pg_catalog.pg_class c
-		   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-		   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
-		  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
-		    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])`, schema, leases, meta)
+	rows, err := p.conn.Query(ctx, pgStatements["check_owned"], schema, leases, meta)
 	if err != nil {
 		return false, err
 	}
@@ -272,12 +386,10 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 	}
 	// Another member may be putting them back at this moment: whatever these
 	// inserts find, the statement is tried once more.
-	if _, err := p.conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING", p.meta), randomID()); err != nil {
+	if _, err := p.conn.Exec(ctx, p.stmt("put_back_meta"), randomID()); err != nil {
 		return nil, err
 	}
-	if _, err := p.conn.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (machine_id)
-		SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
-		ON CONFLICT DO NOTHING`, p.leases), s.first, s.last); err != nil {
+	if _, err := p.conn.Exec(ctx, p.stmt("put_back_ids"), s.first, s.last); err != nil {
 		return nil, err
 	}
 	return p.take(ctx, s, capMs, grantID)
@@ -286,24 +398,7 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 // take leases the lowest free id of the range in one statement; nil when none
 // is free (or the namespace's row is missing).
 func (p *pgStore) take(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	q := fmt.Sprintf(`WITH free AS (
-		SELECT machine_id, floor_unix_ms FROM %[1]s
-		 WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
-		   AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
-		   AND (holder IS NULL OR expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
-		 ORDER BY machine_id LIMIT 1
-		 FOR UPDATE SKIP LOCKED),
-	tok AS (
-		UPDATE %[2]s
-		   SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1, %[3]s OPERATOR(pg_catalog.*) 1000)
-		 WHERE protocol OPERATOR(pg_catalog.=) 2 AND EXISTS (SELECT FROM free)
-		 RETURNING last_token, incarnation)
-	UPDATE %[1]s l
-	   SET grant_id = $6::pg_catalog.text, holder = $3::pg_catalog.text, token = tok.last_token,
-	       expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
-	       floor_unix_ms = greatest(coalesce(l.floor_unix_ms, 0), $5::pg_catalog.int8)
-	  FROM free, tok WHERE l.machine_id OPERATOR(pg_catalog.=) free.machine_id
-	RETURNING l.machine_id, l.token, free.floor_unix_ms, tok.incarnation`, p.leases, p.meta, pgNowMs)
+	q := p.stmt("take")
 	var id int16
 	var token int64
 	var floor *int64
@@ -323,18 +418,7 @@ func (p *pgStore) take(ctx context.Context, s *settled, capMs int64, grantID str
 }
 
 func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
-	q := fmt.Sprintf(`WITH m AS (SELECT incarnation FROM %[2]s),
-		u AS (UPDATE %[1]s
-		         SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
-		             floor_unix_ms = greatest(coalesce(floor_unix_ms, 0), $4::pg_catalog.int8)
-		       WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
-		         AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
-		         AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
-		       RETURNING 1)
-	SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
-	       (SELECT coalesce(grant_id, '') FROM %[1]s WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
-	       (SELECT token FROM %[1]s WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
-	       (SELECT last_token FROM %[2]s)`, p.leases, p.meta)
+	q := p.stmt("renew")
 	var n int64
 	var inc, now *string
 	var token, last *int64
@@ -360,10 +444,7 @@ func (p *pgStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) 
 }
 
 func (p *pgStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	tag, err := p.conn.Exec(ctx, fmt.Sprintf(`UPDATE %s SET grant_id = NULL, holder = NULL, expires_at = NULL, floor_unix_ms = $3::pg_catalog.int8
-		WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
-		  AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
-		  AND (SELECT incarnation FROM %s) OPERATOR(pg_catalog.=) $4::pg_catalog.text`, p.leases, p.meta),
+	tag, err := p.conn.Exec(ctx, p.stmt("release"),
 		g.id, g.grantID, floor, g.incarnation)
 	return err == nil && tag.RowsAffected() == 1, err
 }

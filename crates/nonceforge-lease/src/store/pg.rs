@@ -20,7 +20,9 @@
 //! server names any is what [`crate::FastStart::Verify`] checks.
 
 use super::{Ask, Grant, LostReason, Record, Renewal, StoreError, StoreInfo, ms, random_id};
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
+use std::sync::LazyLock;
 use std::time::Duration;
 use tokio_postgres::{Client, Config, NoTls};
 
@@ -34,9 +36,24 @@ pub(crate) struct PgStore {
     durable: Result<(), String>,
 }
 
-/// The SQL text of a clock reading in Unix ms: `pg_catalog` functions only.
-const NOW_MS: &str =
-    "(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8";
+/// Every statement sent, by name (pg/statements.sql, which Go's module holds
+/// byte for byte).
+pub(crate) const STATEMENTS_SQL: &str = include_str!("pg/statements.sql");
+
+static STATEMENTS: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
+    STATEMENTS_SQL
+        .split("\n-- name: ")
+        .skip(1)
+        .filter_map(|s| s.split_once('\n'))
+        .map(|(name, body)| (name.trim(), body.trim()))
+        .collect()
+});
+
+/// The statement `name` of pg/statements.sql, its placeholders as they are
+/// (every name below is one the file has: `statements_are_all_there`).
+fn sql(name: &str) -> &'static str {
+    STATEMENTS.get(name).copied().unwrap_or_default()
+}
 
 fn db_code(e: &tokio_postgres::Error) -> Option<&str> {
     e.as_db_error().map(|d| d.code().code())
@@ -57,18 +74,9 @@ impl PgStore {
         });
         // Nothing of another role's is found by name from here on (and every
         // name below is qualified anyway, for poolers that reset the session).
-        client
-            .batch_execute("SET search_path = pg_catalog, pg_temp; SET synchronous_commit = on")
-            .await
-            .map_err(pg_err)?;
+        client.batch_execute(sql("session")).await.map_err(pg_err)?;
         let durable = if verify {
-            let row = client
-                .query_one(
-                    "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('synchronous_standby_names')",
-                    &[],
-                )
-                .await
-                .map_err(pg_err)?;
+            let row = client.query_one(sql("verify"), &[]).await.map_err(pg_err)?;
             let (recovery, standbys): (bool, String) = (row.get(0), row.get(1));
             if recovery {
                 Err("the server is a standby".into())
@@ -118,15 +126,7 @@ impl PgStore {
     async fn check_v1(&mut self, ns: &str, schema: &str) -> Result<(), StoreError> {
         let rows = self
             .client
-            .query(
-                "SELECT n.nspname::pg_catalog.text, c.relowner OPERATOR(pg_catalog.=) r.oid
-                   FROM pg_catalog.pg_class c
-                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-                   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
-                  WHERE c.relname OPERATOR(pg_catalog.=) $1::pg_catalog.text
-                    AND n.nspname OPERATOR(pg_catalog.<>) $2::pg_catalog.text",
-                &[&format!("{ns}_leases"), &schema],
-            )
+            .query(sql("v1_tables"), &[&format!("{ns}_leases"), &schema])
             .await
             .map_err(pg_err)?;
         for row in rows {
@@ -150,7 +150,7 @@ impl PgStore {
         if owner.is_none() {
             let made = self
                 .client
-                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
+                .batch_execute(&sql("create_schema").replace("{schema}", schema))
                 .await;
             if let Err(e) = made {
                 if db_code(&e) == Some("42501") {
@@ -170,46 +170,21 @@ impl PgStore {
         // Several processes may start on an empty database at once: one
         // creates, under a lock keyed by the tables' names.
         tx.execute(
-            "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))",
+            sql("create_lock"),
             &[&format!("nonceforge lease {schema}.{ns}")],
         )
         .await
         .map_err(pg_err)?;
-        tx.batch_execute(&format!(
-            "CREATE TABLE IF NOT EXISTS {leases} (
-                 machine_id    pg_catalog.int2 PRIMARY KEY CHECK (machine_id OPERATOR(pg_catalog.>=) 0 AND machine_id OPERATOR(pg_catalog.<=) 511),
-                 grant_id      pg_catalog.text,
-                 holder        pg_catalog.text,
-                 token         pg_catalog.int8 NOT NULL DEFAULT 0,
-                 expires_at    pg_catalog.timestamptz,
-                 floor_unix_ms pg_catalog.int8
-             );
-             COMMENT ON TABLE {leases} IS 'nonceforge machine-id leases (protocol 2): one row per id; grant_id/holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued, NULL when the id has no history';
-             CREATE TABLE IF NOT EXISTS {meta} (
-                 one         pg_catalog.bool PRIMARY KEY DEFAULT true CHECK (one),
-                 protocol    pg_catalog.int4 NOT NULL,
-                 incarnation pg_catalog.text NOT NULL,
-                 created_at  pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
-                 last_token  pg_catalog.int8 NOT NULL DEFAULT 0
-             );
-             COMMENT ON TABLE {meta} IS 'nonceforge lease namespace (protocol 2): the incarnation changes when the store loses its data; tokens are drawn from last_token';"
-        ))
-        .await
-        .map_err(pg_err)?;
+        tx.batch_execute(&fill(sql("create_tables"), leases, meta))
+            .await
+            .map_err(pg_err)?;
         tx.commit().await.map_err(pg_err)
     }
 
     async fn schema_owner(&mut self, schema: &str) -> Result<Option<(String, bool)>, StoreError> {
         let row = self
             .client
-            .query_opt(
-                "SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
-                        n.nspowner OPERATOR(pg_catalog.=) r.oid
-                   FROM pg_catalog.pg_namespace n
-                   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
-                  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text",
-                &[&schema],
-            )
+            .query_opt(sql("schema_owner"), &[&schema])
             .await
             .map_err(pg_err)?;
         Ok(row.map(|r| (r.get(0), r.get(1))))
@@ -239,27 +214,7 @@ impl PgStore {
         }
         let rows = self
             .client
-            .query(
-                "SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
-                        pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
-                        c.relowner OPERATOR(pg_catalog.=) r.oid,
-                        EXISTS (SELECT FROM pg_catalog.pg_trigger t
-                                 WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal),
-                        EXISTS (SELECT FROM pg_catalog.pg_rewrite w
-                                 WHERE w.ev_class OPERATOR(pg_catalog.=) c.oid),
-                        c.relrowsecurity,
-                        (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
-                                 OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) a.privilege_type, ', ')
-                           FROM pg_catalog.aclexplode(c.relacl) a
-                          WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner
-                            AND a.privilege_type OPERATOR(pg_catalog.<>) 'SELECT')
-                   FROM pg_catalog.pg_class c
-                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-                   JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
-                  WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
-                    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])",
-                &[&schema, &leases, &meta],
-            )
+            .query(sql("check_owned"), &[&schema, &leases, &meta])
             .await
             .map_err(pg_err)?;
         let both = rows.len() == 2;
@@ -313,21 +268,12 @@ impl PgStore {
         // these inserts find, the statement is tried once more.
         let (leases, meta) = (&self.leases, &self.meta);
         self.client
-            .execute(
-                &format!(
-                    "INSERT INTO {meta} (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING"
-                ),
-                &[&random_id()],
-            )
+            .execute(&fill(sql("put_back_meta"), leases, meta), &[&random_id()])
             .await
             .map_err(pg_err)?;
         self.client
             .execute(
-                &format!(
-                    "INSERT INTO {leases} (machine_id)
-                         SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
-                         ON CONFLICT DO NOTHING"
-                ),
+                &fill(sql("put_back_ids"), leases, meta),
                 &[&(*ids.start() as i32), &(*ids.end() as i32)],
             )
             .await
@@ -348,26 +294,7 @@ impl PgStore {
         let row = self
             .client
             .query_opt(
-                &format!(
-                    "WITH free AS (
-                         SELECT machine_id, floor_unix_ms FROM {leases}
-                          WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
-                            AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
-                            AND (holder IS NULL OR expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
-                          ORDER BY machine_id LIMIT 1
-                          FOR UPDATE SKIP LOCKED),
-                     tok AS (
-                         UPDATE {meta}
-                            SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1, {NOW_MS} OPERATOR(pg_catalog.*) 1000)
-                          WHERE protocol OPERATOR(pg_catalog.=) 2 AND EXISTS (SELECT FROM free)
-                          RETURNING last_token, incarnation)
-                     UPDATE {leases} l
-                        SET grant_id = $6::pg_catalog.text, holder = $3::pg_catalog.text, token = tok.last_token,
-                            expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
-                            floor_unix_ms = greatest(coalesce(l.floor_unix_ms, 0), $5::pg_catalog.int8)
-                       FROM free, tok WHERE l.machine_id OPERATOR(pg_catalog.=) free.machine_id
-                     RETURNING l.machine_id, l.token, free.floor_unix_ms, tok.incarnation"
-                ),
+                &fill(sql("take"), leases, meta),
                 &[
                     &(*ids.start() as i16),
                     &(*ids.end() as i16),
@@ -401,24 +328,11 @@ impl PgStore {
         // Ours while the grant is ours and the store is the one it was made
         // in: also after expiry, if nobody took the id since.
         let (leases, meta) = (&self.leases, &self.meta);
-        let sql = format!(
-            "WITH m AS (SELECT incarnation FROM {meta}),
-                  u AS (UPDATE {leases}
-                           SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
-                               floor_unix_ms = greatest(coalesce(floor_unix_ms, 0), $4::pg_catalog.int8)
-                         WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
-                           AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
-                           AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
-                         RETURNING 1)
-             SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
-                    (SELECT coalesce(grant_id, '') FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
-                    (SELECT token FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
-                    (SELECT last_token FROM {meta})"
-        );
+        let statement = fill(sql("renew"), leases, meta);
         let row = self
             .client
             .query_one(
-                &sql,
+                &statement,
                 &[
                     &(grant.machine_id as i16),
                     &grant.grant_id,
@@ -461,17 +375,11 @@ impl PgStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let sql = format!(
-            "UPDATE {} SET grant_id = NULL, holder = NULL, expires_at = NULL, floor_unix_ms = $3::pg_catalog.int8
-              WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
-                AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
-                AND (SELECT incarnation FROM {}) OPERATOR(pg_catalog.=) $4::pg_catalog.text",
-            self.leases, self.meta
-        );
+        let statement = fill(sql("release"), &self.leases, &self.meta);
         let n = self
             .client
             .execute(
-                &sql,
+                &statement,
                 &[
                     &(grant.machine_id as i16),
                     &grant.grant_id,
@@ -491,13 +399,7 @@ impl PgStore {
     ) -> Result<(StoreInfo, Vec<Record>), StoreError> {
         let info = self
             .client
-            .query_opt(
-                &format!(
-                    "SELECT protocol::pg_catalog.text, incarnation FROM {}",
-                    self.meta
-                ),
-                &[],
-            )
+            .query_opt(&fill(sql("status_meta"), &self.leases, &self.meta), &[])
             .await
             .map_err(pg_err)?
             .map(|r| StoreInfo {
@@ -505,19 +407,10 @@ impl PgStore {
                 incarnation: r.get(1),
             })
             .unwrap_or_default();
-        let sql = format!(
-            "SELECT machine_id, coalesce(holder, ''), token,
-                    (pg_catalog.date_part('epoch', expires_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.float8,
-                    coalesce(floor_unix_ms, 0)
-               FROM {} WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
-                AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
-                AND (holder IS NOT NULL OR floor_unix_ms IS NOT NULL)
-              ORDER BY machine_id",
-            self.leases
-        );
+        let statement = fill(sql("status"), &self.leases, &self.meta);
         let rows = self
             .client
-            .query(&sql, &[&(*ids.start() as i16), &(*ids.end() as i16)])
+            .query(&statement, &[&(*ids.start() as i16), &(*ids.end() as i16)])
             .await
             .map_err(pg_err)?;
         let records = rows
@@ -544,19 +437,22 @@ impl PgStore {
         machine_id: u16,
         holder: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let sql = format!(
-            "UPDATE {} SET grant_id = NULL, holder = NULL, expires_at = NULL
-              WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2 AND holder IS NOT NULL
-                AND ($2::pg_catalog.text IS NULL OR holder OPERATOR(pg_catalog.=) $2::pg_catalog.text)",
-            self.leases
-        );
+        let statement = fill(sql("evict"), &self.leases, &self.meta);
         let n = self
             .client
-            .execute(&sql, &[&(machine_id as i16), &holder])
+            .execute(&statement, &[&(machine_id as i16), &holder])
             .await
             .map_err(pg_err)?;
         Ok(n == 1)
     }
+}
+
+/// `statement` with the namespace's tables and the highest machine id written in.
+fn fill(statement: &str, leases: &str, meta: &str) -> String {
+    statement
+        .replace("{leases}", leases)
+        .replace("{meta}", meta)
+        .replace("{max_id}", &nonceforge::MachineId::MAX.to_string())
 }
 
 /// A schema of the leases' name that another role owns.
@@ -576,5 +472,41 @@ fn pg_err(e: tokio_postgres::Error) -> StoreError {
         StoreError::conn(e)
     } else {
         StoreError::answer(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{STATEMENTS, sql};
+
+    /// Every statement the store sends is in pg/statements.sql, none empty,
+    /// and none names a table but through {leases} and {meta}.
+    #[test]
+    fn statements_are_all_there() {
+        let used = [
+            "session",
+            "verify",
+            "v1_tables",
+            "schema_owner",
+            "create_schema",
+            "create_lock",
+            "create_tables",
+            "check_owned",
+            "put_back_meta",
+            "put_back_ids",
+            "take",
+            "renew",
+            "release",
+            "status_meta",
+            "status",
+            "evict",
+        ];
+        for name in used {
+            assert!(!sql(name).is_empty(), "{name} is not in pg/statements.sql");
+            assert!(!sql(name).contains("-- name:"), "{name}");
+        }
+        assert_eq!(STATEMENTS.len(), used.len(), "a statement nothing sends");
+        assert!(sql("take").contains("UPDATE {leases} l") && sql("take").contains("UPDATE {meta}"));
+        assert!(sql("create_tables").contains("{max_id}"));
     }
 }
