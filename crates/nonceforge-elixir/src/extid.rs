@@ -1,7 +1,7 @@
 //! `Nonceforge.ExtId`: the external-id codec, one resource per codec (freed by
 //! the GC when the Elixir side lets go of it).
 
-use crate::{arg_error, core_error};
+use crate::errors::{arg_error, core_error};
 use nonceforge::extid::{ExtId, ExtIdCodec, ExtIdMode, Keyring, TextForm};
 use rustler::types::atom::Atom;
 use rustler::{Binary, Env, NifResult, ResourceArc, Term};
@@ -87,7 +87,7 @@ fn nif_extid_encode<'a>(
         None => codec.0.encode_seq(seq),
     }
     .map_err(core_error)?;
-    Ok(crate::binary(env, &id.0))
+    Ok(crate::nonces::binary(env, &id.0))
 }
 
 #[rustler::nif]
@@ -151,5 +151,5 @@ fn nif_extid_format(
 #[rustler::nif]
 fn nif_extid_parse<'a>(env: Env<'a>, codec: ResourceArc<Codec>, text: &str) -> NifResult<Term<'a>> {
     let id = codec.0.parse(text).map_err(core_error)?;
-    Ok(crate::binary(env, &id.0))
+    Ok(crate::nonces::binary(env, &id.0))
 }

@@ -1,9 +1,9 @@
 //! `Nonceforge.init/1` after its checks: the ciphers, the generator, the
 //! registration.
 
+use crate::atoms;
 use crate::errors::{arg_error, core_error};
-use crate::registry::{Crypt, Instance, display_name, register};
-use crate::{atoms, lease};
+use crate::registry::{Crypt, Held, Instance, display_name, register, release_replaced};
 use nonceforge::cipher::nononcense::{NoNoncenseCiphers, NoNoncenseKeys, SmallCipher, WideCipher};
 use nonceforge::{MachineId, NonceGenerator};
 use rustler::types::atom::Atom;
@@ -97,7 +97,7 @@ pub(crate) fn install(
     name: Term<'_>,
     generator: NonceGenerator,
     crypt: Crypt,
-    held: Option<lease::Held>,
+    held: Option<Held>,
 ) -> NifResult<()> {
     let instance = Instance {
         generator,
@@ -105,6 +105,6 @@ pub(crate) fn install(
         lease: Mutex::new(held),
         name: display_name(name),
     };
-    lease::release_replaced(register(name, instance)?);
+    release_replaced(register(name, instance)?);
     Ok(())
 }

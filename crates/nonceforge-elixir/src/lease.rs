@@ -6,7 +6,9 @@
 //! `:lapsed` — renewals go on, and generation resumes if the store still has
 //! the id for us — or `:lost`, for good).
 
-use crate::{CryptOpts, Instance, arg_error, build, install};
+use crate::errors::arg_error;
+use crate::init::{CryptOpts, build, install};
+use crate::registry::{Held, instance, release, take};
 use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState, LostReason, MillisOptions};
 use rustler::types::atom::Atom;
 use rustler::{Encoder, Env, LocalPid, NifResult, OwnedEnv, ResourceArc, Term};
@@ -15,12 +17,6 @@ use std::sync::{Arc, Mutex};
 
 mod atoms {
     rustler::atoms! { ok, error, nonceforge, lease_lost, lapsed, lost, held, released, none, taken, evicted, store_lost_data, store_went_back }
-}
-
-/// A held lease and its watcher.
-pub(crate) struct Held {
-    lease: Arc<Mutex<Option<Lease>>>,
-    stop: Arc<AtomicBool>,
 }
 
 pub(crate) fn load(_env: Env) -> bool {
@@ -129,37 +125,10 @@ fn nif_init_leased<'a>(
     Ok((atoms::ok(), machine_id))
 }
 
-fn take(instance: &Instance) -> Option<Held> {
-    instance
-        .lease
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-}
-
-fn release(held: Held) -> Result<(), String> {
-    held.stop.store(true, Ordering::Release);
-    let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
-    match lease {
-        Some(l) => l.release().map_err(|e| e.to_string()),
-        None => Ok(()),
-    }
-}
-
-/// Releases the lease of an instance that a new `init` replaced, off the
-/// scheduler.
-pub(crate) fn release_replaced(old: Option<&'static Instance>) {
-    if let Some(held) = old.and_then(take) {
-        std::thread::spawn(move || {
-            let _ = release(held);
-        });
-    }
-}
-
 /// `Nonceforge.release/1`: stops the generator, records its floor, frees the id.
 #[rustler::nif(schedule = "DirtyIo")]
 fn nif_release<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
-    let i = crate::instance(name)?;
+    let i = instance(name)?;
     Ok(match take(i) {
         None => atoms::none().encode(env),
         Some(held) => match release(held) {
@@ -172,7 +141,7 @@ fn nif_release<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
 /// `{state, deadline_in_ms}` of an instance's lease; `:none` without one.
 #[rustler::nif]
 fn nif_lease_state<'a>(env: Env<'a>, name: Term<'a>) -> NifResult<Term<'a>> {
-    let i = crate::instance(name)?;
+    let i = instance(name)?;
     let guard = i.lease.lock().unwrap_or_else(|p| p.into_inner());
     Ok(match guard.as_ref() {
         None => atoms::none().encode(env),

@@ -32,12 +32,8 @@ use rustler::types::atom::Atom;
 use rustler::{Encoder, Env, Term};
 use std::sync::atomic::Ordering;
 
-pub(crate) use errors::{arg_error, core_error};
-pub(crate) use init::{CryptOpts, build, install};
 use nonces::SIZE_TERMS;
-pub(crate) use nonces::binary;
 use registry::{DEFAULT_NAME, term_bits};
-pub(crate) use registry::{Instance, instance};
 
 pub(crate) mod atoms {
     rustler::atoms! {

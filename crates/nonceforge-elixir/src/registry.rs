@@ -2,12 +2,12 @@
 //! pointer, others a lock-free table read with one atomic load per probe.
 
 use crate::errors::{DisabledError, UninitializedError, arg_error, core_error};
-use crate::lease;
 use nonceforge::NonceGenerator;
 use nonceforge::cipher::nononcense::NoNoncenseCiphers;
+use nonceforge_lease::Lease;
 use rustler::{Error, NifResult, Term};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// How an instance encrypts.
 pub(crate) enum Crypt {
@@ -22,9 +22,45 @@ pub(crate) enum Crypt {
 pub(crate) struct Instance {
     pub(crate) generator: NonceGenerator,
     pub(crate) crypt: Crypt,
-    pub(crate) lease: Mutex<Option<lease::Held>>,
+    pub(crate) lease: Mutex<Option<Held>>,
     /// The name as Elixir writes it (`Nonceforge`, `:ids`), for messages.
     pub(crate) name: String,
+}
+
+/// The lease an instance holds (`init/1` with `{:lease, url, opts}`, made by
+/// lease.rs) and its watcher's stop flag.
+pub(crate) struct Held {
+    pub(crate) lease: Arc<Mutex<Option<Lease>>>,
+    pub(crate) stop: Arc<AtomicBool>,
+}
+
+/// Takes an instance's lease out of it (None: it holds none, or it was taken).
+pub(crate) fn take(instance: &Instance) -> Option<Held> {
+    instance
+        .lease
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+}
+
+/// Stops the watcher and releases the lease (the floor recorded, the id freed).
+pub(crate) fn release(held: Held) -> Result<(), String> {
+    held.stop.store(true, Ordering::Release);
+    let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match lease {
+        Some(l) => l.release().map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
+}
+
+/// Releases the lease of an instance that a new `init` replaced, off the
+/// scheduler.
+pub(crate) fn release_replaced(old: Option<&'static Instance>) {
+    if let Some(held) = old.and_then(take) {
+        std::thread::spawn(move || {
+            let _ = release(held);
+        });
+    }
 }
 
 /// The default name's instance (`Nonceforge`).
