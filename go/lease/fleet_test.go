@@ -35,7 +35,8 @@ func TestHelperHolder(t *testing.T) {
 	if url == "" {
 		t.Skip("a helper process for the fleet tests")
 	}
-	l, err := Acquire(context.Background(), url, Options{IDs: os.Getenv("NF_HOLDER_IDS"), TTL: 2 * time.Second})
+	ttl, _ := time.ParseDuration(os.Getenv("NF_HOLDER_TTL"))
+	l, err := Acquire(context.Background(), url, Options{IDs: os.Getenv("NF_HOLDER_IDS"), TTL: ttl})
 	if err != nil {
 		fmt.Println("fail", err)
 		os.Exit(2)
@@ -180,15 +181,19 @@ func (p *proc) waitFor(t *testing.T, what string, ok func(string) bool) string {
 
 func goHolder(t *testing.T, url, ids string) *proc {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHolder$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "NF_HOLDER_URL="+url, "NF_HOLDER_IDS="+ids)
+	cmd.Env = append(os.Environ(), "NF_HOLDER_URL="+url, "NF_HOLDER_IDS="+ids, "NF_HOLDER_TTL="+fleetTTL.String())
 	return start(t, cmd)
 }
 
-// nodeHolder runs node/test/support/holder.js (ids, TTL 2 s); it prints
+// fleetTTL is every fleet member's TTL (2 s; a test that takes the store away
+// for longer sets more, and puts it back).
+var fleetTTL = 2 * time.Second
+
+// nodeHolder runs node/test/support/holder.js (ids, fleetTTL); it prints
 // `id N FLOOR`, then `n <ms> <nonces>` lines, and releases when stdin closes.
 func nodeHolder(t *testing.T, url, ids string) *proc {
 	script, _ := filepath.Abs(filepath.Join("..", "..", "node", "test", "support", "holder.js"))
-	return start(t, exec.Command("node", script, url, ids, "2000"))
+	return start(t, exec.Command("node", script, url, ids, fmt.Sprint(fleetTTL.Milliseconds())))
 }
 
 // haveNode: node and the addon are here (make test builds the addon before the
@@ -264,7 +269,7 @@ func cli(t *testing.T) string {
 
 // rustHolder runs `nonceforge gen counter --bits 96 --lease URL` for up to n nonces.
 func rustHolder(t *testing.T, url, ids string, n int, rate string) *proc {
-	args := []string{"gen", "counter", "--bits", "96", "-n", fmt.Sprint(n), "--lease", url, "--ttl", "2s", "--ids", ids}
+	args := []string{"gen", "counter", "--bits", "96", "-n", fmt.Sprint(n), "--lease", url, "--ttl", fleetTTL.String(), "--ids", ids}
 	if rate != "" {
 		args = append(args, "--rate", rate)
 	}
