@@ -36,8 +36,10 @@ BEGIN
     n := 0;
     FOR v IN SELECT e FROM jsonb_array_elements(doc->'extract') e LOOP
         id := (v->>'uuid')::uuid;
-        ASSERT uuid_extract_version(id) IS NOT DISTINCT FROM (v->>'version')::int2, v::text;
-        ASSERT extract(epoch FROM uuid_extract_timestamp(id)) * 1000 IS NOT DISTINCT FROM
+        -- The extension's own (18's semantics on every major: 17's built-in
+        -- reads version 1 only, and pg_catalog comes first in a search path).
+        ASSERT public.uuid_extract_version(id) IS NOT DISTINCT FROM (v->>'version')::int2, v::text;
+        ASSERT extract(epoch FROM public.uuid_extract_timestamp(id)) * 1000 IS NOT DISTINCT FROM
             (v->>'unix_ms')::numeric, v::text;
         n := n + 1;
     END LOOP;
