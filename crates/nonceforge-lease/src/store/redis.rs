@@ -108,6 +108,17 @@ enum Conn {
     Cluster(ClusterConnection),
 }
 
+impl Conn {
+    /// One server's multiplexed connection.
+    async fn one(client: redis::Client) -> Result<Conn, StoreError> {
+        let conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(StoreError::conn)?;
+        Ok(Conn::One(conn))
+    }
+}
+
 impl redis::aio::ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
         match self {
@@ -180,7 +191,7 @@ impl RedisStore {
         verify: bool,
         wait: Duration,
     ) -> Result<Self, StoreError> {
-        let client = match target {
+        let conn = match target {
             Target::Cluster(spec) => {
                 let mut builder = redis::cluster::ClusterClientBuilder::new(spec.nodes.clone());
                 if let Some(user) = &spec.user {
@@ -190,19 +201,16 @@ impl RedisStore {
                     builder = builder.password(pw.as_str());
                 }
                 let client = builder.build().map_err(StoreError::conn)?;
-                return Self::start(
-                    Conn::Cluster(
-                        client
-                            .get_async_connection()
-                            .await
-                            .map_err(StoreError::conn)?,
-                    ),
-                    verify,
-                    wait,
+                Conn::Cluster(
+                    client
+                        .get_async_connection()
+                        .await
+                        .map_err(StoreError::conn)?,
                 )
-                .await;
             }
-            Target::Server(info) => redis::Client::open(info.clone()).map_err(StoreError::conn)?,
+            Target::Server(info) => {
+                Conn::one(redis::Client::open(info.clone()).map_err(StoreError::conn)?).await?
+            }
             Target::Sentinel(s) => {
                 let node = redis::sentinel::SentinelNodeConnectionInfo::default()
                     .set_redis_connection_info(s.node.clone());
@@ -213,19 +221,16 @@ impl RedisStore {
                     redis::sentinel::SentinelServerType::Master,
                 )
                 .map_err(StoreError::conn)?;
-                sentinel.async_get_client().await.map_err(|e| {
+                let client = sentinel.async_get_client().await.map_err(|e| {
                     StoreError::conn(format!(
                         "no primary for service {:?} from the sentinels: {e}",
                         s.service
                     ))
-                })?
+                })?;
+                Conn::one(client).await?
             }
         };
-        let conn = client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(StoreError::conn)?;
-        Self::start(Conn::One(conn), verify, wait).await
+        Self::start(conn, verify, wait).await
     }
 
     /// Checks the connection and, with `verify`, what a write's durability

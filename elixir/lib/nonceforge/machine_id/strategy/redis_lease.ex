@@ -19,29 +19,18 @@ defmodule Nonceforge.MachineId.Strategy.RedisLease do
   use Nonceforge.MachineId.Strategy
   alias Nonceforge.MachineId.Strategy.Lease
 
+  @schemes ["redis://", "rediss://", "redis+sentinel://", "redis+cluster://"]
+
   @impl true
   def acquire(lease_duration, opts) do
-    case Keyword.get(opts, :url) do
-      "redis" <> _ = url when is_binary(url) ->
-        if redis_url?(url),
-          do: Lease.acquire(lease_duration, opts),
-          else: not_redis(url)
+    url = Keyword.get(opts, :url)
 
-      url ->
-        not_redis(url)
+    if is_binary(url) and String.starts_with?(url, @schemes) do
+      Lease.acquire(lease_duration, opts)
+    else
+      {:error,
+       "strategy_opts :url must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL, got: #{inspect(url)}"}
     end
-  end
-
-  defp redis_url?(url) do
-    Enum.any?(
-      ["redis://", "rediss://", "redis+sentinel://", "redis+cluster://"],
-      &String.starts_with?(url, &1)
-    )
-  end
-
-  defp not_redis(url) do
-    {:error,
-     "strategy_opts :url must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL, got: #{inspect(url)}"}
   end
 
   @impl true
