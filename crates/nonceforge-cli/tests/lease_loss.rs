@@ -6,7 +6,8 @@
 //! none twice; every member whose grant went with the store's data reports it.
 //! The generators' side of the argument (an earlier holder's last value lies
 //! below a holder without history's first, whatever the clocks within the
-//! stated bound) is proved with manual clocks.
+//! stated bound) is proved with manual clocks in the lease crate's own tests
+//! (crates/nonceforge-lease/tests/stores.rs).
 //!
 //! One test at a time (they time leases against real clocks on a small
 //! machine), each on its own servers.
@@ -166,89 +167,6 @@ fn redis_malformed_records_and_protocol_1() {
     redis.cli(&["SET", "old:tokens", "7"]);
     let (code, _, err) = acquire("old");
     assert!(code != Some(0) && err.contains("lease protocol 1"), "{err}");
-}
-
-/// The generators' side, with manual clocks. Holder A draws on its id until
-/// its lease stops it; the store loses everything; holder B finds no history.
-/// B's first value lies above every value A issued, with B's host clock
-/// behind A's by anything short of twice the margin (the stated bound), and A
-/// reports the loss at its next renewal.
-#[test]
-fn no_history_start_is_above_every_earlier_value() {
-    use nonceforge::ManualClock;
-    use nonceforge_lease::{Lease, LeaseEvent, LeaseOptions, LeaseState, LostReason};
-    let _g = serial();
-    let redis = Redis::start();
-    let url = redis.url();
-    let opts = LeaseOptions {
-        ttl: 2 * SEC,
-        renew_every: Some(Duration::from_millis(300)),
-        namespace: "manual".into(),
-        ..Default::default()
-    };
-    let margin_ms = 200; // TTL / 10
-    let wall = support::wall_ms;
-    let a = Lease::acquire(&url, &opts).unwrap();
-    assert!(!a.has_history());
-    // A's generator reads a clock that runs as fast as A's lease lets it: it
-    // is moved a millisecond a value, so A issues as far ahead as the cap
-    // allows (its host's clock plus the hold).
-    let clock_a = ManualClock::at_unix_ms(wall());
-    let ga = a.builder().clock(clock_a.clone()).build().unwrap();
-    a.attach(&ga).unwrap();
-    let top_a = support::draw_ahead(&ga, &clock_a, 3 * SEC);
-    let t = Instant::now();
-    assert!(top_a > 0, "A issued nothing");
-    assert!(
-        top_a > wall() + 1000,
-        "A did not run ahead of its host's clock: {top_a}"
-    );
-    let events = a.subscribe();
-    assert_eq!(redis.cli(&["FLUSHALL"]), "OK");
-    let b = Lease::acquire(&url, &opts).unwrap();
-    assert_eq!(b.machine_id(), a.machine_id());
-    assert!(!b.has_history());
-    assert!(
-        b.floor_unix_ms() > top_a,
-        "{} <= {top_a}",
-        b.floor_unix_ms()
-    );
-    // B's host clock lags A's by just under twice the margin.
-    let clock_b = ManualClock::at_unix_ms(wall() - 2 * margin_ms + 1);
-    let gb = b.builder().clock(clock_b.clone()).build().unwrap();
-    b.attach(&gb).unwrap();
-    let first_b = loop {
-        match gb.sortable_64() {
-            Ok(n) => break gb.decompose(&n).unwrap().unix_ms,
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-        assert!(t.elapsed() < 20 * SEC, "B never issued");
-    };
-    assert!(first_b > top_a, "B's first {first_b} <= A's last {top_a}");
-    // A learns it at its next renewal, and issues nothing after.
-    let t = Instant::now();
-    while a.state() != LeaseState::Lost {
-        assert!(t.elapsed() < 5 * SEC, "{:?}", a.state());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(a.lost_reason(), Some(LostReason::StoreLostData));
-    assert!(ga.sortable_64().is_err());
-    // Its subscribers heard it as it happened: renewals (a lapse, on a
-    // stalled machine), then the loss, last.
-    let heard: Vec<LeaseEvent> = events.try_iter().collect();
-    assert_eq!(
-        heard.last(),
-        Some(&LeaseEvent::Lost(LostReason::StoreLostData)),
-        "{heard:?}"
-    );
-    assert!(
-        heard[..heard.len() - 1].iter().all(|e| matches!(
-            e,
-            LeaseEvent::Renewed { .. } | LeaseEvent::Lapsed | LeaseEvent::Resumed
-        )),
-        "{heard:?}"
-    );
-    b.release().unwrap();
 }
 
 /// What a role that can create objects in the store database plants — in
