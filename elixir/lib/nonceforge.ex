@@ -460,7 +460,7 @@ defmodule Nonceforge do
   def nonces(name, kind, bits, count), do: nif_nonces(name, kind, bits, count)
 
   # The largest batch that stays well under a millisecond on a normal scheduler
-  # (measured: 128-bit counters ~0.3 ns each; 3DES ~700 ns; 64-bit nonces are
+  # (bench/RESULTS.md, "The measurements behind the code"; 64-bit nonces are
   # held to 8192 a millisecond, so a large batch may wait for the clock).
   defp normal_batch_limit(:encrypted, _bits), do: 500
   defp normal_batch_limit(_kind, 64), do: 2_000

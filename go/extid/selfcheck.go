@@ -12,8 +12,8 @@ import (
 // AES code (crypto/aes, not the AES-NI assembly), so a fault in either copy's
 // keys or cipher path shows; for the calls without a random half it also
 // recomputes the derived half. About one decode an encode; a Codec without it
-// pays nothing (a type of its own, not a flag on every call: a flag cost
-// Encode 0.5 ns here). Everything else is the Codec's.
+// pays nothing (a type of its own, not a flag on every call, which Encode
+// paid for: bench/RESULTS.md, issue 35's table). Everything else is the Codec's.
 type SelfChecked struct {
 	*Codec
 	check *Codec

@@ -31,7 +31,7 @@
 // the layout and may be equal: use one kind per key.
 //
 // A Generator is safe for concurrent use; one nonce costs one atomic add and
-// no allocation (a counter nonce 2.5 ns on the reference machine). For many
+// no allocation (figures: bench/RESULTS.md, "Go"). For many
 // goroutines, give each a Local (Generator.Local), as the Rust core's
 // LocalNonces: counter nonces from blocks of ticks (no shared write a nonce),
 // encrypted nonces made eight at a time.

@@ -34,8 +34,8 @@ func (s *speck64) encrypt(v uint64) uint64 {
 
 // encrypt4 encrypts four blocks in place, their rounds interleaved: a round
 // of one block waits on the last (4 cycles a round), so four side by side
-// cost less than two alone (`go test -bench Speck64 -count 5` on the
-// reference machine: ~22 ns one block, ~58 ns four).
+// cost less than two alone (bench/RESULTS.md, "The measurements behind the
+// code").
 func (s *speck64) encrypt4(v *[4]uint64) {
 	x0, y0 := uint32(v[0]>>32), uint32(v[0])
 	x1, y1 := uint32(v[1]>>32), uint32(v[1])

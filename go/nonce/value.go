@@ -10,7 +10,8 @@ import (
 // Nonce is one nonce of 64, 96 or 128 bits, held by value (no allocation).
 // Its bytes are held as two words (hi: bytes 0-7, lo: 8-15, big-endian; the
 // bytes past its size are zero), so that a Nonce is returned in registers: as
-// a byte array it went through memory, most of a 9 ns counter nonce.
+// a byte array it went through memory, most of a counter nonce's cost
+// (bench/RESULTS.md, "The measurements behind the code").
 type Nonce struct {
 	hi, lo uint64
 	bits   uint8

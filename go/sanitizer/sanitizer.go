@@ -296,7 +296,8 @@ const (
 )
 
 // ticket is what begin hands to finish: three words, so it travels in
-// registers (a larger one measured ~8 ns a Seal in copies).
+// registers (a larger one cost a Seal its copies: bench/RESULTS.md, "The
+// measurements behind the code").
 type ticket struct {
 	x     uint64    // the counter value, or the window slot
 	tag   *[16]byte // the first message's tag, for placeRepeat

@@ -8,7 +8,7 @@
 // - A failed AEAD check ('corrupt') leaves the target as it was; the original
 //   has written the unauthenticated plaintext there by then.
 // - Small jobs run on the calling thread: when a call's work is cheaper than
-//   handing it to a pool thread and back (~10 µs: INLINE_MAX bytes of a hash,
+//   handing it to a pool thread and back (INLINE_MAX bytes of a hash,
 //   HMAC or AEAD, 16 KiB by default; four times that of AES-CTR or ChaCha20,
 //   which run four times faster), it is done at once and the callback is still
 //   called later, from setImmediate — never synchronously. Set INLINE_MAX to 0
@@ -200,8 +200,8 @@ function cipherBinding(args, map) {
   if (!validTag(cipher, tagSize)) fail(E.E_TAG_INVALID);
   const async = args.length === 20;
   if (async && typeof args[19] !== 'function') fail(E.E_CALLBACK);
-  // Stream ciphers run ~4x faster than hashes and AEADs here (AES-CTR ~9 GB/s,
-  // SHA-256 ~1.9 GB/s on one core): the same time on the calling thread.
+  // Stream ciphers run about four times faster than hashes and AEADs
+  // (bench/RESULTS.md, "Node.js"): the same time on the calling thread.
   if (!async || sourceSize <= (cipher.aead ? settings.INLINE_MAX : 4 * settings.INLINE_MAX)) {
     const code = binding.cipherSync(
       cipher.id, encrypt, args[2], keyOffset, keySize, args[5], ivOffset, ivSize,

@@ -43,8 +43,8 @@ const BATCH = 256;
 const DEFAULT_EPOCH_UNIX_MS = binding.defaultEpochUnixMs(); // the core's (2025-01-01T00:00:00Z)
 
 // The next nonce of a pool into `out`. A loop, not Buffer#copy: for 8–16 bytes
-// the copy's call into C++ costs more than the bytes (36 ns against a 42 ns
-// allocation and loop together, measured on Node 20 here).
+// the copy's call into C++ costs about as much as the allocation and the loop
+// together (bench/RESULTS.md, "The measurements behind the code").
 function take(pool, out, size) {
   const b = pool.buffer;
   const at = pool.at;
@@ -209,8 +209,9 @@ class NonceGenerator extends EventEmitter {
     const size = bits / 8;
     if (kind === 'sortable') return this._sortable(code, size);
     let pool = this._pools.get(code);
-    // The gate is read with a plain load, not Atomics.load (5 ns a call on a
-    // non-shared buffer here, 8% of a counter(96) call): every call stores
+    // The gate is read with a plain load, not Atomics.load (a tenth of a
+    // counter(96) call: bench/RESULTS.md, "The measurements behind the code"):
+    // every call stores
     // into a new Buffer (take), which the compiler must assume may alias any
     // typed array, so the load is redone each call, never hoisted out of a
     // caller's loop (lease.test.js checks it in a synchronous loop).

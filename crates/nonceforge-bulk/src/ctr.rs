@@ -15,12 +15,10 @@ pub(crate) const CTR_BLOCKS: usize = 128;
 ///
 /// Written here instead of with the `ctr` crate (kept as the reference in the
 /// tests) because that crate was the bottleneck: it encrypts a few blocks per
-/// step and XORs them in, and measured here (2 vCPUs, AES-256, 2026-11-21;
-/// `node bench/node/bench.js`, and a Rust loop over `apply_keystream_b2b`) it ran at
-/// 5.5–6.6 GB/s on 64 KiB–1 MiB and 1.6–1.9 GB/s on 8 MiB, where OpenSSL ran at
-/// 7.2 and 6.3–7.2 GB/s. Encrypting 128 counter blocks in one `encrypt_blocks`
-/// call (the backend pipelines them: VAES/AES-NI) and XORing 2 KiB at once
-/// runs at 9–11 GB/s on 64 KiB–1 MiB and 6–8 GB/s on 8 MiB.
+/// step and XORs them in, and ran behind OpenSSL. Encrypting 128 counter
+/// blocks in one `encrypt_blocks` call (the backend pipelines them:
+/// VAES/AES-NI) and XORing 2 KiB at once runs ahead of it (figures:
+/// bench/RESULTS.md, "The measurements behind the code").
 pub(crate) fn ctr<C>(key: &[u8], iv: &[u8], mut buf: InOutBuf<'_, '_, u8>) -> Result<(), BulkError>
 where
     C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + KeyInit,
@@ -48,8 +46,8 @@ where
         let (input, output) = head.reborrow().into_raw();
         if std::ptr::eq(input, output) {
             // In place, `xor_in2out`'s loop over two equal raw pointers does not
-            // vectorize (3.5x slower: 562 against 165 µs per MiB with AES-256,
-            // this machine); over one `&mut` slice it does.
+            // vectorize (3.5x slower: bench/RESULTS.md, "The measurements
+            // behind the code"); over one `&mut` slice it does.
             for (o, k) in head.into_out().iter_mut().zip(ks) {
                 *o ^= k;
             }

@@ -5,12 +5,10 @@ use cipher::InOutBuf;
 use crate::{BulkError, Tag};
 
 /// AES-128/256-GCM and ChaCha20-Poly1305 sealing with a whole 16-byte tag,
-/// through ring (BoringSSL's assembly). Measured here (2 vCPUs, 2026-11-21;
-/// `node bench/node/bench.js`, "more ciphers"): AES-256-GCM at 64 KiB–1 MiB
-/// 9.1 GB/s in a Rust loop against 3.4–3.5 GB/s for the `aes-gcm` crate, and
-/// 1.6–2.3× OpenSSL 3 through @ronomon/crypto-async; ChaCha20-Poly1305 at 1 KiB
-/// 1.45× OpenSSL where the composition below ran at 0.57× (at 64 KiB and more
-/// both run at ~2.3 GB/s, about half of OpenSSL's AVX-512 code). Opening stays
+/// through ring (BoringSSL's assembly): faster than the `aes-gcm` crate and
+/// than OpenSSL through @ronomon/crypto-async for AES-GCM, and than the
+/// composition below for ChaCha20-Poly1305 on small messages (figures:
+/// bench/RESULTS.md, "The measurements behind the code"). Opening stays
 /// with the code below, which checks the tag before it writes: ring decrypts
 /// as it authenticates, so a forged message would reach the target.
 pub(crate) fn seal_ring(

@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The terms of the integers 64, 96 and 128 (immediates: the same bits in
 /// every process), set at load, so that the hot path compares words instead
-/// of decoding an integer (measured: ~4 ns a call).
+/// of decoding an integer (bench/RESULTS.md, "The measurements behind the
+/// code").
 pub(crate) static SIZE_TERMS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
 #[inline(always)]

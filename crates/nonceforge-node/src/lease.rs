@@ -335,7 +335,8 @@ impl LeaseHandle {
     /// out pooled nonces, 1 from 50 ms (`GUARD`) before the lease's local deadline
     /// (and whenever the lease is not held): then every nonce comes from the
     /// core, which reads its clock. One `Atomics.load` a call instead of a
-    /// clock read (46 ns of a 146 ns call on the reference machine). `null`
+    /// clock read (a third of a call: bench/RESULTS.md, "The measurements
+    /// behind the code"). `null`
     /// where the runtime copies external buffers (the gate would not move):
     /// node/lib/lease.js then reads the clock per call.
     #[napi(catch_unwind)]

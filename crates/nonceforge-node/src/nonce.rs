@@ -153,7 +153,8 @@ pub fn default_epoch_unix_ms() -> f64 {
 
 /// One nonce into the start of `out`: the hot path of `NonceGenerator#next`,
 /// a free function over an External because a napi-rs class method call costs
-/// ~250 ns here and a free function ~130 ns. `code` as in `kind_bits`.
+/// about twice a free function's (bench/RESULTS.md, "The measurements behind
+/// the code"). `code` as in `kind_bits`.
 #[napi(catch_unwind)]
 pub fn next_nonce_into(
     env: Env,

@@ -196,13 +196,11 @@ pub fn digest(name: &str) -> Option<DigestName> {
 /// crypto-async 1.0.2's ciphers, which take any OpenSSL cipher by name (CBC
 /// and the other block modes, with OpenSSL's PKCS#7 padding).
 ///
-/// Measured here (2 vCPUs, AMD EPYC Zen 5, Node 20, OpenSSL 3.0.19;
-/// `node bench/node/bench.js`, "more ciphers, sync"): OpenSSL seals at
-/// 4.3–4.8 GB/s at 64 KiB–1 MiB with its AVX-512 ChaCha20 and AVX-512 IFMA
-/// Poly1305; ring (BoringSSL's AVX2 code) stops at 2.5 GB/s, the RustCrypto
-/// crates below that (chacha20 with AVX-512 at 5.5 GB/s, but poly1305 on AVX2
-/// only). For plain ChaCha20 the `chacha20` crate ran at 0.81–0.83× of
-/// OpenSSL's at 64 KiB and 1 MiB (bench/RESULTS.md, "Node: large jobs"). No
+/// OpenSSL seals ChaCha20-Poly1305 with its AVX-512 ChaCha20 and AVX-512 IFMA
+/// Poly1305, well ahead of ring (BoringSSL's AVX2 code) and of the RustCrypto
+/// crates (chacha20 has AVX-512, poly1305 AVX2 only); for plain ChaCha20 the
+/// `chacha20` crate runs behind OpenSSL's too (figures: bench/RESULTS.md,
+/// "The measurements behind the code" and "Node: large jobs"). No
 /// crate has an AVX-512 IFMA Poly1305, and the OpenSSL the original uses is
 /// already in the process, so the drop-in uses it for these: the same bytes,
 /// 1.0× by construction. Opening stays in Rust, because it checks the tag

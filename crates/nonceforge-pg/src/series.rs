@@ -12,9 +12,8 @@
 //! They are written against PostgreSQL's value-per-call protocol directly,
 //! not through pgrx's `SetOfIterator`: each value is returned from the batch,
 //! which lives in the call's multi-call memory and outlives the row, where
-//! pgrx's machinery took about 25 ns of the 52 ns a row cost (PostgreSQL 18,
-//! `SELECT count(x) FROM (SELECT uuidv7_series(3000000) x) s`: 157 ms through
-//! pgrx, 83 ms here).
+//! pgrx's machinery took about half of a row's cost (bench/RESULTS.md, "The
+//! measurements behind the code").
 
 use crate::errors::invalid;
 use crate::nonce::{self, Kind};

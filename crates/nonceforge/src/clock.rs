@@ -5,8 +5,9 @@
 //! backwards (by NTP, by an operator) after that point cannot make a generator
 //! issue a timestamp twice.
 //!
-//! Reading the OS monotonic clock costs about 26 ns on the reference machine, more
-//! than a whole sortable nonce should. [`SystemClock`] therefore offers a cheap tick
+//! Reading the OS monotonic clock costs more than a whole sortable nonce should
+//! (bench/RESULTS.md, "The measurements behind the code"). [`SystemClock`]
+//! therefore offers a cheap tick
 //! counter (the invariant TSC on x86-64) that generators use to tell whether the
 //! current millisecond can have ended; the OS clock is read about once a millisecond.
 
@@ -105,8 +106,8 @@ impl Clock for SystemClock {
         if dn < 20_000_000 {
             return 0;
         }
-        // 97% of the measured rate: an early look at the OS clock costs 26 ns, a
-        // late one would let a millisecond boundary pass unseen.
+        // 97% of the measured rate: an early look at the OS clock costs one
+        // clock read, a late one would let a millisecond boundary pass unseen.
         let ticks = (dt as u128 * ns as u128 * 97) / (dn as u128 * 100);
         ticks.min(u64::MAX as u128) as u64
     }

@@ -12,8 +12,9 @@ import (
 // Key256 is an AES-256 key for encrypting single blocks held as two
 // big-endian words (a 128-bit nonce), in registers with AES-NI: through
 // crypto/aes a block goes through memory and a cipher.Block interface call
-// (18 ns a dependent call, plus a lent block: 38 ns an encrypted 128-bit nonce,
-// against 30 M/s wanted); here the words go into the AES unit directly.
+// (with a lent block an encrypted 128-bit nonce fell below the 30 M/s wanted:
+// bench/RESULTS.md, "The measurements behind the code"); here the words go
+// into the AES unit directly.
 type Key256 struct {
 	rk     [15][16]byte
 	b      cipher.Block // crypto/aes, where there is no AES-NI

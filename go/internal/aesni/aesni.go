@@ -2,10 +2,11 @@
 // function of the external-id Feistel network — one value at a time or eight
 // side by side, with AES-NI on amd64 and crypto/aes elsewhere.
 //
-// Why by hand: through crypto/aes (cipher.Block) one PRF call costs 14.5 ns on
-// the reference machine (the call, FIPS bookkeeping, an escaping block and a
-// store-forwarding stall: the 8-byte input is written, the 16-byte block read)
-// and a 2-round feistel-uuid id 58 ns, against 27 ns in the Rust core; and the
+// Why by hand: through crypto/aes (cipher.Block) one PRF call pays the call,
+// FIPS bookkeeping, an escaping block and a store-forwarding stall (the 8-byte
+// input is written, the 16-byte block read), and a 2-round feistel-uuid id
+// cost twice the Rust core's (bench/RESULTS.md, "The measurements behind the
+// code"); and the
 // standard library has no multi-block ECB, so a batch cannot overlap its AES
 // rounds. Here the value goes from a register into the AES unit and back, and
 // eight values share each round key load. Checked against crypto/aes for

@@ -2,9 +2,10 @@
 //
 // A slice handed to an interface method escapes, so a block on the stack
 // passed to cipher.Block.Encrypt becomes a heap allocation per call. A
-// sync.Pool avoids it at 11 ns a Get/Put pair on the reference machine — as
-// much as the AES call itself. A Blocks lends one of a few blocks it owns with
-// one compare-and-swap (2 ns uncontended); callers spread over the slots by a
+// sync.Pool avoids it, but a Get/Put pair costs as much as the AES call
+// itself. A Blocks lends one of a few blocks it owns with one compare-and-swap
+// (figures: bench/RESULTS.md, "The measurements behind the code"); callers
+// spread over the slots by a
 // hint (a counter tick, an id), and when every slot is busy it falls back to
 // the pool.
 package scratch

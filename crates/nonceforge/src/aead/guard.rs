@@ -548,8 +548,8 @@ impl<const N: usize> KeyState<N> {
     /// bytes before them in words of up to 8: nonces are usually written as a
     /// prefix and a 64-bit counter, and a load that spans two such stores
     /// cannot be forwarded from them (a 12-byte nonce read as bytes 0..8 and
-    /// 8..12 cost the window row of the ring benchmark ~15 ns a seal at 64 B:
-    /// 97 → 82 ns, against 77 ns unwrapped).
+    /// 8..12 tripled the window's cost over the unwrapped seal at 64 B:
+    /// bench/RESULTS.md, "The measurements behind the code").
     #[inline]
     fn hash(&self, nonce: &[u8; N]) -> u64 {
         let split = N - 8;

@@ -156,7 +156,8 @@ impl Default for GuardConfig {
 }
 
 /// One shard per CPU, 1 to 8. Asked once a process: the question reads cgroup
-/// files (~12 µs of a key's 13 µs set-up before it was cached).
+/// files (most of a key's set-up before it was cached: bench/RESULTS.md,
+/// "The measurements behind the code").
 fn default_shards() -> usize {
     static SHARDS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *SHARDS.get_or_init(|| {

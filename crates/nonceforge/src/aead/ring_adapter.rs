@@ -86,7 +86,8 @@ impl SanitizedLessSafeKey {
     /// wiped and the policy applies (`Unspecified` unless it panics).
     ///
     /// The common case returns ring's own result straight away: passing it
-    /// through the crate's larger error type cost 11 ns a seal here.
+    /// through the crate's larger error type cost more than the check
+    /// (bench/RESULTS.md, "The measurements behind the code").
     #[inline]
     pub fn seal_in_place_separate_tag<A: AsRef<[u8]>>(
         &self,

@@ -2,8 +2,9 @@
 //! Lightweight Block Ciphers", 2013), with a multi-block path.
 //!
 //! Written here rather than taken from the `speck-cipher` crate because the crate
-//! encrypts one block at a time through byte buffers: measured on the reference
-//! machine, 37.6 ns per 96-bit encrypted nonce (26.6 M/s), below the 30 M/s goal.
+//! encrypts one block at a time through byte buffers: through it a 96-bit
+//! encrypted nonce fell below the 30 M/s goal (bench/RESULTS.md, "The
+//! measurements behind the code").
 //! A round is a chain of dependent add-rotate-xor steps, so the speed comes from
 //! running several independent blocks side by side ([`Speck96::encrypt_lanes`]).
 //! The crate stays as the reference the tests compare against, with the designers'

@@ -4,10 +4,9 @@
 //! (VAES) path for batches.
 //!
 //! Why not the crate alone for one block: its one-block call passes the block
-//! through memory. Measured in `nonceforge bench` (extid_aes128_latency, encode,
-//! chained, 3 runs), the crate's call inside `ExtIdCodec::encode` took 21.3 ns an
-//! id against 16.0 ns for the path here, where the block goes from two general
-//! registers into one vector register and back without touching memory.
+//! through memory, a third more per id than the path here, where the block goes
+//! from two general registers into one vector register and back without
+//! touching memory (bench/RESULTS.md, "The measurements behind the code").
 
 use aes::Aes128;
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};

@@ -1,7 +1,8 @@
 //! A per-thread handle that takes counter ticks in blocks.
 //!
 //! A shared atomic counter is written by every call, so two threads fight over
-//! its cache line (417M increments/s on one thread here, 179M/s on two). A
+//! its cache line (two threads make fewer increments than one: bench/RESULTS.md,
+//! "The measurements behind the code"). A
 //! [`LocalNonces`] reserves a block of ticks with one atomic operation and hands
 //! them out from plain fields: the hot path writes nothing shared, and threads
 //! scale. Ticks left in a block when the handle is dropped are never issued.

@@ -1,8 +1,9 @@
 //! The random source for time-prefixed ids: a ChaCha12 generator per thread,
 //! seeded from the OS, reseeded after `fork()` and every 1 MiB of output.
 //!
-//! One OS call per id would cost about 300 ns here (2 µs for PostgreSQL's
-//! `pg_strong_random`); a non-cryptographic generator seeded from the time and
+//! One OS call per id would cost many times an id (more again through
+//! PostgreSQL's `pg_strong_random`: bench/RESULTS.md, "The measurements behind
+//! the code"); a non-cryptographic generator seeded from the time and
 //! the process id (as pg_tuid's C version does) makes ids guessable. ChaCha12 is
 //! the `rand` crate's standard CSPRNG. A forked child must not replay its
 //! parent's stream — PostgreSQL forks every backend from the postmaster — so a
