@@ -102,24 +102,7 @@ pg-test: setup
 pg-test-all: export NONCEFORGE_CLI ?= $(CURDIR)/$(BIN)
 pg-test-all:
 	@[ "$$NONCEFORGE_CLI" != "$(CURDIR)/$(BIN)" ] || $(CARGO) build --release --locked -q -p nonceforge-cli
-	@echo "== PostgreSQL 15: the regression tier (pg_regress, tests/regress) ($$(date -u +%T))"
-	PGBIN=$(call pg_bin,15) $(PG_CRATE)/tests/regress/run.sh
-	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
-	  if echo " $(PG_PGRX_TEST_VERSIONS) " | grep -q " $$v "; then \
-	    echo "== PostgreSQL $$v: pgrx tests on a throwaway cluster ($$(date -u +%T))"; \
-	    pgdata=$$(mktemp -d /tmp/nonceforge-pgrx.XXXXXX) && chown postgres "$$pgdata" && \
-	    (cd $(PG_CRATE) && $(CARGO) pgrx test pg$$v --runas postgres --pgdata "$$pgdata"); rc=$$?; rm -rf "$$pgdata"; \
-	    [ $$rc = 0 ] || exit $$rc; \
-	  fi; \
-	  echo "== PostgreSQL $$v: the SQL suite on a throwaway cluster ($$(date -u +%T))"; \
-	  PGBIN=$$(pg_bin $$v) $(PG_CRATE)/tests/sql/run.sh || exit 1; \
-	done
-	PGBIN=$(call pg_bin,15) $(PG_CRATE)/tests/sql/scenarios.sh
-	PGBIN=$(call pg_bin,18) $(PG_CRATE)/tests/sql/scenarios.sh
-	$(PG_CRATE)/tests/sql/upgrade.sh 15 18
-	$(PG_CRATE)/tests/sql/upgrade.sh 17 18
-	$(PG_CRATE)/tests/sql/upgrade.sh 14 15
-	$(PG_CRATE)/tests/sql/package.sh
+	@CARGO=$(CARGO) PG_VERSIONS="$(PG_VERSIONS)" PG_PGRX_TEST_VERSIONS="$(PG_PGRX_TEST_VERSIONS)" PG_ROOT=$(PG_ROOT) tools/pg-test-all.sh
 
 # The PostgreSQL extension's fast tier, for the inner loop (about a minute once
 # built): pg_regress on a throwaway cluster of one major (PG_CHECK_VERSION,
@@ -197,35 +180,19 @@ check-node:
 	fi
 
 check-elixir:
-	cd elixir && mix format --check-formatted && MIX_ENV=test mix test test/nonceforge_test.exs
+	cd elixir && mix format --check-formatted && MIX_ENV=test mix test test/nonceforge_test.exs test/ext_id_test.exs
 
 # The fast loop installs nothing: without PostgreSQL 15's server and headers or
 # cargo-pgrx (make setup installs them) this says what is missing and skips.
 check-pg:
-	@missing=""; [ -x $(call pg_bin,$(PG_CHECK_VERSION))/postgres ] || missing="$$missing, PostgreSQL $(PG_CHECK_VERSION) (postgres)"; \
-	  [ -f "$$($(call pg_bin,$(PG_CHECK_VERSION))/pg_config --includedir-server 2>/dev/null)/postgres.h" ] || missing="$$missing, its server headers"; \
-	  $(CARGO) pgrx --version 2>/dev/null | grep -q " $(PGRX_VERSION)" || missing="$$missing, cargo-pgrx $(PGRX_VERSION)"; \
-	  if [ -n "$$missing" ]; then echo "check-pg: skipped, not installed: $${missing#, } (make setup installs them)"; exit 0; fi; \
-	  $(PG_CRATE)/tests/sql/system-install.sh save; \
-	  PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) $(PG_CRATE)/tests/regress/run.sh; rc=$$?; \
-	  $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
+	@CARGO=$(CARGO) PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) PGRX_VERSION=$(PGRX_VERSION) PG_CHECK_VERSION=$(PG_CHECK_VERSION) tools/check-pg.sh
 
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
 	@echo "== the crates users install, packed and built from their .crate files as crates.io would (cargo package)"
-	@# cargo package verifies each crate against the others' .crate files through a
-	@# local registry, and extracts them under $$CARGO_HOME/registry/src/-<hash of the
-	@# checkout's path>/ once per name and version: a checkout packed before at the
-	@# same path and version would be verified against the old sources. Drop them.
-	@find "$${CARGO_HOME:-$$HOME/.cargo}/registry/src" -mindepth 2 -maxdepth 2 -path '*/-*/nonceforge*' -exec rm -rf {} + 2>/dev/null || true
-	@# The verify builds (in target/debug) take those registry sources as immutable
-	@# and would reuse what they compiled from the old ones: drop those artifacts
-	@# (found by their dep-info naming the extracted sources) too.
-	@for d in $$(grep -l '/registry/src/-[^/]*/nonceforge' target/debug/deps/*.d 2>/dev/null); do \
-	  b=$$(basename "$$d" .d); rm -rf target/debug/deps/*"$$b"* target/debug/.fingerprint/"$$b"; done
-	$(CARGO) package --locked --allow-dirty -q $(PUBLISHED_CRATES:%=-p %)
+	CARGO=$(CARGO) tools/package-crates.sh --allow-dirty $(PUBLISHED_CRATES)
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	cd go && $(GO) vet ./... && $(GO) vet -tags purego ./...
@@ -287,10 +254,7 @@ pg-install: setup
 # artifact into a new consumer project offline and runs it.
 dist: setup node-deps
 	rm -rf dist && mkdir -p dist/crates dist/npm dist/elixir dist/pg
-	@find "$${CARGO_HOME:-$$HOME/.cargo}/registry/src" -mindepth 2 -maxdepth 2 -path '*/-*/nonceforge*' -exec rm -rf {} + 2>/dev/null || true
-	@for d in $$(grep -l '/registry/src/-[^/]*/nonceforge' target/debug/deps/*.d 2>/dev/null); do \
-	  b=$$(basename "$$d" .d); rm -rf target/debug/deps/*"$$b"* target/debug/.fingerprint/"$$b"; done
-	$(CARGO) package --locked -q $(PUBLISHED_CRATES:%=-p %)
+	CARGO=$(CARGO) tools/package-crates.sh $(PUBLISHED_CRATES)
 	cp $(PUBLISHED_CRATES:%=target/package/%-$(VERSION).crate) dist/crates/
 	cd node && node scripts/stage.js ../target/npm-stage >/dev/null && cp ../target/npm-stage/*.tgz ../dist/npm/
 	cd elixir && rm -rf ../target/elixir-package && mix nonceforge.package ../target/elixir-package/nonceforge --prebuilt && \
