@@ -81,8 +81,8 @@ pub use error::{Error, Result};
 pub use machine::MachineId;
 pub use nonce::layout::{self, Bits, NonceParts, decompose};
 pub use nonce::{
-    LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind, SortableSequence,
-    shared_sortable_word,
+    GeneratorStats, LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind, Refusals,
+    SortableSequence, shared_sortable_word,
 };
 
 use std::sync::OnceLock;

@@ -199,6 +199,7 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
             ticker,
             clock,
             ciphers,
+            counts: Default::default(),
         };
         Ok(NonceGenerator {
             shared: Arc::new(shared),

@@ -22,7 +22,7 @@ use layout::{Bits, TIMESTAMP_END};
 use std::sync::atomic::Ordering;
 
 /// The largest 128-bit tick handed out (then [`Error::CounterExhausted`]).
-const LAST_TICK_128: u64 = (1 << 63) - 1;
+pub(crate) const LAST_TICK_128: u64 = (1 << 63) - 1;
 
 impl<C: Clock> Shared<C> {
     /// One counter nonce from the shared tick counter.
@@ -30,7 +30,9 @@ impl<C: Clock> Shared<C> {
     pub(crate) fn counter(&self, bits: Bits) -> Result<u128> {
         self.check_enabled()?;
         let t = self.counters[bits as usize].fetch_add(1, Ordering::Relaxed);
-        self.admit(bits, t)?;
+        if let Err(e) = self.admit(bits, t) {
+            return Err(self.untaken(bits, 1, e));
+        }
         Ok(self.tick_value(bits, t))
     }
 
@@ -41,8 +43,22 @@ impl<C: Clock> Shared<C> {
         self.check_enabled()?;
         self.check_deadline()?;
         let t = self.counters[bits as usize].fetch_add(n, Ordering::Relaxed);
-        self.admit(bits, t.saturating_add(n - 1))?;
+        if let Err(e) = self.admit(bits, t.saturating_add(n - 1)) {
+            return Err(self.untaken(bits, n, e));
+        }
         Ok(t)
+    }
+
+    /// `n` ticks were taken for a call that failed with `e`: they made no
+    /// nonce. (A 128-bit counter's ticks past its last are not counted as
+    /// taken in the first place.)
+    #[cold]
+    #[inline(never)]
+    fn untaken(&self, bits: Bits, n: u64, e: Error) -> Error {
+        if bits != Bits::B128 {
+            self.counts().ticks_unused(bits, n);
+        }
+        e
     }
 
     /// Fills `out` with counter nonces from one reservation.
@@ -122,7 +138,10 @@ impl<C: Clock> Shared<C> {
         match bits {
             Bits::B128 => {
                 if t > LAST_TICK_128 {
-                    return Err(Error::CounterExhausted { bits: 128 });
+                    return Err(self.refuse(
+                        super::stats::Refusal::CounterExhausted,
+                        Error::CounterExhausted { bits: 128 },
+                    ));
                 }
                 Ok(())
             }

@@ -76,6 +76,9 @@ pub struct SortableSequence<C: Clock = SystemClock> {
     slot: u64,
     ts: u64,
     counter: u64,
+    /// Nonces made since they were last added to the generator's count
+    /// (once a millisecond, and when the sequence is dropped).
+    uncounted: u64,
 }
 
 impl<C: Clock> SortableSequence<C> {
@@ -95,6 +98,7 @@ impl<C: Clock> SortableSequence<C> {
             slot,
             ts: 0,
             counter: 0,
+            uncounted: 0,
         })
     }
 
@@ -106,6 +110,8 @@ impl<C: Clock> SortableSequence<C> {
         let now = shared.now_ts()?;
         if now > self.ts {
             (self.ts, self.counter) = (now, 0);
+            shared.counts().sequence_issued(self.bits, self.uncounted);
+            self.uncounted = 0;
         } else {
             self.counter += 1;
             if self.counter == 1 << SORTABLE_COUNTER_BITS {
@@ -119,6 +125,7 @@ impl<C: Clock> SortableSequence<C> {
             }
         }
         let field = (self.slot << SORTABLE_COUNTER_BITS) | self.counter;
+        self.uncounted += 1;
         Ok(layout::compose(
             self.bits,
             self.ts,
@@ -248,5 +255,30 @@ impl<C: Clock> LocalNonces<C> {
             self.sortable[j] = Some(SortableSequence::new(self.generator.clone(), bits, slot)?);
         }
         self.sortable[j].as_mut().expect("made above").next_value()
+    }
+}
+
+impl<C: Clock> Drop for SortableSequence<C> {
+    fn drop(&mut self) {
+        self.generator
+            .shared()
+            .counts()
+            .sequence_issued(self.bits, self.uncounted);
+    }
+}
+
+impl<C: Clock> Drop for LocalNonces<C> {
+    /// The ticks of this handle's blocks that made no nonce, and the
+    /// encrypted nonces made ahead and not handed out, leave the
+    /// generator's count of issued nonces ([`NonceGenerator::stats`]).
+    fn drop(&mut self) {
+        let counts = self.generator.shared().counts();
+        for b in Bits::ALL {
+            let i = b as usize;
+            let unused = (self.end[i] - self.next[i]) + (LANES - self.handed[i]) as u64;
+            if unused > 0 {
+                counts.ticks_unused(b, unused);
+            }
+        }
     }
 }

@@ -38,12 +38,14 @@ mod builder;
 mod counter;
 mod local;
 mod sortable;
+mod stats;
 mod value;
 
 pub mod layout;
 
 pub use builder::NonceGeneratorBuilder;
 pub use local::{LocalNonces, SortableSequence};
+pub use stats::{GeneratorStats, Refusals};
 pub use value::{Nonce, NonceKind};
 
 use crate::cipher::{Cipher64, Cipher128, NonceCiphers};
@@ -95,6 +97,9 @@ pub(crate) struct Shared<C: Clock> {
     ticker: Ticker,
     clock: C,
     ciphers: Option<NonceCiphers>,
+    /// What [`NonceGenerator::stats`] reports beyond the hot state (written
+    /// on slow paths only).
+    counts: CachePadded<stats::Counts>,
 }
 
 /// A generator of counter, sortable and encrypted nonces.
@@ -536,13 +541,16 @@ impl<C: Clock> Shared<C> {
         if self.stopped.load(Ordering::Relaxed) == 0 {
             Ok(())
         } else {
-            Err(Error::Disabled)
+            Err(self.refuse_stopped())
         }
     }
 
     #[inline]
     pub(crate) fn ciphers(&self) -> Result<&NonceCiphers> {
-        self.ciphers.as_ref().ok_or(Error::NoKey)
+        match &self.ciphers {
+            Some(c) => Ok(c),
+            None => Err(self.refuse(stats::Refusal::NoKey, Error::NoKey)),
+        }
     }
 
     /// The clock now, in ms since the epoch; fails past the end of the range,
@@ -567,7 +575,7 @@ impl<C: Clock> Shared<C> {
     fn past_deadline(&self) -> Error {
         self.stopped
             .fetch_or(STOPPED_PAST_DEADLINE, Ordering::SeqCst);
-        Error::Disabled
+        self.refuse(stats::Refusal::Deadline, Error::Disabled)
     }
 
     /// With a deadline set, reads the clock (once per block of ticks: cheap).
@@ -581,12 +589,13 @@ impl<C: Clock> Shared<C> {
 
     #[cold]
     pub(crate) fn exhausted(&self) -> Error {
-        Error::EpochExhausted {
+        let error = Error::EpochExhausted {
             epoch_unix_ms: self.epoch_unix_ms,
             end_unix_ms: (self.epoch_unix_ms as i64)
                 .saturating_add(TIMESTAMP_END as i64)
                 .max(0) as u64,
-        }
+        };
+        self.refuse(stats::Refusal::EpochExhausted, error)
     }
 
     /// A fresh slot for a handle's sortable nonces of `bits`, whose counter field
@@ -594,7 +603,10 @@ impl<C: Clock> Shared<C> {
     pub(crate) fn sortable_slot(&self, bits: Bits, low: u32) -> Result<u64> {
         let slot = self.sortable_slots.fetch_add(1, Ordering::Relaxed);
         if slot >> (bits.counter_bits() - low) != 0 {
-            return Err(Error::CounterExhausted { bits: bits.bits() });
+            return Err(self.refuse(
+                stats::Refusal::CounterExhausted,
+                Error::CounterExhausted { bits: bits.bits() },
+            ));
         }
         Ok(slot)
     }
@@ -606,7 +618,10 @@ impl<C: Clock> Shared<C> {
         if at > self.valid_until_unix_ms.load(Ordering::Relaxed) {
             return Err(self.past_deadline());
         }
+        let started = self.clock.monotonic_ns();
         self.ticker.wait_for(&self.clock, at);
+        self.counts
+            .throttled(self.clock.monotonic_ns().saturating_sub(started));
         Ok(())
     }
 }

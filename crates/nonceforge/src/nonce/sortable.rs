@@ -47,21 +47,35 @@ impl<C: Clock> Shared<C> {
     pub(crate) fn sortable_on(&self, bits: Bits, state: &AtomicU64, offset: u64) -> Result<u128> {
         self.check_enabled()?;
         let k = state_counter_bits(bits);
+        // The generator's own word is counted (stats.rs); a shared one is not.
+        let own = std::ptr::eq(state, &*self.sortables[bits as usize]);
         loop {
             let now = self.now_ts()?.wrapping_add(offset);
             let word = state.fetch_add(1, Ordering::Relaxed);
             let t = word >> k;
             if t < now {
-                state.fetch_max(now << k, Ordering::Relaxed);
+                let prev = state.fetch_max(now << k, Ordering::Relaxed);
+                if own {
+                    // This call's word made no nonce; the lift skipped words.
+                    self.counts()
+                        .sortable_skipped(bits, 1 + (now << k).saturating_sub(prev));
+                }
                 continue;
             }
             // t >= now >= offset.
             let ts = t.wrapping_sub(offset);
             if t > now {
-                if ts >= TIMESTAMP_END {
-                    return Err(self.exhausted());
+                let waited = if ts >= TIMESTAMP_END {
+                    Err(self.exhausted())
+                } else {
+                    self.wait_until_ts(ts)
+                };
+                if let Err(e) = waited {
+                    if own {
+                        self.counts().sortable_skipped(bits, 1);
+                    }
+                    return Err(e);
                 }
-                self.wait_until_ts(ts)?;
             }
             let counter = word & ((1 << k) - 1);
             return Ok(layout::compose(bits, ts, self.machine_id.get(), counter));
