@@ -79,6 +79,8 @@ test: setup
 # core again without AES-NI, VAES or AVX-512), Go, Node and Elixir.
 test-faces: lint
 	$(CARGO) test --workspace --release --locked
+	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
+	$(CARGO) test --release --locked -p nonceforge-lease --features metrics --test metrics
 	@echo "== again without AES-NI, VAES or AVX-512: the portable fallbacks against the same vectors"
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
@@ -190,6 +192,7 @@ check-pg:
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy -p nonceforge-lease --features metrics --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
 	@echo "== the crates users install, packed and built from their .crate files as crates.io would (cargo package)"
 	CARGO=$(CARGO) tools/package-crates.sh --allow-dirty $(PUBLISHED_CRATES)

@@ -73,6 +73,13 @@ struct Inner {
     released: bool,
     ok: u64,
     failed: u64,
+    /// Failed renewals by kind (`FAILURE_KINDS`).
+    failed_by: [u64; 3],
+    /// Times the deadline passed without a renewal.
+    lapses: u64,
+    /// Every successful renewal's round trip added up, and the longest.
+    rtt_sum: Duration,
+    rtt_max: Duration,
     last_error: Option<String>,
     /// Round trips of the latest successful renewals (at most RTT_KEPT).
     rtts: std::collections::VecDeque<Duration>,
@@ -80,6 +87,19 @@ struct Inner {
 
 /// How many renewal round trips are kept for [`Shared::renewal_rtts`].
 const RTT_KEPT: usize = 256;
+
+/// The kinds a failed renewal is counted under: the store did not answer
+/// (`unreachable`), did not answer in time (`timeout`), or answered with an
+/// error (`store`).
+pub(crate) const FAILURE_KINDS: [&str; 3] = ["unreachable", "timeout", "store"];
+
+fn failure_kind(e: &LeaseError) -> usize {
+    match e {
+        LeaseError::Unreachable { .. } => 0,
+        LeaseError::Timeout { .. } => 1,
+        _ => 2,
+    }
+}
 
 pub(crate) fn wall_unix_ms() -> u64 {
     SystemTime::now()
@@ -158,6 +178,21 @@ impl Shared {
         self.lock().lost
     }
 
+    /// The counts behind [`crate::LeaseMetrics`].
+    pub(crate) fn counts(&self) -> crate::metrics::KeeperCounts {
+        let inner = self.lock();
+        crate::metrics::KeeperCounts {
+            token: inner.grant.token,
+            renewals: inner.ok,
+            renewal_failures: inner.failed_by,
+            lapses: inner.lapses,
+            rtt_sum: inner.rtt_sum,
+            rtt_max: inner.rtt_max,
+            rtt_last: inner.rtts.back().copied(),
+            lost: inner.lost,
+        }
+    }
+
     pub(crate) fn renewal_rtts(&self) -> Vec<Duration> {
         self.lock().rtts.iter().copied().collect()
     }
@@ -174,6 +209,7 @@ impl Shared {
         if !inner.lapsed {
             Self::stop_all(&inner);
             inner.lapsed = true;
+            inner.lapses += 1;
             log::warn!(
                 "nonceforge-lease: machine id {} lapsed: no renewal reached the {} store before the deadline; generators stopped",
                 self.machine_id.get(),
@@ -416,6 +452,10 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
             released: false,
             ok: 0,
             failed: 0,
+            failed_by: [0; 3],
+            lapses: 0,
+            rtt_sum: Duration::ZERO,
+            rtt_max: Duration::ZERO,
             last_error: None,
             rtts: std::collections::VecDeque::new(),
         }),
@@ -499,7 +539,10 @@ async fn keep(
                 if inner.rtts.len() == RTT_KEPT {
                     inner.rtts.pop_front();
                 }
-                inner.rtts.push_back(send.elapsed());
+                let rtt = send.elapsed();
+                inner.rtts.push_back(rtt);
+                inner.rtt_sum += rtt;
+                inner.rtt_max = inner.rtt_max.max(rtt);
                 next = send + s.renew_every;
                 let deadline_in = inner.deadline.saturating_duration_since(Instant::now());
                 drop(inner);
@@ -528,6 +571,7 @@ async fn keep(
                 }
                 log::warn!("nonceforge-lease: renewal failed (retrying): {e}");
                 inner.failed += 1;
+                inner.failed_by[failure_kind(&e)] += 1;
                 inner.last_error = Some(e.to_string());
                 next = Instant::now() + retry;
             }

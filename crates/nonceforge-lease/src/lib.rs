@@ -116,6 +116,9 @@
 
 mod error;
 mod keeper;
+mod metrics;
+#[cfg(feature = "metrics")]
+mod metrics_export;
 mod options;
 mod secrets;
 mod spec;
@@ -125,6 +128,9 @@ mod syntax;
 mod vectors;
 
 pub use error::{LeaseError, Result};
+pub use metrics::{LeaseMetrics, NotReady, RenewalFailures, STATE_NAMES, state_name};
+#[cfg(feature = "metrics")]
+pub use metrics_export::{LEASE_METRICS, LOST_REASONS, describe as describe_metrics};
 pub use options::{DEFAULT_PG_SCHEMA, FastStart, LeaseOptions, MillisOptions};
 pub use secrets::{redact_url, url_has_secret};
 pub use store::{LostReason, Record, StoreInfo};

@@ -71,6 +71,8 @@ pub mod clock;
 pub mod error;
 pub mod extid;
 pub mod machine;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub mod nonce;
 pub mod uuid;
 mod violation;

@@ -137,7 +137,10 @@ fn epoch_headroom_and_its_end() {
     g.sortable_64().unwrap();
     clock.advance(Duration::from_secs(3600));
     assert!(matches!(g.sortable_64(), Err(Error::EpochExhausted { .. })));
-    assert!(matches!(g.sortable_128(), Err(Error::EpochExhausted { .. })));
+    assert!(matches!(
+        g.sortable_128(),
+        Err(Error::EpochExhausted { .. })
+    ));
     let st = g.stats();
     assert_eq!(st.epoch_ends_in, Duration::ZERO);
     assert_eq!(st.refused.epoch_exhausted, 2);
