@@ -18,8 +18,10 @@ flags=()
 [ $# -gt 0 ] || { echo "usage: $0 [--allow-dirty] CRATE..." >&2; exit 2; }
 find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -mindepth 2 -maxdepth 2 -path '*/-*/nonceforge*' -exec rm -rf {} + 2>/dev/null || true
 for d in $(grep -l '/registry/src/-[^/]*/nonceforge' target/debug/deps/*.d 2>/dev/null); do
-    b=$(basename "$d" .d)
-    rm -rf target/debug/deps/*"$b"* target/debug/.fingerprint/"$b"
+    b=$(basename "$d" .d)          # crate_name-hash (the files under deps/)
+    fp="${b%-*}"                   # package-name-hash (the fingerprint's directory)
+    fp="${fp//_/-}-${b##*-}"
+    rm -rf target/debug/deps/*"$b"* target/debug/.fingerprint/"$fp"
 done
 crates=()
 for c in "$@"; do crates+=(-p "$c"); done
