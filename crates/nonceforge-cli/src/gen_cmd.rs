@@ -89,6 +89,18 @@ pub struct GenArgs {
     /// lease is lost; the id is released at the end, on SIGINT or SIGTERM.
     #[arg(long, value_name = "URL", conflicts_with_all = ["machine_id", "machine_id_env", "hosts"])]
     lease: Option<String>,
+    /// With --lease, lease exactly the id this source gives — a Kubernetes
+    /// StatefulSet pod's index: env:VAR (the index, or a name ending in it),
+    /// file:PATH (a downward API labels file's apps.kubernetes.io/pod-index)
+    /// or hostname. While another member holds that id (the pod this one
+    /// replaces, still running or cut off) this one waits, saying so, and
+    /// issues nothing until the id is released or has lapsed.
+    #[arg(long, value_name = "SOURCE", requires = "lease", value_parser = parse_pod_index)]
+    lease_id_from: Option<nonceforge_lease::PodIndex>,
+    /// With --lease-id-from: give up waiting for the id after this long
+    /// (default: wait as long as it takes).
+    #[arg(long, value_name = "DURATION", requires = "lease_id_from", value_parser = lease::parse_duration)]
+    lease_wait: Option<Duration>,
     #[command(flatten)]
     lease_args: crate::lease::LeaseArgs,
 }
@@ -107,6 +119,11 @@ fn parse_machine_id(s: &str) -> Result<u16, String> {
     MachineId::new(v)
         .map(MachineId::get)
         .map_err(|e| e.to_string())
+}
+
+fn parse_pod_index(s: &str) -> Result<nonceforge_lease::PodIndex, String> {
+    s.parse()
+        .map_err(|e: nonceforge_lease::LeaseError| e.to_string())
 }
 
 fn parse_cipher64(s: &str) -> Result<Cipher64, String> {
@@ -173,7 +190,12 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         )));
     }
     let lease = match &args.lease {
-        Some(url) => Some(lease::acquire_for_gen(url, &args.lease_args)?),
+        Some(url) => Some(match &args.lease_id_from {
+            None => lease::acquire_for_gen(url, &args.lease_args)?,
+            Some(source) => {
+                lease::acquire_exact_for_gen(url, source, args.lease_wait, &args.lease_args)?
+            }
+        }),
         None => None,
     };
     let builder = match &lease {

@@ -120,6 +120,7 @@ mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_export;
 mod options;
+mod pod;
 mod secrets;
 mod spec;
 mod store;
@@ -132,6 +133,7 @@ pub use metrics::{LeaseMetrics, NotReady, RenewalFailures, STATE_NAMES, state_na
 #[cfg(feature = "metrics")]
 pub use metrics_export::{LEASE_METRICS, LOST_REASONS, describe as describe_metrics};
 pub use options::{DEFAULT_PG_SCHEMA, FastStart, LeaseOptions, MillisOptions};
+pub use pod::{POD_INDEX_LABEL, PodIndex};
 pub use secrets::{redact_url, url_has_secret};
 pub use store::{LostReason, Record, StoreInfo};
 pub use syntax::{parse_duration, parse_ids};

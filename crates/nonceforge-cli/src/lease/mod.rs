@@ -106,6 +106,50 @@ pub fn stopping() -> bool {
 /// Acquires for `gen --lease`, saying what it got on stderr.
 pub fn acquire_for_gen(url: &str, args: &LeaseArgs) -> Result<Lease, CliError> {
     let lease = Lease::acquire(url, &args.options())?;
+    announce(lease)
+}
+
+/// `gen --lease URL --lease-id-from SOURCE`: exactly the id the source gives
+/// (a StatefulSet pod's index), waiting, and saying so, while another member
+/// holds it.
+pub fn acquire_exact_for_gen(
+    url: &str,
+    source: &nonceforge_lease::PodIndex,
+    max_wait: Option<Duration>,
+    args: &LeaseArgs,
+) -> Result<Lease, CliError> {
+    let id = source.read()?;
+    let options = args.options();
+    let lease = match Lease::acquire_exact(url, id, &options, Some(Duration::ZERO)) {
+        Err(LeaseError::AllTaken { .. }) => {
+            eprintln!(
+                "nonceforge: lease: machine id {id} (from {}) is held by another member — the pod this one replaces, or another with the same index: waiting for it to be released or to lapse (at most the TTL, {}, after it stops renewing); nothing is issued meanwhile",
+                match source {
+                    nonceforge_lease::PodIndex::Env(v) => format!("${v}"),
+                    nonceforge_lease::PodIndex::LabelsFile(p) => p.display().to_string(),
+                    nonceforge_lease::PodIndex::Hostname => "the host name".into(),
+                },
+                humantime(options.ttl)
+            );
+            // Signals keep their default meaning while it waits: a pod
+            // deleted meanwhile (SIGTERM) just ends; it holds nothing.
+            Lease::acquire_exact(url, id, &options, max_wait)?
+        }
+        other => other?,
+    };
+    announce(lease)
+}
+
+fn humantime(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// Says which id was leased, and what its start waits for.
+fn announce(lease: Lease) -> Result<Lease, CliError> {
     eprintln!(
         "nonceforge: lease: machine id {} from {} in {:.1} ms (token {}, starting above {} ms)",
         lease.machine_id().get(),

@@ -13,6 +13,7 @@
 mod support;
 
 mod churn;
+mod pods;
 
 use nonceforge::layout::{self, DEFAULT_EPOCH_UNIX_MS};
 use std::collections::HashSet;

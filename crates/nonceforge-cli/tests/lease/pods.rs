@@ -1,0 +1,132 @@
+//! Kubernetes StatefulSet pods that share an index (`gen --lease-id-from`):
+//! a rolling update's old and new pod, or a pod cut off by a partition and
+//! its replacement. The id comes from a downward API labels file; a lease on
+//! exactly that id makes them take turns.
+
+use super::*;
+
+/// The old pod draws; the new one with the same index waits, saying so, and
+/// issues nothing; the old one is killed (kill -9: its lease lapses after
+/// the TTL) and the new one takes over; a third with the same index waits in
+/// turn and takes over the moment the second stops cleanly (SIGTERM releases
+/// the id). Every value is machine id 3's, none twice, each pod's first
+/// above the one before's last.
+#[test]
+fn statefulset_pods_with_one_index_take_turns() {
+    let _g = serial();
+    let redis = Redis::start();
+    let url = redis.url();
+    let dir = TempDir::new("podinfo");
+    let labels = dir.0.join("labels");
+    std::fs::write(
+        &labels,
+        "app=\"nonces\"\napps.kubernetes.io/pod-index=\"3\"\n",
+    )
+    .unwrap();
+    let source = format!("file:{}", labels.display());
+    let pod = || {
+        Proc::spawn(&[
+            "gen",
+            "sortable",
+            "--bits",
+            "64",
+            "-n",
+            "100000000",
+            "--rate",
+            "4000",
+            "--lease",
+            &url,
+            "--namespace",
+            "sts",
+            "--lease-id-from",
+            &source,
+            "--ttl",
+            "2s",
+        ])
+    };
+    let drawing = |p: &Proc, what: &str| {
+        let n = p.count();
+        p.wait_for(what, 30 * SEC, move |l, _| l.len() > n + 200)
+    };
+    let waiting = |p: &Proc, what: &str| {
+        p.wait_for(what, 30 * SEC, |_, e| {
+            e.contains("machine id 3 (from ") && e.contains("is held by another member")
+        })
+    };
+
+    let mut a = pod();
+    drawing(&a, "the first pod's values");
+    let mut b = pod();
+    waiting(&b, "the second pod's wait");
+    // While the first pod draws another 2000 values, the second issues none.
+    let n = a.count();
+    a.wait_for("more of the first pod's values", 30 * SEC, |l, _| {
+        l.len() > n + 2000
+    });
+    assert_eq!(b.count(), 0, "two pods with one index issued at once");
+
+    a.signal(libc::SIGKILL);
+    let t = Instant::now();
+    while !a.is_done() {
+        assert!(t.elapsed() < 10 * SEC, "the first pod did not die");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drawing(
+        &b,
+        "the second pod's values, after the first's lease lapsed",
+    );
+    let c = pod();
+    waiting(&c, "the third pod's wait");
+    assert_eq!(c.count(), 0);
+    b.signal(libc::SIGTERM);
+    let (code, b_lines, b_err) = b.finish(30 * SEC);
+    assert_eq!(code, Some(0), "{b_err}");
+    drawing(
+        &c,
+        "the third pod's values, after the second released the id",
+    );
+    c.signal(libc::SIGTERM);
+    let (code, c_lines, c_err) = c.finish(30 * SEC);
+    assert_eq!(code, Some(0), "{c_err}");
+    let a_lines = a.lines.lock().unwrap().clone();
+
+    for (pod, lines) in [("a", &a_lines), ("b", &b_lines), ("c", &c_lines)] {
+        assert!(!lines.is_empty(), "pod {pod} issued nothing");
+        for l in lines.iter() {
+            assert_eq!(parts(l).1, 3, "pod {pod}: {l} is not machine id 3's");
+        }
+    }
+    all_distinct("pods", a_lines.iter().chain(&b_lines).chain(&c_lines));
+    // Sortable values of one width compare as their hex text.
+    assert!(b_lines[0] > *a_lines.last().unwrap(), "b started below a");
+    assert!(c_lines[0] > *b_lines.last().unwrap(), "c started below b");
+}
+
+/// The pod index sources refuse what is not an index, naming the source.
+#[test]
+fn pod_index_sources_refuse_by_name() {
+    let dir = TempDir::new("podinfo-bad");
+    let labels = dir.0.join("labels");
+    std::fs::write(&labels, "app=\"nonces\"\n").unwrap();
+    let file = format!("file:{}", labels.display());
+    for (source, want) in [
+        (file.as_str(), "no apps.kubernetes.io/pod-index line"),
+        ("file:/nonexistent/labels", "cannot be read"),
+        (
+            "env:NONCEFORGE_TEST_NO_SUCH_VAR",
+            "NONCEFORGE_TEST_NO_SUCH_VAR",
+        ),
+        ("pod", "use env:VAR, file:PATH"),
+    ] {
+        let (code, _, err) = run(&[
+            "gen",
+            "counter",
+            "--lease",
+            "redis://127.0.0.1:1",
+            "--lease-id-from",
+            source,
+        ]);
+        assert_ne!(code, Some(0), "{source}");
+        assert!(err.contains(want), "{source}: {err}");
+    }
+}
