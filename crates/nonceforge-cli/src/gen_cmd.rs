@@ -101,6 +101,12 @@ pub struct GenArgs {
     /// (default: wait as long as it takes).
     #[arg(long, value_name = "DURATION", requires = "lease_id_from", value_parser = lease::parse_duration)]
     lease_wait: Option<Duration>,
+    /// At the end, print the generator's figures — and with --lease the
+    /// lease's — as one JSON object on stderr: what was issued, waited for
+    /// and refused, the headroom, the lease's state and renewals (the numbers
+    /// the metrics export: docs/operations.md).
+    #[arg(long)]
+    stats: bool,
     #[command(flatten)]
     lease_args: crate::lease::LeaseArgs,
 }
@@ -229,6 +235,14 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
     }
 
     let result = write_nonces(&generator, kind, bits, format, args.count, args.rate);
+    if args.stats {
+        let mut figures =
+            serde_json::json!({"generator": crate::stats_json::generator(&generator.stats())});
+        if let Some(l) = &lease {
+            figures["lease"] = crate::stats_json::lease(l);
+        }
+        eprintln!("{figures}");
+    }
     match lease {
         None => result,
         Some(l) => {

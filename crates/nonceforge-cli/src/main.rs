@@ -6,6 +6,7 @@ mod extid_cmd;
 mod gen_cmd;
 mod key;
 mod lease;
+mod stats_json;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

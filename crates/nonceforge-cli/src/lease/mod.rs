@@ -32,7 +32,8 @@ pub enum LeaseCommand {
         /// Hold the lease this long, then release it (default: until a signal).
         #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
         hold_for: Option<Duration>,
-        /// Print one JSON object instead of key=value text.
+        /// Print JSON instead of key=value text: one object at the grant, and
+        /// the lease's figures (state, renewals; docs/operations.md) at the end.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -206,6 +207,15 @@ pub fn why_disabled(lease: &Lease) -> String {
     )
 }
 
+/// A record's state as `lease status --json` gives it: held, expired or free.
+fn state_word(r: &nonceforge_lease::Record) -> &'static str {
+    match r.expires_in {
+        Some(_) => "held",
+        None if r.holder.is_empty() => "free",
+        None => "expired",
+    }
+}
+
 pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
     match cmd {
         LeaseCommand::Bench(args) => bench::run(args),
@@ -254,6 +264,12 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
+            if json {
+                // The lease's figures at the end of its hold (docs/operations.md).
+                let line = serde_json::json!({"lease": crate::stats_json::lease(&l)});
+                writeln!(out, "{line}")?;
+                out.flush()?;
+            }
             l.release()?;
             Ok(())
         }
@@ -294,7 +310,7 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                 };
                 if json {
                     let line = serde_json::json!({
-                        "machine_id": r.machine_id, "holder": r.holder, "token": r.token,
+                        "machine_id": r.machine_id, "state": state_word(r), "holder": r.holder, "token": r.token,
                         "expires_in_ms": r.expires_in.map(|d| d.as_millis() as u64),
                         "floor_unix_ms": r.floor_unix_ms,
                     });

@@ -399,3 +399,26 @@ fn inspect_takes_nonces_apart() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("hex"));
 }
+
+/// `gen --stats`: the generator's figures as one JSON object on stderr, the
+/// counts exact.
+#[test]
+fn gen_stats_reports_the_generators_figures() {
+    let o = nonceforge(
+        &["gen", "counter", "--bits", "96", "-n", "5000", "--stats"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(lines(&o).len(), 5000);
+    let err = String::from_utf8(o.stderr).unwrap();
+    let v: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
+    let g = &v["generator"];
+    assert_eq!(g["machine_id"], 0);
+    assert_eq!(g["nonces_issued"]["counter"]["96"], 5000);
+    assert_eq!(g["nonces_issued"]["sortable"]["64"], 0);
+    assert_eq!(g["refusals"]["deadline"], 0);
+    assert_eq!(g["enabled"], true);
+    assert_eq!(g["deadline_headroom_ms"], serde_json::Value::Null);
+    assert!(g["epoch_headroom_s"].as_u64().unwrap() > 100 * 365 * 86_400);
+    assert!(v.get("lease").is_none());
+}

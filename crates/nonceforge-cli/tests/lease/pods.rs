@@ -56,7 +56,7 @@ fn statefulset_pods_with_one_index_take_turns() {
 
     let mut a = pod();
     drawing(&a, "the first pod's values");
-    let mut b = pod();
+    let b = pod();
     waiting(&b, "the second pod's wait");
     // While the first pod draws another 2000 values, the second issues none.
     let n = a.count();
@@ -129,4 +129,76 @@ fn pod_index_sources_refuse_by_name() {
         assert_ne!(code, Some(0), "{source}");
         assert!(err.contains(want), "{source}: {err}");
     }
+}
+
+/// `gen --lease … --stats` and `lease acquire --json`: the generator's and
+/// the lease's figures as JSON (docs/operations.md).
+#[test]
+fn leased_figures_as_json() {
+    let _g = serial();
+    let redis = Redis::start();
+    let url = redis.url();
+    let (code, lines, err) = run(&[
+        "gen",
+        "sortable",
+        "--bits",
+        "64",
+        "-n",
+        "500",
+        "--lease",
+        &url,
+        "--namespace",
+        "json",
+        "--ttl",
+        "2s",
+        "--stats",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(lines.len(), 500);
+    let last = err.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(v["generator"]["nonces_issued"]["sortable"]["64"], 500);
+    assert_eq!(v["generator"]["enabled"], true);
+    let l = &v["lease"];
+    assert_eq!(
+        (l["state"].as_str(), l["ready"].as_bool()),
+        (Some("held"), Some(true))
+    );
+    assert_eq!(l["machine_id"], v["generator"]["machine_id"]);
+    assert_eq!(l["started_fast"], false);
+    assert!(l["start_wait_ms"].as_f64().unwrap() >= 2000.0, "{l}");
+    assert_eq!(l["lost_reason"], serde_json::Value::Null);
+
+    let holder = Proc::spawn(&[
+        "lease",
+        "acquire",
+        "--backend",
+        &url,
+        "--namespace",
+        "json",
+        "--ttl",
+        "2s",
+        "--json",
+        "--for",
+        "1500ms",
+    ]);
+    let (code, lines, err) = holder.finish(30 * SEC);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let grant: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let end: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!(end["lease"]["token"], grant["token"]);
+    assert_eq!(end["lease"]["state"], "held");
+    assert!(end["lease"]["renewals"].as_u64().unwrap() >= 1, "{end}");
+    let (_, status, _) = run(&[
+        "lease",
+        "status",
+        "--backend",
+        &url,
+        "--namespace",
+        "json",
+        "--json",
+    ]);
+    let rec: serde_json::Value = serde_json::from_str(&status[0]).unwrap();
+    assert_eq!(rec["state"], "free");
 }
