@@ -81,6 +81,7 @@ test-faces: lint
 	$(CARGO) test --workspace --release --locked
 	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
 	$(CARGO) test --release --locked -p nonceforge-lease --features metrics --test metrics
+	$(CARGO) test --release --locked -p nonceforge-lease --features metrics --doc
 	@echo "== again without AES-NI, VAES or AVX-512: the portable fallbacks against the same vectors"
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors

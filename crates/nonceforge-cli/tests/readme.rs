@@ -7,6 +7,10 @@
 //! file. The benchmark lines run shorter (`--seconds`); before `lease release
 //! --id 12` a holder of 12 is killed, so that its holder is gone as the line
 //! says. A line that fails fails the test with what it said.
+//!
+//! docs/operations.md's command lines run after the README's, the same way;
+//! and the container command of docs/ops/statefulset.yaml runs as written,
+//! with its store and labels file replaced by a loopback one and a file.
 
 mod support;
 
@@ -34,8 +38,9 @@ fn blocks(readme: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn every_readme_line_runs() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let read =
+        |p: &str| std::fs::read_to_string(format!("{}/{p}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let readme = read("README.md") + "\n" + &read("../../docs/operations.md");
     let pg = Postgres::start();
     let redis = Redis::start();
     let etcd = Etcd::start(1);
@@ -187,5 +192,58 @@ fn every_readme_line_runs() {
         }
     }
     wait_all(&mut pending);
-    assert!(ran >= 15, "only {ran} README lines ran");
+    assert!(ran >= 20, "only {ran} README and operations.md lines ran");
+}
+
+/// The StatefulSet manifest's container command, as written: the index from
+/// a downward API labels file, the lease from a Sentinel-managed Redis.
+#[test]
+fn statefulset_manifest_command_runs() {
+    let manifest = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/ops/statefulset.yaml"
+    ))
+    .unwrap();
+    let mut args = Vec::new();
+    let mut in_args = false;
+    for line in manifest.lines() {
+        let t = line.trim();
+        if t == "args:" {
+            in_args = true;
+        } else if in_args {
+            match t.strip_prefix("- \"").and_then(|a| a.strip_suffix('"')) {
+                Some(a) => args.push(a.to_owned()),
+                None => break,
+            }
+        }
+    }
+    assert!(args.len() > 8, "no args in the manifest: {args:?}");
+    assert!(manifest.contains("command: [\"nonceforge\"]"));
+    let sentinel = RedisFailover::start(1000);
+    let dir = TempDir::new("podinfo");
+    let labels = dir.0.join("labels");
+    std::fs::write(
+        &labels,
+        "app=\"nonces\"\napps.kubernetes.io/pod-index=\"2\"\n",
+    )
+    .unwrap();
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| match a.as_str() {
+            "redis+sentinel://redis-sentinel:26379/mymaster" => sentinel.url(),
+            "file:/etc/podinfo/labels" => format!("file:{}", labels.display()),
+            // A pod runs for good; this one makes three.
+            "1000000000" => "3".into(),
+            _ => a,
+        })
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_nonceforge"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    let values: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(values.len(), 3, "{values:?}");
+    assert!(stderr.contains("machine id 2 "), "{stderr}");
 }

@@ -474,3 +474,9 @@ pub fn evict(
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/operations.md's Rust example (it uses the `metrics` feature), compiled
+/// as a doctest.
+#[cfg(all(doctest, feature = "metrics"))]
+#[doc = include_str!("../../../docs/operations.md")]
+pub struct OperationsDoctests;

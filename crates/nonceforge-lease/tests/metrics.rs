@@ -196,3 +196,64 @@ fn a_lease_and_its_generator_through_the_facade() {
     assert_eq!(generator.stats().counter_issued(Bits::B96), 10);
     thief.release().unwrap();
 }
+
+/// The rules file, the dashboard and docs/operations.md name only the
+/// fleet's metrics, and the page lists every one of them.
+#[test]
+fn the_ops_files_use_the_fleets_names() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let read = |p: &str| std::fs::read_to_string(format!("{root}{p}")).unwrap();
+    let file: serde_json::Value =
+        serde_json::from_str(&read("testdata/vectors/metrics.json")).unwrap();
+    let names: Vec<String> = file["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_owned())
+        .collect();
+    let used = |text: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(i) = rest.find("nonceforge_") {
+            let tail = &rest[i..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                .unwrap_or(tail.len());
+            out.push(tail[..end].to_owned());
+            rest = &tail[end..];
+        }
+        out
+    };
+    let dashboard = read("docs/ops/grafana-dashboard.json");
+    let parsed: serde_json::Value = serde_json::from_str(&dashboard).unwrap();
+    assert!(!parsed["panels"].as_array().unwrap().is_empty());
+    let rules = read("docs/ops/nonceforge-rules.yml");
+    assert_eq!(
+        rules.matches("- alert: ").count(),
+        rules.matches("        expr: ").count(),
+        "every alert has one expression"
+    );
+    for (what, text) in [
+        ("the rules", rules.as_str()),
+        ("the dashboard", dashboard.as_str()),
+        ("operations.md", read("docs/operations.md").as_str()),
+    ] {
+        for name in used(text) {
+            // Prose names the lease crate (nonceforge_lease::…) too.
+            if name == "nonceforge_lease" {
+                continue;
+            }
+            assert!(
+                names.contains(&name),
+                "{what}: {name} is not a fleet metric"
+            );
+        }
+    }
+    let page = read("docs/operations.md");
+    for name in &names {
+        assert!(
+            page.contains(&format!("`{name}`")),
+            "operations.md does not list {name}"
+        );
+    }
+}
