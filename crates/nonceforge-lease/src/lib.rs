@@ -129,9 +129,11 @@ mod syntax;
 mod vectors;
 
 pub use error::{LeaseError, Result};
-pub use metrics::{LeaseMetrics, NotReady, RenewalFailures, STATE_NAMES, state_name};
+pub use metrics::{
+    LEASE_METRICS, LOST_REASONS, LeaseMetrics, NotReady, RenewalFailures, STATE_NAMES, state_name,
+};
 #[cfg(feature = "metrics")]
-pub use metrics_export::{LEASE_METRICS, LOST_REASONS, describe as describe_metrics};
+pub use metrics_export::describe as describe_metrics;
 pub use options::{DEFAULT_PG_SCHEMA, FastStart, LeaseOptions, MillisOptions};
 pub use pod::{POD_INDEX_LABEL, PodIndex};
 pub use secrets::{redact_url, url_has_secret};

@@ -37,6 +37,7 @@
 mod builder;
 mod counter;
 mod local;
+pub mod series;
 mod sortable;
 mod stats;
 mod value;
