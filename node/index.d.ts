@@ -155,6 +155,36 @@ export declare class NonceGenerator extends EventEmitter {
   decompose(nonce: Bytes): NonceParts;
   disable(): void;
   enable(): void;
+  /**
+   * The generator's figures (and its lease's) as samples of the fleet's metric
+   * series: the names every face exports (docs/operations.md).
+   */
+  metrics(): MetricSample[];
+  /** Whether it issues now, and why not: what a readiness probe returns. */
+  readiness(): Readiness;
+}
+
+/** One value of one metric series (testdata/vectors/metrics.json). */
+export interface MetricSample {
+  /** `nonceforge_…`. */
+  name: string;
+  type: 'counter' | 'gauge';
+  /** The series' own labels (kind, bits, reason, state, failure, lost_reason). */
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** A generator's readiness: a reason whenever it is not ready. */
+export type Readiness = { ready: true; reason: null } | { ready: false; reason: string };
+
+/**
+ * Published on the diagnostics_channel `nonceforge:lease` at each change of a
+ * leased generator's lease.
+ */
+export interface LeaseChannelMessage {
+  event: 'lapsed' | 'resumed' | 'lost';
+  machineId: number;
+  reason: LeaseLostReason | null;
 }
 
 export interface ExtIdOptions {

@@ -2,6 +2,7 @@
 // NonceGenerator: counter, sortable and encrypted nonces, leased or not.
 
 const { EventEmitter } = require('node:events');
+const diagnosticsChannel = require('node:diagnostics_channel');
 const { performance } = require('node:perf_hooks');
 const binding = require('./binding.js');
 const { argType, argValue, fromNative, native } = require('./errors.js');
@@ -9,6 +10,13 @@ const { checkBuffer, checkString, checkOptions, checkInteger, checkKey } = requi
 const { leaseOptions, hold, forget, LEASED, LEASE_STATES } = require('./lease.js');
 
 const KINDS = ['counter', 'sortable', 'encrypted'];
+
+// Node's convention for a library's events (diagnostics_channel): each change
+// of a lease's state is published here as { event, machineId, reason } —
+// 'lapsed', 'resumed', 'lost' (with its reason) — beside the generator's own
+// events, so that a process's telemetry can watch every lease without a
+// reference to each generator.
+const leaseChannel = diagnosticsChannel.channel('nonceforge:lease');
 const SIZES = [64, 96, 128];
 
 // The number the addon takes for a kind and size: kind * 3 + size (see
@@ -127,10 +135,16 @@ class NonceGenerator extends EventEmitter {
     let last = 0;
     const gate = handle.watch((state) => {
       if (state !== 0) generator._pools.clear();
-      if (state === 1) generator.emit('lapsed');
-      else if (state === 2) generator.emit('lost', handle.lostReason());
-      else if (state === 0 && last === 1) generator.emit('resumed');
+      let event = null;
+      let reason = null;
+      if (state === 1) event = 'lapsed';
+      else if (state === 2) [event, reason] = ['lost', handle.lostReason()];
+      else if (state === 0 && last === 1) event = 'resumed';
       last = state;
+      if (event === null) return;
+      if (event === 'lost') generator.emit('lost', reason);
+      else generator.emit(event);
+      if (leaseChannel.hasSubscribers) leaseChannel.publish({ event, machineId: handle.machineId, reason });
     });
     generator = new NonceGenerator(
       { nativeGenerator, epochUnixMs: options.epochUnixMs, handle, gate: gate === null ? null : new Int32Array(gate) },
@@ -325,6 +339,35 @@ class NonceGenerator extends EventEmitter {
 
   get enabled() {
     return this._native.enabled;
+  }
+
+  /**
+   * The generator's figures — and a leased generator's lease's — as samples of
+   * the fleet's metric series ({ name, type, labels, value }; the names every
+   * face exports: testdata/vectors/metrics.json, docs/operations.md). Feed them
+   * to an exporter (prom-client, OpenTelemetry's observable instruments) from
+   * its collect callback. Counters count since the generator was built; a pool
+   * of nonces counts when it is filled.
+   */
+  metrics() {
+    const out = this._native.samples();
+    const h = this._lease;
+    if (h !== null) out.push(...h.samples());
+    return out;
+  }
+
+  /**
+   * Whether the generator issues now — what a readiness probe returns:
+   * { ready: true, reason: null }, or { ready: false, reason } (disabled, or
+   * the lease starting, lapsed, lost or released).
+   */
+  readiness() {
+    if (this._lease !== null) {
+      const reason = this._lease.readiness();
+      if (reason !== null) return { ready: false, reason };
+    }
+    if (!this._native.enabled) return { ready: false, reason: 'disabled' };
+    return { ready: true, reason: null };
   }
 }
 

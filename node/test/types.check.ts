@@ -15,6 +15,17 @@ const filled: Uint8Array = g.fillInto('counter', 64, new Uint8Array(80));
 g.counter(32);
 // @ts-expect-error machineId is required
 new nf.NonceGenerator({});
+const samples: nf.MetricSample[] = g.metrics();
+const sampleType: 'counter' | 'gauge' = samples[0].type;
+const ready = g.readiness();
+const notReadyWhy: string | null = ready.reason;
+if (!ready.ready) {
+  const reason: string = ready.reason;
+  void reason;
+}
+const message: nf.LeaseChannelMessage = { event: 'lost', machineId: 3, reason: 'taken' };
+// @ts-expect-error a lease channel event is lapsed, resumed or lost
+const badMessage: nf.LeaseChannelMessage = { event: 'renewed', machineId: 3, reason: null };
 
 const codec = new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'aes128' });
 const id: string = codec.encode(42n, 7);

@@ -311,6 +311,28 @@ impl LeaseHandle {
         self.history
     }
 
+    /// Why the lease does not let its generators issue now (starting,
+    /// lapsed, lost, released), or null while it does.
+    #[napi(catch_unwind)]
+    pub fn readiness(&self) -> Option<String> {
+        let guard = self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(l) => l.readiness().err().map(|why| why.to_string()),
+            None => Some(nonceforge_lease::NotReady::Released.to_string()),
+        }
+    }
+
+    /// The lease's figures as samples of the fleet's metric series (empty
+    /// once released).
+    #[napi(catch_unwind)]
+    pub fn samples(&self) -> Vec<crate::nonce::MetricSample> {
+        let guard = self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(l) => crate::nonce::to_js(l.metrics().samples(l.readiness().is_ok())),
+            None => Vec::new(),
+        }
+    }
+
     /// `[renewalsOk, renewalsFailed, lastError]`: the last error while the
     /// latest renewal failed, or null.
     #[napi(catch_unwind)]

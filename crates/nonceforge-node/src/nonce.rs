@@ -142,6 +142,45 @@ impl Generator {
     pub fn enabled(&self) -> bool {
         self.inner.is_enabled()
     }
+
+    /// The generator's figures as samples of the fleet's metric series
+    /// (testdata/vectors/metrics.json): the core's mapping, not restated.
+    #[napi(catch_unwind)]
+    pub fn samples(&self) -> Vec<MetricSample> {
+        to_js(self.inner.stats().samples())
+    }
+}
+
+/// One value of one metric series, as node/lib/nonce.js's `metrics()`
+/// returns it.
+#[napi(object)]
+pub struct MetricSample {
+    /// The metric's name (`nonceforge_…`).
+    pub name: String,
+    /// `counter` or `gauge`.
+    #[napi(js_name = "type")]
+    pub kind: String,
+    /// The series' own labels.
+    pub labels: std::collections::HashMap<String, String>,
+    /// The value now.
+    pub value: f64,
+}
+
+/// Samples for JavaScript.
+pub(crate) fn to_js(samples: Vec<nonceforge::nonce::series::Sample>) -> Vec<MetricSample> {
+    samples
+        .into_iter()
+        .map(|s| MetricSample {
+            name: s.def.name.to_owned(),
+            kind: s.def.kind.to_owned(),
+            labels: s
+                .labels
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            value: s.value,
+        })
+        .collect()
 }
 
 /// The core's default nonce epoch (Unix ms): lib/nonce.js's default, read
