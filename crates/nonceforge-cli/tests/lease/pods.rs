@@ -24,25 +24,14 @@ fn statefulset_pods_with_one_index_take_turns() {
     )
     .unwrap();
     let source = format!("file:{}", labels.display());
+    // A pod: a member drawing sortable nonces, its id from the labels file.
     let pod = || {
-        Proc::spawn(&[
-            "gen",
-            "sortable",
-            "--bits",
-            "64",
-            "-n",
-            "100000000",
-            "--rate",
-            "4000",
-            "--lease",
+        support::member(
             &url,
-            "--namespace",
             "sts",
-            "--lease-id-from",
-            &source,
-            "--ttl",
-            "2s",
-        ])
+            "sortable",
+            &["--lease-id-from", &source, "--ttl", "2s"],
+        )
     };
     let drawing = |p: &Proc, what: &str| {
         let n = p.count();
