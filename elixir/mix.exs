@@ -181,6 +181,9 @@ defmodule Mix.Tasks.Nonceforge.Vendor do
   use Mix.Task
 
   @crates ~w(nonceforge nonceforge-lease nonceforge-elixir)
+  # The test servers' lines: the workspace's dependency (and its comment) and
+  # the lease crate's dev-dependency on it.
+  @testkit_dep ~r/^(# Test servers[^\n]*\n)?nonceforge-testkit(\.workspace = true| = \{[^\n]*\})\n/m
 
   @impl true
   def run(_args) do
@@ -202,6 +205,11 @@ defmodule Mix.Tasks.Nonceforge.Vendor do
           Path.join(native, "crates/#{crate}/#{part}")
         )
       end
+
+      # The test servers (nonceforge-testkit, a path dev-dependency) stay in
+      # the repository: the package builds the NIF, never these tests.
+      manifest = Path.join(native, "crates/#{crate}/Cargo.toml")
+      File.write!(manifest, String.replace(File.read!(manifest), @testkit_dep, ""))
     end
 
     members = Enum.map_join(@crates, ", ", &~s("crates/#{&1}"))
@@ -209,6 +217,7 @@ defmodule Mix.Tasks.Nonceforge.Vendor do
     manifest =
       File.read!(Path.join(root, "Cargo.toml"))
       |> String.replace(~r/^members = \[.*\]$/m, "members = [#{members}]")
+      |> String.replace(@testkit_dep, "")
 
     File.write!(Path.join(native, "Cargo.toml"), manifest)
     File.cp!(Path.join(root, "Cargo.lock"), Path.join(native, "Cargo.lock"))
