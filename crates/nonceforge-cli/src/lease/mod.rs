@@ -305,8 +305,7 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
             for r in &records {
                 let state = match r.expires_in {
                     Some(d) => format!("{:.1}s", d.as_secs_f64()),
-                    None if r.holder.is_empty() => "free".into(),
-                    None => "expired".into(),
+                    None => state_word(r).into(),
                 };
                 if json {
                     let line = serde_json::json!({

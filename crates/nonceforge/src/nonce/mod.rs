@@ -425,8 +425,10 @@ impl<C: Clock> NonceGenerator<C> {
 
     /// How long until the 42-bit timestamp range ends, if that is within a year.
     pub fn epoch_ends_in(&self) -> Option<Duration> {
-        let end = (self.shared.epoch_unix_ms as i64).saturating_add(TIMESTAMP_END as i64);
-        let left = (end.max(0) as u64).saturating_sub(self.issued_up_to_unix_ms());
+        let left = self
+            .shared
+            .end_unix_ms()
+            .saturating_sub(self.issued_up_to_unix_ms());
         (left <= YEAR_MS).then(|| Duration::from_millis(left))
     }
 
@@ -588,13 +590,19 @@ impl<C: Clock> Shared<C> {
         Ok(())
     }
 
+    /// Where the 42-bit timestamp range of the epoch ends, in ms since 1970
+    /// (0 when it ended before 1970).
+    pub(crate) fn end_unix_ms(&self) -> u64 {
+        (self.epoch_unix_ms as i64)
+            .saturating_add(TIMESTAMP_END as i64)
+            .max(0) as u64
+    }
+
     #[cold]
     pub(crate) fn exhausted(&self) -> Error {
         let error = Error::EpochExhausted {
             epoch_unix_ms: self.epoch_unix_ms,
-            end_unix_ms: (self.epoch_unix_ms as i64)
-                .saturating_add(TIMESTAMP_END as i64)
-                .max(0) as u64,
+            end_unix_ms: self.end_unix_ms(),
         };
         self.refuse(stats::Refusal::EpochExhausted, error)
     }

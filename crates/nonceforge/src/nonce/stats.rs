@@ -240,12 +240,7 @@ impl<C: Clock> NonceGenerator<C> {
                 no_key: refused(Refusal::NoKey),
             },
             clock_behind: Duration::from_millis(now.saturating_sub(wall)),
-            epoch_ends_in: Duration::from_millis(
-                ((s.epoch_unix_ms as i64)
-                    .saturating_add(super::TIMESTAMP_END as i64)
-                    .max(0) as u64)
-                    .saturating_sub(now),
-            ),
+            epoch_ends_in: Duration::from_millis(s.end_unix_ms().saturating_sub(now)),
             deadline_in: (until != u64::MAX)
                 .then(|| Duration::from_millis(until.saturating_sub(now))),
             enabled: s.stopped.load(Ordering::Relaxed) == 0,
