@@ -122,3 +122,16 @@ CREATE FUNCTION @extschema@.extid_inspect(type_name pg_catalog.text, id pg_catal
 STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'extid_inspect_version_wrapper';
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_seq(text, uuid, integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION @extschema@.extid_inspect(text, uuid, integer) FROM PUBLIC;
+
+-- New: the fleet's metric series for this server (docs/operations.md), for
+-- monitoring tools: pg_monitor's, not PUBLIC's.
+CREATE FUNCTION @extschema@.nonceforge_metrics() RETURNS TABLE (
+    metric pg_catalog.text,
+    labels pg_catalog.jsonb,
+    value pg_catalog.float8,
+    metric_type pg_catalog.text,
+    help pg_catalog.text
+)
+STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_metrics_wrapper';
+REVOKE EXECUTE ON FUNCTION @extschema@.nonceforge_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.nonceforge_metrics() TO pg_monitor;

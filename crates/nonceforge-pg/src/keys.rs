@@ -179,6 +179,9 @@ pub(crate) fn key(function: &str, which: Key) -> &'static [u8] {
         Key::Nonce => ("nonceforge.key_file", NONCE_KEY.get()),
         Key::ExtId => ("nonceforge.extid_key_file", EXTID_KEY.get()),
     };
+    if !matches!(state, Some(KeyState::Loaded(_))) && matches!(which, Key::Nonce) {
+        crate::metrics::refused(crate::metrics::Refusal::NoKey);
+    }
     match state {
         Some(KeyState::Loaded(k)) => k,
         None => not_configured(

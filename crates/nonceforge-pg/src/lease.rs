@@ -101,6 +101,10 @@ pub(crate) fn admits(s: &SharedState, function: &str) {
 }
 
 fn refuse(function: &str, state: u64) -> ! {
+    crate::metrics::refused(match state {
+        HELD | LAPSED | LOST | STOPPED => crate::metrics::Refusal::Deadline,
+        _ => crate::metrics::Refusal::Disabled,
+    });
     let (message, hint) = match state {
         WAITING => (
             "no machine id leased yet: the lease keeper has not reached the store",
@@ -319,19 +323,29 @@ pub extern "C-unwind" fn nonceforge_lease_keeper(_arg: pg_sys::Datum) {
         lease.token(),
         lease.floor_unix_ms()
     );
+    publish_metrics(s, &lease);
     while BackgroundWorker::wait_latch(Some(LOG_EVERY)) {
         flush_log();
+        publish_metrics(s, &lease);
     }
     // Shutdown: stop every backend first, then release with the server's clock
     // (at or past every value's millisecond) as the id's floor.
     s.lease_until_ms.store(0, Ordering::SeqCst);
     s.lease_state.store(STOPPED, Ordering::Release);
     let id = lease.machine_id().get();
+    publish_metrics(s, &lease);
     match signals_blocked(|| lease.release()) {
         Ok(()) => pgrx::log!("nonceforge: machine id {id} released"),
         Err(e) => pgrx::warning!("nonceforge: releasing machine id {id}: {e}"),
     }
     flush_log();
+}
+
+/// Puts the lease's figures where `nonceforge_metrics()` reads them.
+fn publish_metrics(s: &SharedState, lease: &Lease) {
+    let ready = lease.readiness().is_ok();
+    let text = crate::metrics::render_lease(&lease.metrics().samples(ready));
+    s.stats.publish_lease(&text);
 }
 
 /// Leases an id and attaches a generator on the server's clock, retrying

@@ -15,6 +15,7 @@ mod errors;
 mod extid;
 mod keys;
 mod lease;
+mod metrics;
 mod nonce;
 mod order;
 mod pg_tuid_c;

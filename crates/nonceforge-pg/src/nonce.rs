@@ -30,9 +30,10 @@
 //!
 //! These functions change shared state, so they are VOLATILE and PARALLEL UNSAFE.
 
-use crate::errors::{invalid, raise};
+use crate::errors::invalid;
 use crate::keys::{self, Key};
 use crate::lease;
+use crate::metrics::Refusal;
 use crate::server::{self, ServerClock, SharedState};
 use crate::settings::{self, MachineSource};
 use nonceforge_core::{Bits, MachineId, NonceGenerator, NonceKind, SortableSequence};
@@ -57,6 +58,8 @@ struct Backend {
     sortable: [Option<SortableSequence<ServerClock>>; 2],
     /// Whether this backend has raised the shared 64-bit word to the run's start.
     sortable_64_started: bool,
+    /// This backend's stripe of the issued counts (`metrics`).
+    stripe: usize,
 }
 
 thread_local! {
@@ -88,7 +91,7 @@ fn generator(
     start: u64,
     key: Option<&[u8]>,
 ) -> Generator {
-    let machine = MachineId::new(machine_id).unwrap_or_else(|e| raise(e));
+    let machine = MachineId::new(machine_id).unwrap_or_else(|e| refuse(e));
     let builder = NonceGenerator::builder(machine)
         .clock(ServerClock::new(state))
         .start_unix_ms(start);
@@ -96,13 +99,17 @@ fn generator(
         Some(k) => builder.key(k),
         None => builder,
     };
-    builder.build().unwrap_or_else(|e| raise(e))
+    builder.build().unwrap_or_else(|e| refuse(e))
 }
+
+/// What a call makes, for the issued counts: sortable or not, the size, how
+/// many.
+struct Tally(bool, Bits, u64);
 
 /// Runs `f` on this backend's generator (made at the first call, again when
 /// `nonceforge.machine_id` changes); under a lease, what `f` made leaves only
-/// if the lease still covers it.
-fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
+/// if the lease still covers it. What leaves is counted as `tally` says.
+fn with_backend<T>(function: &str, tally: Tally, f: impl FnOnce(&mut Backend) -> T) -> T {
     let source = settings::machine_source(function);
     BACKEND.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -113,6 +120,10 @@ fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
         };
         if stale {
             let state = server::state(function);
+            // SAFETY: reads a flag in shared memory.
+            if unsafe { pgrx::pg_sys::RecoveryInProgress() } {
+                crate::metrics::refused(Refusal::Disabled);
+            }
             // Under a lease, above every value its earlier holders issued. The
             // run may have started below that (server-ordered ids start it
             // too): every backend computes the same start, so they agree.
@@ -136,6 +147,7 @@ fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
                 blocks: [(0, 0); 3],
                 sortable: [None, None],
                 sortable_64_started: false,
+                stripe: backend_slot() as usize,
             });
         }
         let b = slot.as_mut().expect("made above");
@@ -143,8 +155,26 @@ fn with_backend<T>(function: &str, f: impl FnOnce(&mut Backend) -> T) -> T {
         if b.leased {
             lease::admits(b.state, function);
         }
+        let Tally(sortable, bits, n) = tally;
+        b.state.stats.issued(b.stripe, sortable, bits, n);
         made
     })
+}
+
+/// Counts a refusal from the core by its reason, then raises it.
+fn refuse(e: nonceforge_core::Error) -> ! {
+    use nonceforge_core::Error;
+    let why = match e {
+        Error::EpochExhausted { .. } => Some(Refusal::EpochExhausted),
+        Error::CounterExhausted { .. } => Some(Refusal::CounterExhausted),
+        Error::Disabled => Some(Refusal::Disabled),
+        Error::NoKey => Some(Refusal::NoKey),
+        _ => None,
+    };
+    if let Some(why) = why {
+        crate::metrics::refused(why);
+    }
+    crate::errors::raise(e)
 }
 
 /// The next tick of `bits` from this backend's block (a new block from the
@@ -155,9 +185,10 @@ fn next_tick(function: &str, b: &mut Backend, bits: Bits) -> u64 {
     if b.blocks[i].0 == b.blocks[i].1 {
         let len = block_len(bits);
         let first = b.state.ticks[i].fetch_add(len, Ordering::Relaxed);
-        let last = first
-            .checked_add(len - 1)
-            .unwrap_or_else(|| invalid(format!("{function}: the tick counter is exhausted")));
+        let last = first.checked_add(len - 1).unwrap_or_else(|| {
+            crate::metrics::refused(Refusal::CounterExhausted);
+            invalid(format!("{function}: the tick counter is exhausted"))
+        });
         // The block's last timestamp (128-bit counters never carry).
         let carry = if bits == Bits::B128 {
             0
@@ -178,7 +209,9 @@ fn next_tick(function: &str, b: &mut Backend, bits: Bits) -> u64 {
 fn nonce(bits: i32) -> Vec<u8> {
     let function = "nonce(bits)";
     let bits = bits_arg(function, bits);
-    with_backend(function, |b| counter_in(function, b, bits))
+    with_backend(function, Tally(false, bits, 1), |b| {
+        counter_in(function, b, bits)
+    })
 }
 
 /// An encrypted nonce of `bits`: unique and unpredictable (needs the key in
@@ -188,7 +221,9 @@ fn encrypted_nonce(bits: i32) -> Vec<u8> {
     let function = "encrypted_nonce(bits)";
     let bits = bits_arg(function, bits);
     let key = keys::key(function, Key::Nonce);
-    with_backend(function, |b| encrypted_in(function, b, bits, key))
+    with_backend(function, Tally(false, bits, 1), |b| {
+        encrypted_in(function, b, bits, key)
+    })
 }
 
 /// A sortable nonce of 96 or 128 bits: strictly increasing within this backend,
@@ -197,7 +232,9 @@ fn encrypted_nonce(bits: i32) -> Vec<u8> {
 fn sortable_nonce(bits: i32) -> Vec<u8> {
     let function = "sortable_nonce(bits)";
     let bits = bits_arg(function, bits);
-    with_backend(function, |b| sortable_in(function, b, bits))
+    with_backend(function, Tally(true, bits, 1), |b| {
+        sortable_in(function, b, bits)
+    })
 }
 
 /// The three kinds, for the set-returning forms (`series`).
@@ -213,7 +250,8 @@ pub(crate) enum Kind {
 pub(crate) fn batch(function: &str, kind: Kind, bits: i32, count: usize) -> Vec<Vec<u8>> {
     let bits = bits_arg(function, bits);
     let key = matches!(kind, Kind::Encrypted).then(|| keys::key(function, Key::Nonce));
-    with_backend(function, |b| {
+    let tally = Tally(kind == Kind::Sortable, bits, count as u64);
+    with_backend(function, tally, |b| {
         (0..count)
             .map(|_| match (kind, key) {
                 (Kind::Encrypted, Some(key)) => encrypted_in(function, b, bits, key),
@@ -226,10 +264,11 @@ pub(crate) fn batch(function: &str, kind: Kind, bits: i32, count: usize) -> Vec<
 
 fn counter_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
     let tick = next_tick(function, b, bits);
-    b.generator
+    let nonce = b
+        .generator
         .nonce_at_tick(NonceKind::Counter, bits, tick)
-        .unwrap_or_else(|e| raise(e))
-        .to_vec()
+        .unwrap_or_else(|e| refuse(e));
+    nonce.to_vec()
 }
 
 fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<u8> {
@@ -238,12 +277,13 @@ fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<
         let start = b.generator.started_unix_ms();
         b.keyed = Some(generator(b.state, b.machine_id, start, Some(key)));
     }
-    b.keyed
+    let nonce = b
+        .keyed
         .as_ref()
         .expect("made above")
         .nonce_at_tick(NonceKind::Encrypted, bits, tick)
-        .unwrap_or_else(|e| raise(e))
-        .to_vec()
+        .unwrap_or_else(|e| refuse(e));
+    nonce.to_vec()
 }
 
 fn sortable_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
@@ -256,7 +296,7 @@ fn sortable_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
         }
         b.generator
             .sortable_shared(Bits::B64, &b.state.sortable_64)
-            .unwrap_or_else(|e| raise(e))
+            .unwrap_or_else(|e| refuse(e))
     } else {
         let j = bits as usize - 1;
         if b.sortable[j].is_none() {
@@ -266,13 +306,13 @@ fn sortable_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
             .as_mut()
             .expect("made above")
             .next_nonce()
-            .unwrap_or_else(|e| raise(e))
+            .unwrap_or_else(|e| refuse(e))
     };
     let bytes = nonce.to_vec();
     let ms = b
         .generator
         .decompose(&bytes)
-        .unwrap_or_else(|e| raise(e))
+        .unwrap_or_else(|e| refuse(e))
         .unix_ms;
     b.state.admit(function, ms);
     bytes
@@ -287,7 +327,7 @@ fn sortable_sequence(function: &str, b: &Backend, bits: Bits) -> SortableSequenc
     b.state.wait_for_clock(function, b.state.now_ms() + 2);
     b.generator
         .sortable_sequence(bits, backend_slot())
-        .unwrap_or_else(|e| raise(e))
+        .unwrap_or_else(|e| refuse(e))
 }
 
 /// This backend's number, 1.., unique among the server's live processes.

@@ -114,6 +114,8 @@ pub(crate) struct SharedState {
     pub(crate) lease_floor_ms: AtomicU64,
     /// …and the last millisecond values may carry under it (0: none).
     pub(crate) lease_until_ms: AtomicU64,
+    /// What `nonceforge_metrics()` reports (`metrics`).
+    pub(crate) stats: crate::metrics::Stats,
 }
 
 // SAFETY: atomics only, no pointers: valid in every process that maps it.
@@ -162,6 +164,12 @@ pub(crate) fn state(function: &str) -> &'static SharedState {
         );
     }
     s
+}
+
+/// The shared state if the library was preloaded (whatever its floor), for
+/// counting refusals.
+pub(crate) fn preloaded_state() -> Option<&'static SharedState> {
+    PRELOADED.load(Ordering::Relaxed).then(|| STATE.get())
 }
 
 /// The shared state without the checks of [`state`], for the lease keeper
@@ -240,6 +248,7 @@ fn startup_state() -> SharedState {
         lease_machine_id: AtomicU64::new(0),
         lease_floor_ms: AtomicU64::new(0),
         lease_until_ms: AtomicU64::new(0),
+        stats: crate::metrics::Stats::new(),
     }
 }
 
@@ -528,11 +537,27 @@ impl SharedState {
         if behind > crate::settings::max_clock_wait_ms() {
             clock_behind(function, behind);
         }
+        let from = wall_us();
         while self.now_ms() < ms {
             pgrx::check_for_interrupts!();
             // SAFETY: a plain sleep of 200 µs.
             unsafe { pg_sys::pg_usleep(200) };
         }
+        self.stats.throttled(wall_us().saturating_sub(from));
+    }
+
+    /// The newest millisecond values of this run may carry: the server's
+    /// clock as last seen, or the run's start (above the floor) — the wall
+    /// clock is behind by what this exceeds it.
+    pub(crate) fn newest_ms(&self) -> u64 {
+        self.clock_ms
+            .load(Ordering::Relaxed)
+            .max(self.run_start_ms.load(Ordering::Relaxed))
+    }
+
+    /// The floor file could not be read at start (every function refuses).
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
     }
 
     /// The server's clock, Unix ms: the wall clock, never going back across
@@ -631,8 +656,10 @@ impl Clock for ServerClock {
             clock_behind("nonceforge", behind);
         }
         pgrx::check_for_interrupts!();
+        let from = wall_us();
         // SAFETY: a plain sleep; at most 1 s at a time.
         unsafe { pg_sys::pg_usleep(duration.as_micros().min(1_000_000) as _) };
+        self.0.stats.throttled(wall_us().saturating_sub(from));
     }
 }
 

@@ -292,7 +292,15 @@ pub(crate) enum MachineSource {
 /// to configure one.
 pub(crate) fn machine_source(function: &str) -> MachineSource {
     let lease_mode = LEASE_MODE.get().copied().unwrap_or(false);
-    match (machine_setting(), lease_mode) {
+    let setting = machine_setting();
+    let usable = matches!(
+        (&setting, lease_mode),
+        (Ok(MachineSetting::Lease), true) | (Ok(MachineSetting::Fixed(_)), false)
+    );
+    if !usable {
+        crate::metrics::refused(crate::metrics::Refusal::Disabled);
+    }
+    match (setting, lease_mode) {
         (Ok(MachineSetting::Lease), true) => MachineSource::Lease,
         (Ok(MachineSetting::Lease), false) => not_configured(
             format!(

@@ -52,6 +52,10 @@ preload=(-c shared_preload_libraries=nonceforge)
 start_cluster "$port" "${preload[@]}"
 step "setup" su_file -f "$here/setup.sql"
 step "unconfigured server refuses, with hints (as app)" app_file -f "$here/unconfigured.sql"
+vectors() { cat "$here/../../../../testdata/vectors/$1"; }
+step "nonceforge_metrics(): the fleet's series, the refusals counted (as postgres)" \
+    su_file -v "vectors=$(vectors metrics.json)" -f "$here/metrics.sql"
+step "nonceforge_metrics(): not app's (pg_monitor's)" refused 42501 app "SELECT * FROM nonceforge_metrics()"
 
 # 2. Configured as the README says: keys in files only the server's user reads,
 #    the machine id with ALTER SYSTEM.
@@ -72,6 +76,21 @@ step "machine id by ALTER SYSTEM" su_sql -c "ALTER SYSTEM SET nonceforge.machine
 restart_cluster "$port" "${preload[@]}" "${keys[@]}"
 step "suite as postgres" su_file -f "$here/nonceforge.sql"
 step "suite as app" app_file -f "$here/nonceforge.sql"
+# metric NAME [LABELS]: a series' value now (labels as jsonb, contained).
+metric() { su_sql -At -c "SELECT value FROM nonceforge_metrics() WHERE metric = '$1' AND labels @> '${2:-{\}}'"; }
+counted_as_issued() { # what a call issues is what the counts add, by kind and size
+    local before after
+    before=$(metric nonceforge_nonces_issued_total '{"kind":"counter","bits":"96"}')
+    app_sql -c "SELECT count(nonce(96)) FROM generate_series(1, 1000)" -c "SELECT count(*) FROM encrypted_nonce_series(96, 234)" >/dev/null
+    after=$(metric nonceforge_nonces_issued_total '{"kind":"counter","bits":"96"}')
+    [ "$((after - before))" = 1234 ] || { echo "counter 96: $before -> $after"; return 1; }
+    before=$(metric nonceforge_nonces_issued_total '{"kind":"sortable","bits":"128"}')
+    app_sql -c "SELECT count(*) FROM sortable_nonce_series(128, 777)" >/dev/null
+    after=$(metric nonceforge_nonces_issued_total '{"kind":"sortable","bits":"128"}')
+    [ "$((after - before))" = 777 ] || { echo "sortable 128: $before -> $after"; return 1; }
+    [ "$(metric nonceforge_generator_enabled)" = 1 ] || { echo "not enabled"; return 1; }
+}
+step "nonceforge_metrics(): what is issued is counted, by kind and size" counted_as_issued
 step "the shared uuid vectors (testdata/vectors/uuid.json), as app" \
     app_file -v "vectors=$(cat "$here/../../../../testdata/vectors/uuid.json")" -f "$here/uuid_vectors.sql"
 step "the README's SQL blocks, as written (readme.sh)" "$here/readme.sh" "$port"

@@ -275,10 +275,45 @@ refused() { # refused PORT PATTERN WHAT: nonce(64) fails with 55000 and PATTERN
     grep -q "55000" <<<"$out" && grep -q "$2" <<<"$out" || fail "$3: $out"
 }
 
+# metric PORT NAME [LABELS]: a series of nonceforge_metrics() now (the sum of
+# those whose labels contain LABELS, jsonb).
+metric() {
+    q "$1" postgres -c "SELECT coalesce(sum(value), -1) FROM nonceforge_metrics() WHERE metric = '$2' AND labels @> '${3:-{\}}'"
+}
+# until_metric PORT NAME LABELS VALUE: polls until the series reads VALUE
+# (the keeper publishes the lease's figures every 100 ms).
+until_metric() {
+    for _ in $(seq 50); do [ "$(metric "$1" "$2" "$3")" = "$4" ] && return; sleep 0.1; done
+    fail "$2 $3: $(metric "$1" "$2" "$3"), not $4"
+}
+
 start_at "$backup" "$port" "${leased[@]}"
 emit "$port" postgres
 [ "$(status "$port")" = "0 lease held" ] || fail "leased id: $(status "$port")"
-check "a leased machine id"
+until_metric "$port" nonceforge_lease_state '{"state":"held"}' 1
+until_metric "$port" nonceforge_lease_ready '{}' 1
+[ "$(metric "$port" nonceforge_lease_machine_id)" = 0 ] || fail "lease_machine_id: $(metric "$port" nonceforge_lease_machine_id)"
+[ "$(metric "$port" nonceforge_generator_enabled)" = 1 ] || fail "not enabled under a held lease"
+# docs/ops/postgres_exporter.yml: every query runs (as a pg_monitor role) and
+# returns rows, and the series postgres_exporter names from it (key_column) are
+# the fleet's (testdata/vectors/metrics.json), every one, but the two its
+# comments rename.
+exporter_yml="$here/../../../../docs/ops/postgres_exporter.yml"
+q "$port" postgres -c "CREATE ROLE exporter LOGIN IN ROLE pg_monitor"
+# (the last renewal's round trip is there from the first renewal on)
+for _ in $(seq 50); do [ "$(metric "$port" nonceforge_lease_renewal_last_seconds)" != -1 ] && break; sleep 0.1; done
+while IFS=$'\t' read -r key query; do
+    rows=$(psql -h 127.0.0.1 -p "$port" -U exporter -d postgres -X -q -At -v ON_ERROR_STOP=1 -c "$query" | wc -l) ||
+        fail "postgres_exporter.yml: $key's query fails"
+    [ "$rows" -ge 1 ] || fail "postgres_exporter.yml: $key's query returns no row"
+done < <(awk '/^[a-z_]+:$/ { key = substr($0, 1, length($0) - 1) }
+              /^  query: "/ { q = $0; sub(/^  query: "/, "", q); sub(/"$/, "", q); print key "\t" q }' "$exporter_yml")
+made=$(awk '/^[a-z_]+:$/ { key = substr($0, 1, length($0) - 1) }
+            /^    - [a-z_]+: \{usage: "(GAUGE|COUNTER)"/ { c = $2; sub(/:$/, "", c); print key "_" c }' "$exporter_yml" |
+       sed 's/^nonceforge_lease_grant_/nonceforge_lease_/' | sort)
+fleet=$(grep -o '"name": "nonceforge_[a-z_]*"' "$here/../../../../testdata/vectors/metrics.json" | cut -d'"' -f4 | sort)
+[ "$made" = "$fleet" ] || fail "postgres_exporter.yml's series differ from metrics.json: $(diff <(echo "$made") <(echo "$fleet"))"
+check "a leased machine id (its metrics, and postgres_exporter's queries for them)"
 
 lclone="$cluster_dir/lclone"
 as_pg "$pgbin/pg_basebackup" -c fast -h 127.0.0.1 -p "$port" -U postgres -D "$lclone" -X stream
@@ -295,9 +330,14 @@ stop_redis
 sleep 2.5
 refused "$port" "lapsed" "nonces under a lapsed lease"
 [ "$(status "$port")" = "0 lease lapsed" ] || fail "lapsed status: $(status "$port")"
+until_metric "$port" nonceforge_lease_state '{"state":"lapsed"}' 1
+[ "$(metric "$port" nonceforge_generator_enabled)" = 0 ] || fail "enabled under a lapsed lease"
+[ "$(metric "$port" nonceforge_refusals_total '{"reason":"deadline"}')" -ge 1 ] || fail "the refusal under a lapsed lease is not counted"
 start_redis
 for _ in $(seq 40); do [ "$(status "$port")" = "0 lease lost" ] && break; sleep 0.1; done
 refused "$port" "lost" "nonces under a lost lease"
+until_metric "$port" nonceforge_lease_state '{"state":"lost"}' 1
+until_metric "$port" nonceforge_lease_lost '{}' 1
 stop_at "$backup"
 start_at "$backup" "$port" "${leased[@]}"
 emit "$port" postgres

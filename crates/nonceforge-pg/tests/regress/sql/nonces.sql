@@ -31,3 +31,16 @@ SELECT extid_encode('user', 1, 1);
 SELECT length(nonce(64));
 RESET ROLE;
 DROP ROLE regress_nobody;
+-- nonceforge_metrics(): what is issued is counted, by kind and size (the
+-- other series: tests/sql/metrics.sql); pg_monitor's, not PUBLIC's.
+CREATE TEMP TABLE m0 AS SELECT metric, labels, value FROM nonceforge_metrics();
+SELECT count(nonce(64)) FROM generate_series(1, 100);
+SELECT count(*) FROM encrypted_nonce_series(128, 20);
+SELECT count(*) FROM sortable_nonce_series(96, 50);
+SELECT m.labels->>'kind' AS kind, m.labels->>'bits' AS bits, m.value - m0.value AS added
+  FROM nonceforge_metrics() m JOIN m0 USING (metric, labels)
+ WHERE metric = 'nonceforge_nonces_issued_total' ORDER BY 1, 2::int;
+SELECT metric, value FROM nonceforge_metrics() WHERE metric = 'nonceforge_generator_enabled';
+SET ROLE regress_app;
+SELECT count(*) FROM nonceforge_metrics();
+RESET ROLE;
