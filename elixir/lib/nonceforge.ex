@@ -518,6 +518,39 @@ defmodule Nonceforge do
   def lease_state(name \\ __MODULE__), do: nif_lease_state(name)
 
   @doc """
+  The instance's figures as the fleet's metric series (the same names, types
+  and labels in every face: `testdata/vectors/metrics.json`, what each means
+  in `docs/operations.md`): its generator's — nonces issued by kind and size,
+  waits for the clock, refusals by reason, the clock and the headroom left —
+  and, for an instance that holds its own lease, the lease's. Read when
+  called: nothing on the hot path is written for them.
+  `Nonceforge.Telemetry.dispatch_metrics/1` emits them as `:telemetry` events
+  (call it from a poller).
+
+      iex> Nonceforge.init(machine_id: 3, base_key: :crypto.strong_rand_bytes(32), name: :metrics_doc)
+      iex> _ = Nonceforge.sortable_nonce(:metrics_doc, 64)
+      iex> Nonceforge.metrics(:metrics_doc)
+      ...> |> Enum.find(&(&1.name == "nonceforge_nonces_issued_total" and &1.labels == %{kind: "sortable", bits: "64"}))
+      ...> |> Map.take([:type, :value])
+      %{type: :counter, value: 1.0}
+
+  Single `nonce/2` and `encrypted_nonce/3` calls take their ticks from a block
+  per scheduler thread (256 at 64 bits, 65,536 wider), counted when the block
+  is reserved; sortable 96- and 128-bit nonces come from per-thread sequences,
+  counted once a millisecond. Sortable 64-bit nonces and `nonces/4` batches
+  are counted as they are made.
+  """
+  @spec metrics(name()) :: [Nonceforge.Telemetry.series()]
+  def metrics(name \\ __MODULE__), do: name |> nif_metrics() |> Nonceforge.Telemetry.series()
+
+  @doc """
+  What a readiness probe returns: `:ok` while the instance issues (its own
+  lease, if any, held and past its start), otherwise `{:error, why}`.
+  """
+  @spec readiness(name()) :: :ok | {:error, String.t()}
+  def readiness(name \\ __MODULE__), do: nif_readiness(name)
+
+  @doc """
   Gives a leased machine id back: the instance stops issuing, its last
   timestamp is recorded as the id's floor, and the id is free for the next
   holder. `:none` for an instance without a lease.
@@ -576,6 +609,12 @@ defmodule Nonceforge do
   def nif_lease_release(_lease), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_lease_status(_lease), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_lease_metrics(_lease), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_metrics(_name), do: :erlang.nif_error(:nif_not_loaded)
+  @doc false
+  def nif_readiness(_name), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_lease_lost_reason(_lease), do: :erlang.nif_error(:nif_not_loaded)
   @doc false

@@ -73,6 +73,7 @@ defmodule Nonceforge.MachineIdTest do
       )
 
     assert MachineId.machine_id(:env_tree) == 12
+    assert MachineId.lease_metrics(:env_tree) == []
     assert Nonceforge.machine_id(:env_a) == 12 and Nonceforge.machine_id(:env_b) == 12
     assert %{machine_id: 12} = Nonceforge.decompose(:env_a, Nonceforge.nonce(:env_a, 96))
   end
@@ -264,6 +265,17 @@ defmodule Nonceforge.MachineIdTest do
       b = MachineId.machine_id(:redis_b)
       assert a != b
       assert Nonceforge.machine_id(:redis_inst_a) == a
+      # The held lease's figures, as the fleet's series.
+      metrics = MachineId.lease_metrics(:redis_a)
+      assert Enum.find(metrics, &(&1.name == "nonceforge_lease_machine_id")).value == a
+
+      assert Enum.find(
+               metrics,
+               &(&1.name == "nonceforge_lease_state" and &1.labels == %{state: "held"})
+             ).value ==
+               1.0
+
+      assert length(metrics) >= 23
       # A fleet of mixed languages on one store: the CLI sees both leases, in the
       # records every face uses, and a CLI member that leases beside them gets a third id.
       cli =

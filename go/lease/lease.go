@@ -200,6 +200,7 @@ type Lease struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	lastErr error
+	c       counts // the figures Metrics gives (metrics.go)
 	// timer stops the generators at the deadline, apart from the renewal
 	// loop (a renewal can hang up to the request timeout): single counter
 	// nonces read no clock, so nothing else would stop them (the core's rule).
@@ -226,6 +227,7 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 	send := time.Now()
 	capMs := wallMs() + hold.Milliseconds()
 	g, err := st.acquire(ctx, &s, capMs, randomID())
+	acquiredIn := time.Since(send)
 	if err != nil {
 		st.close()
 		return nil, wrap(ctx, shown, err)
@@ -235,6 +237,7 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 		return nil, &Error{Code: "all-taken", Msg: fmt.Sprintf("all machine ids in %d..=%d are leased in %s: wait for a lease to expire, release one, or use another namespace", s.first, s.last, shown), Err: ErrAllTaken}
 	}
 	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
+	l.c.acquiredIn = acquiredIn
 	switch s.fast {
 	case FastOff:
 		l.slow = errors.New("FastStart is off")
@@ -276,7 +279,8 @@ func wrap(ctx context.Context, shown string, err error) error {
 	if errors.As(err, &r) {
 		return &Error{Code: "refused", Msg: fmt.Sprintf("the lease store at %s was refused: %s", shown, r.why), Err: ErrRefused}
 	}
-	if ctx.Err() != nil {
+	// (DeadlineExceeded: the renewal loop cancels its context before it wraps.)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &Error{Code: "timeout", Msg: fmt.Sprintf("the lease store at %s did not answer in time: %v", shown, err), Err: err}
 	}
 	return &Error{Code: "store", Msg: fmt.Sprintf("the lease store at %s failed: %v", shown, err), Err: err}
@@ -402,6 +406,7 @@ func (l *Lease) atDeadline() {
 	}
 	if !l.lapsed {
 		l.lapsed = true
+		l.c.lapses++
 		l.stopAll()
 	}
 }
@@ -441,6 +446,7 @@ func (l *Lease) keep() {
 		switch {
 		case err != nil:
 			l.lastErr = wrap(ctx, l.shown, err)
+			l.c.failures[failureKind(ctx, err)]++
 			next = time.Now().Add(retry)
 		case why != notLost:
 			l.lost = why
@@ -449,6 +455,11 @@ func (l *Lease) keep() {
 			l.mu.Unlock()
 			return
 		default:
+			rtt := time.Since(send)
+			l.c.renewals++
+			l.c.rttSum += rtt
+			l.c.rttLast = rtt
+			l.c.rttMax = max(l.c.rttMax, rtt)
 			l.g = g
 			l.dead = send.Add(hold)
 			l.cap = capMs

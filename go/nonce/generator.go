@@ -115,6 +115,7 @@ type Generator struct {
 	wall0      uint64      // Unix ms at New
 	mono0      time.Duration
 	ciphers    *ciphers
+	counts     *counts // slow-path figures (stats.go); nil in a zero Generator
 }
 
 func sizeIndex(bits int) int {
@@ -166,7 +167,7 @@ func NewContext(ctx context.Context, o Options) (*Generator, error) {
 	if o.MaxWait < 0 {
 		return nil, &Error{Op: "New", Arg: "MaxWait", Rule: fmt.Sprintf("must not be negative (0: the default, 1 s), got %v", o.MaxWait)}
 	}
-	g := &Generator{machine: uint64(o.MachineID.id), epoch: uint64(epoch), clock: o.Clock}
+	g := &Generator{machine: uint64(o.MachineID.id), epoch: uint64(epoch), clock: o.Clock, counts: &counts{}}
 	if g.clock == nil {
 		base := time.Now()
 		g.clock = systemClock{base: base}
@@ -250,15 +251,19 @@ func (g *Generator) waitForContext(ctx context.Context, ms uint64) error {
 	}
 }
 
-// waitFor sleeps until Unix millisecond ms has begun.
+// waitFor sleeps until Unix millisecond ms has begun (a wait counted in Stats).
 func (g *Generator) waitFor(ms uint64) {
-	for {
-		left := g.untilMs(ms)
-		if left <= 0 {
-			return
-		}
-		g.clock.Sleep(left)
+	left := g.untilMs(ms)
+	if left <= 0 {
+		return
 	}
+	from := g.clock.Monotonic()
+	for left > 0 {
+		g.clock.Sleep(left)
+		left = g.untilMs(ms)
+	}
+	g.counts.throttled.Add(1)
+	g.counts.throttledNs.Add(uint64(g.clock.Monotonic() - from))
 }
 
 // nowTs is the clock in ms since the epoch; past the deadline it stops the generator.
@@ -266,11 +271,11 @@ func (g *Generator) nowTs() (uint64, error) {
 	now := g.nowMs()
 	if now > g.validUntil.Load() {
 		g.state.Or(stoppedPastDeadline)
-		return 0, ErrDisabled
+		return 0, g.refuse(refusedDeadline, ErrDisabled)
 	}
 	ts := now - g.epoch
 	if ts >= timestampEnd {
-		return 0, &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted}
+		return 0, g.refuse(refusedEpochExhausted, &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted})
 	}
 	return ts, nil
 }
@@ -333,12 +338,13 @@ func (g *Generator) check() error {
 	return nil
 }
 
-// stopErr is why a generator that is not live issues nothing.
+// stopErr is why a generator that is not live issues nothing (a refusal,
+// counted).
 func (g *Generator) stopErr() error {
 	if g.state.Load()&stateLive == 0 {
 		return ErrNotBuilt
 	}
-	return ErrDisabled
+	return g.refuseErr(ErrDisabled)
 }
 
 // noKey is the error of a call that needs the base key on a generator
@@ -348,7 +354,7 @@ func (g *Generator) noKey(op, rule string) error {
 	if g.state.Load()&stateLive == 0 {
 		return ErrNotBuilt
 	}
-	return &Error{Op: op, Arg: "Key", Rule: rule, Err: ErrNoKey}
+	return g.refuse(refusedNoKey, &Error{Op: op, Arg: "Key", Rule: rule, Err: ErrNoKey})
 }
 
 const needKey = "encrypted nonces need a base key: set Options.Key (at least 32 bytes)"
@@ -376,7 +382,7 @@ func (g *Generator) compose(n *Nonce, bits int, ts, counter uint64) {
 func (g *Generator) admit(bits int, t uint64) error {
 	if bits == 128 {
 		if t > last128Tick {
-			return &Error{Op: "Next", Rule: "the 128-bit counter is exhausted", Err: ErrExhausted}
+			return g.refuse(refusedCounterExhausted, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted", Err: ErrExhausted})
 		}
 		return nil
 	}
@@ -389,7 +395,7 @@ func (g *Generator) admit(bits int, t uint64) error {
 
 func (g *Generator) catchUp(ts uint64) error {
 	if ts >= timestampEnd {
-		return &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted}
+		return g.refuse(refusedEpochExhausted, &Error{Op: "Next", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted})
 	}
 	now, err := g.nowTs()
 	if err != nil {
@@ -415,7 +421,7 @@ func (g *Generator) catchUp(ts uint64) error {
 func (g *Generator) waitTs(ts uint64) error {
 	if ts+g.epoch > g.validUntil.Load() {
 		g.state.Or(stoppedPastDeadline)
-		return ErrDisabled
+		return g.refuse(refusedDeadline, ErrDisabled)
 	}
 	g.waitFor(ts + g.epoch)
 	return nil
@@ -449,7 +455,8 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 		}
 		t := g.counters[2].Add(1) - 1
 		if t > last128Tick {
-			return n, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted", Err: ErrExhausted}
+			g.counts.ticksUnused[2].Add(1)
+			return n, g.refuse(refusedCounterExhausted, &Error{Op: "Next", Rule: "the 128-bit counter is exhausted", Err: ErrExhausted})
 		}
 		return Nonce{hi: g.hi128, lo: t, bits: 128}, nil
 	}
@@ -462,6 +469,7 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 	}
 	t := g.counters[i].Add(1) - 1
 	if err := g.admit(bits, t); err != nil {
+		g.counts.ticksUnused[i].Add(1)
 		return n, err
 	}
 	g.tickNonce(&n, bits, t)
@@ -472,10 +480,17 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 // deadline (SetValidUntil); it returns ErrDisabled when the generator does not
 // issue. A lease calls it from a timer at the deadline.
 func (g *Generator) CheckDeadline() error {
-	if err := g.checkDeadline(); err != nil {
-		return err
+	// Not a refusal (no nonce was asked for): nothing is counted.
+	if until := g.validUntil.Load(); until != ^uint64(0) && g.nowMs() > until {
+		g.state.Or(stoppedPastDeadline)
 	}
-	return g.check()
+	switch st := g.state.Load(); {
+	case st&stateLive == 0:
+		return ErrNotBuilt
+	case st != stateLive:
+		return ErrDisabled
+	}
+	return nil
 }
 
 // Encrypted returns an encrypted nonce (the generator needs a Key).
@@ -517,19 +532,29 @@ func (g *Generator) Sortable(bits int) (Nonce, error) {
 		word := state.Add(1) - 1
 		t := word >> k
 		if t < now {
+			// The word is given up, and the words up to the new millisecond
+			// are skipped: neither makes a nonce (Stats).
+			skipped := uint64(1)
 			for {
 				v := state.Load()
-				if v >= now<<k || state.CompareAndSwap(v, now<<k) {
+				if v >= now<<k {
+					break
+				}
+				if state.CompareAndSwap(v, now<<k) {
+					skipped += now<<k - v
 					break
 				}
 			}
+			g.counts.sortableSkipped[i].Add(skipped)
 			continue
 		}
 		if t > now {
 			if t >= timestampEnd {
-				return n, &Error{Op: "Sortable", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted}
+				g.counts.sortableSkipped[i].Add(1)
+				return n, g.refuse(refusedEpochExhausted, &Error{Op: "Sortable", Rule: "the 42-bit timestamp range of this epoch has ended", Err: ErrExhausted})
 			}
 			if err := g.waitTs(t); err != nil {
+				g.counts.sortableSkipped[i].Add(1)
 				return n, err
 			}
 		}
@@ -597,6 +622,7 @@ func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
 	}
 	first := g.counters[i].Add(count) - count
 	if err := g.admit(bits, first+count-1); err != nil {
+		g.counts.ticksUnused[i].Add(count)
 		return err
 	}
 	if kind == Counter {

@@ -53,6 +53,7 @@ func (l *Local) tick(bits, i int) (uint64, error) {
 		n := blockLen(bits)
 		first := g.counters[i].Add(n) - n
 		if err := g.admit(bits, first+n-1); err != nil {
+			g.counts.ticksUnused[i].Add(n)
 			return 0, err
 		}
 		l.next[i], l.end[i] = first, first+n

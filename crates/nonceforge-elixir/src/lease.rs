@@ -172,7 +172,7 @@ impl rustler::Resource for SharedLease {}
 
 impl SharedLease {
     /// `f` of the lease, while it is held (`None` once released).
-    fn with<T>(&self, f: impl FnOnce(&Lease) -> Option<T>) -> Option<T> {
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&Lease) -> Option<T>) -> Option<T> {
         let held = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let held = held.as_ref()?;
         let lease = held.lease.lock().unwrap_or_else(|p| p.into_inner());

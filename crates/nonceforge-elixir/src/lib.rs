@@ -24,6 +24,7 @@ mod errors;
 mod extid;
 mod init;
 mod lease;
+mod metrics;
 mod nonces;
 mod registry;
 mod uuid;
@@ -38,6 +39,7 @@ use registry::{DEFAULT_NAME, term_bits};
 pub(crate) mod atoms {
     rustler::atoms! {
         ok,
+        error,
         counter,
         sortable,
         encrypted,

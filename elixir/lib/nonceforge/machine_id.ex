@@ -105,6 +105,16 @@ defmodule Nonceforge.MachineId do
   def machine_id(name \\ __MODULE__),
     do: LeaseManager.machine_id(Module.concat(name, :LeaseManager))
 
+  @doc """
+  The figures of the lease the tree `name` holds, as the fleet's series
+  (`Nonceforge.metrics/1` has the instances'): with a `Nonceforge.MachineId.Strategy.Lease`
+  store, its state, id, token, floor, start, renewals, lapses and why it was
+  lost; `[]` with other strategies or while none is held.
+  """
+  @spec lease_metrics(atom()) :: [Nonceforge.Telemetry.series()]
+  def lease_metrics(name \\ __MODULE__),
+    do: LeaseManager.lease_metrics(Module.concat(name, :LeaseManager))
+
   @doc "Tells the tree `name` that its id may no longer be used: its instances are disabled at once."
   @spec lease_lost(atom(), term()) :: :ok
   def lease_lost(name \\ __MODULE__, reason \\ :external),

@@ -13,7 +13,78 @@ defmodule Nonceforge.Telemetry do
   | `[:nonceforge, :machine_id, :lease, :lost]` | `:remaining_ttl_ms` | `:reason` (an atom; `:strategy` for other terms) |
   | `[:nonceforge, :machine_id, :conflict_guard, :peer_checked]` | — | `:outcome` (`:different`, `:local_id_unavailable`, `:match`) |
   | `[:nonceforge, :machine_id, :conflict_guard, :conflict]` | — | `:resolution` (`:local_node`, `:remote_node`) |
+
+  Generation itself fires no event per nonce (that would cost the hot path
+  far more than the nonce). Its figures are aggregated in the core and read
+  when asked: `dispatch_metrics/1`, called from a poller (the host's
+  `:telemetry_poller`, `{Nonceforge.Telemetry, :dispatch_metrics, [name]}`),
+  emits each series of `Nonceforge.metrics/1` as one event: the series' name
+  split at `_`, all words but the last as the event, the last as the
+  measurement, its labels as atoms in the metadata (with `:instance`). So
+  `nonceforge_nonces_issued_total{kind, bits}` is
+  `[:nonceforge, :nonces, :issued]` with `%{total: n}` and
+  `%{kind: "counter", bits: "96", instance: name}`, and a
+  `Telemetry.Metrics` definition such as
+  `last_value("nonceforge.nonces.issued.total", tags: [:kind, :bits])` is
+  exported by TelemetryMetricsPrometheus under the fleet's name.
   """
+
+  @typedoc "One series: the fleet's metric name, its type, its labels, its value now."
+  @type series :: %{
+          name: String.t(),
+          type: :counter | :gauge,
+          labels: %{optional(atom()) => String.t()},
+          value: float()
+        }
+
+  # The label names every face uses (metrics.json): atoms made once, here.
+  @labels Map.new(~w(kind bits reason state failure lost_reason)a, &{Atom.to_string(&1), &1})
+
+  @doc false
+  @spec series([{String.t(), String.t(), [{String.t(), String.t()}], float()}]) :: [series()]
+  def series(raw) do
+    for {name, type, labels, value} <- raw do
+      %{
+        name: name,
+        type: if(type == "counter", do: :counter, else: :gauge),
+        labels: Map.new(labels, fn {k, v} -> {Map.fetch!(@labels, k), v} end),
+        value: value
+      }
+    end
+  end
+
+  @doc """
+  Emits every series of `Nonceforge.metrics/1` for instance `name` as a
+  `:telemetry` event (see above); `:ok` (also when `:telemetry` is not
+  loaded: nothing is emitted then).
+  """
+  @spec dispatch_metrics(Nonceforge.name()) :: :ok
+  def dispatch_metrics(name \\ Nonceforge) do
+    if telemetry?() do
+      for s <- Nonceforge.metrics(name) do
+        {event, measurement} = event_of(s.name)
+
+        apply(:telemetry, :execute, [
+          event,
+          %{measurement => s.value},
+          Map.put(s.labels, :instance, name)
+        ])
+      end
+    end
+
+    :ok
+  end
+
+  @doc """
+  The event and measurement a series is emitted as:
+  `"nonceforge_lease_renewal_max_seconds"` →
+  `{[:nonceforge, :lease, :renewal, :max], :seconds}`.
+  """
+  @spec event_of(String.t()) :: {[atom()], atom()}
+  def event_of(name) do
+    words = name |> String.split("_") |> Enum.map(&String.to_atom/1)
+    {Enum.drop(words, -1), List.last(words)}
+  end
 
   @prefix [:nonceforge, :machine_id]
 

@@ -33,6 +33,17 @@ defmodule Nonceforge.MachineId.LeaseManager do
   @doc "The machine id held now (`nil` while none is)."
   def machine_id(server), do: GenServer.call(server, :machine_id)
 
+  @doc "The held lease's series (the fleet's metrics); `[]` unless a nonceforge store lease is held."
+  def lease_metrics(server) do
+    case GenServer.call(server, :lease) do
+      {:nonceforge_lease, lease} ->
+        lease |> Nonceforge.nif_lease_metrics() |> Nonceforge.Telemetry.series()
+
+      _ ->
+        []
+    end
+  end
+
   @doc "Tells the manager that its id may no longer be used (a conflict, say)."
   def lease_lost(server, reason \\ :external), do: GenServer.call(server, {:lease_lost, reason})
 
@@ -327,6 +338,9 @@ defmodule Nonceforge.MachineId.LeaseManager do
   @impl true
   def handle_call(:machine_id, _from, state),
     do: {:reply, if(state.leased?, do: state.machine_id), state}
+
+  def handle_call(:lease, _from, state),
+    do: {:reply, if(state.leased?, do: state.lease), state}
 
   def handle_call({:lease_lost, reason}, _from, state),
     do: {:reply, :ok, if(state.leased?, do: lost(state, reason), else: state)}
