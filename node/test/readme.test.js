@@ -57,6 +57,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nonceforge-readme-'));
 fs.mkdirSync(path.join(dir, 'node_modules', '@types'), { recursive: true });
 fs.symlinkSync(here, path.join(dir, 'node_modules', 'nonceforge'), 'dir');
 fs.symlinkSync(path.join(here, 'node_modules', '@types', 'node'), path.join(dir, 'node_modules', '@types', 'node'), 'dir');
+// OpenTelemetry's API and SDK (dev dependencies), for the metrics bridge's block.
+fs.symlinkSync(path.join(here, 'node_modules', '@opentelemetry'), path.join(dir, 'node_modules', '@opentelemetry'), 'dir');
 process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 
 test('the README blocks: every one runs or says why not', () => {

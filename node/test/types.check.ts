@@ -83,3 +83,12 @@ ca1.hash('SHA256', Buffer.alloc(1), 0, 1, Buffer.alloc(32), 0, (error, size) => 
   const n: number | undefined = size;
   void [error, n, zc, why];
 });
+
+// nonceforge/otel: the bridge's types.
+import { registerMetrics, metricDefs } from '../otel';
+import type { MeterLike } from '../otel';
+declare const meterLike: MeterLike;
+const otelReg: { unregister(): void } = registerMetrics(meterLike, new nf.NonceGenerator({ machineId: 1 }), { attributes: { pod: 'a' } });
+otelReg.unregister();
+const firstDef: 'counter' | 'gauge' = metricDefs()[0].type;
+void firstDef;

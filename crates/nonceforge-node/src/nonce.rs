@@ -183,6 +183,37 @@ pub(crate) fn to_js(samples: Vec<nonceforge::nonce::series::Sample>) -> Vec<Metr
         .collect()
 }
 
+/// A metric family of the fleet: name, type, label names, help.
+#[napi(object)]
+pub struct MetricDef {
+    /// The metric's name (`nonceforge_…`).
+    pub name: String,
+    /// `counter` or `gauge`.
+    #[napi(js_name = "type")]
+    pub kind: String,
+    /// The label names its series carry.
+    pub labels: Vec<String>,
+    /// What it counts or shows.
+    pub help: String,
+}
+
+/// Every family a generator's and a lease's `metrics()` give, in
+/// testdata/vectors/metrics.json's order (the core's and the lease crate's
+/// tables, not restated): what lib/otel.js makes instruments of.
+#[napi]
+pub fn metric_defs() -> Vec<MetricDef> {
+    nonceforge::nonce::series::GENERATOR_METRICS
+        .iter()
+        .chain(nonceforge_lease::LEASE_METRICS.iter())
+        .map(|d| MetricDef {
+            name: d.name.to_owned(),
+            kind: d.kind.to_owned(),
+            labels: d.labels.iter().map(|l| (*l).to_owned()).collect(),
+            help: d.help.to_owned(),
+        })
+        .collect()
+}
+
 /// The core's default nonce epoch (Unix ms): lib/nonce.js's default, read
 /// from here rather than restated. (2^53 holds it exactly.)
 #[napi]
