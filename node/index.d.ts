@@ -265,6 +265,11 @@ export declare class SanitizedAead {
   /** ciphertext ‖ tag; throws (code 'ERR_NONCE_REUSE') on a repeated nonce. */
   seal(nonce: Bytes, plaintext: Bytes, aad?: Bytes): Buffer;
   open(nonce: Bytes, sealed: Bytes, aad?: Bytes): Buffer;
+  /**
+   * The nonce sanitizer's figures for this process (seals checked, refusals by violation, keys
+   * held, their memory) as samples of the fleet's series (testdata/vectors/metrics.json).
+   */
+  static metrics(): MetricSample[];
 }
 
 export interface CipherOptions {

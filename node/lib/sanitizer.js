@@ -85,6 +85,17 @@ class SanitizedAead {
     checkSealArgs(nonce, sealed, aad, 'sealed');
     return native('sealed', () => this._native.open(nonce, sealed, aad));
   }
+
+  /**
+   * The nonce sanitizer's figures for this process — seals checked and
+   * refusals by violation under every key, keys held and their memory — as
+   * samples of the fleet's series ({ name, type, labels, value }:
+   * testdata/vectors/metrics.json's sanitizer_metrics). Read without the keys'
+   * locks: sealing threads lose nothing to a scrape.
+   */
+  static metrics() {
+    return binding.sanitizerSamples();
+  }
 }
 
 module.exports = { SanitizedAead };

@@ -13,7 +13,8 @@ const {
   AggregationTemporality,
   DataPointType,
 } = require('@opentelemetry/sdk-metrics');
-const { NonceGenerator } = require('../index.js');
+const crypto = require('node:crypto');
+const { NonceGenerator, SanitizedAead } = require('../index.js');
 const { registerMetrics, metricDefs } = require('../otel.js');
 
 const FLEET = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'testdata', 'vectors', 'metrics.json'), 'utf8'));
@@ -41,12 +42,30 @@ async function collect({ exporter, reader }) {
   return out;
 }
 
-test('otel: metricDefs are metrics.json, in its order', () => {
+test('otel: metricDefs are metrics.json, in its order (metrics, then sanitizer_metrics)', () => {
   const defs = metricDefs();
   assert.deepEqual(
     defs.map((d) => ({ name: d.name, type: d.type, labels: [...d.labels], help: d.help })),
-    FLEET.metrics.map((m) => ({ name: m.name, type: m.type, labels: m.labels, help: m.help }))
+    [...FLEET.metrics, ...FLEET.sanitizer_metrics].map((m) => ({ name: m.name, type: m.type, labels: m.labels, help: m.help }))
   );
+});
+
+test('otel: the sanitizer\'s figures (SanitizedAead.metrics) through the SDK', async () => {
+  const sdk = setup();
+  registerMetrics(sdk.meter, { metrics: () => SanitizedAead.metrics() });
+  const aead = new SanitizedAead('aes-256-gcm', crypto.randomBytes(32), { mode: 'random' });
+  const nonce = crypto.randomBytes(12);
+  aead.seal(nonce, Buffer.from('one'));
+  assert.throws(() => aead.seal(nonce, Buffer.from('two')), { code: 'ERR_NONCE_REUSE' });
+  const samples = SanitizedAead.metrics();
+  for (const s of samples) assert.ok(FLEET.sanitizer_metrics.some((m) => m.name === s.name && m.type === s.type), s.name);
+  const got = await collect(sdk);
+  const reuse = got.get('nonceforge_sanitizer_refusals_total').points.find((p) => p.attributes.violation === 'reuse');
+  assert.ok(reuse.value >= 1);
+  assert.ok(got.get('nonceforge_sanitizer_seals_total').points[0].value >= 1);
+  assert.ok(got.get('nonceforge_sanitizer_keys').points[0].value >= 1);
+  assert.ok(got.get('nonceforge_sanitizer_memory_bytes').points[0].value > 0);
+  await sdk.provider.shutdown();
 });
 
 test('otel: a generator\'s figures through the SDK, with the caller\'s attributes', async () => {

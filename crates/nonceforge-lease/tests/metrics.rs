@@ -198,17 +198,17 @@ fn a_lease_and_its_generator_through_the_facade() {
 }
 
 /// The rules file, the dashboard and docs/operations.md name only the
-/// fleet's metrics, and the page lists every one of them.
+/// fleet's metrics (the sanitizer's included), and the page lists every one
+/// of them.
 #[test]
 fn the_ops_files_use_the_fleets_names() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
     let read = |p: &str| std::fs::read_to_string(format!("{root}{p}")).unwrap();
     let file: serde_json::Value =
         serde_json::from_str(&read("testdata/vectors/metrics.json")).unwrap();
-    let names: Vec<String> = file["metrics"]
-        .as_array()
-        .unwrap()
+    let names: Vec<String> = ["metrics", "sanitizer_metrics"]
         .iter()
+        .flat_map(|section| file[section].as_array().unwrap())
         .map(|m| m["name"].as_str().unwrap().to_owned())
         .collect();
     let used = |text: &str| -> Vec<String> {
@@ -239,8 +239,9 @@ fn the_ops_files_use_the_fleets_names() {
         ("operations.md", read("docs/operations.md").as_str()),
     ] {
         for name in used(text) {
-            // Prose names the lease crate (nonceforge_lease::…) too.
-            if name == "nonceforge_lease" {
+            // Prose names the lease crate (nonceforge_lease::…) and the
+            // PostgreSQL function (nonceforge_metrics()) too.
+            if name == "nonceforge_lease" || name == "nonceforge_metrics" {
                 continue;
             }
             assert!(
@@ -256,4 +257,39 @@ fn the_ops_files_use_the_fleets_names() {
             "operations.md does not list {name}"
         );
     }
+}
+
+/// The nonce sanitizer's figures through the facade, after a reuse caught.
+#[test]
+fn the_sanitizer_through_the_facade() {
+    use nonceforge::aead::{GuardConfig, NonceGuard, NonceMode, Policy};
+    let config = GuardConfig::new()
+        .policy(Policy::Error)
+        .mode(NonceMode::Random);
+    let g = NonceGuard::<12>::new("AES-256-GCM", &[0x5a; 32], config).unwrap();
+    g.check_seal(&[3; 12], 1).unwrap();
+    assert!(g.check_seal(&[3; 12], 1).is_err());
+    let seen = record_and_read(|| {
+        nonceforge::metrics::describe_sanitizer();
+        nonceforge::metrics::record_sanitizer(&[("service", "vault".to_owned())]);
+    });
+    let get = |name: &str, labels: &[&str]| {
+        let mut labels: Vec<String> = labels.iter().map(|l| (*l).to_owned()).collect();
+        labels.push("service=vault".into());
+        labels.sort();
+        match seen.get(&(name.to_owned(), labels)) {
+            Some(DebugValue::Counter(n)) => *n as f64,
+            Some(DebugValue::Gauge(g)) => g.into_inner(),
+            other => panic!("{name}: {other:?}"),
+        }
+    };
+    assert!(get("nonceforge_sanitizer_refusals_total", &["violation=reuse"]) >= 1.0);
+    assert!(get("nonceforge_sanitizer_keys", &[]) >= 1.0);
+    assert!(get("nonceforge_sanitizer_memory_bytes", &[]) > 0.0);
+    assert_eq!(
+        seen.keys()
+            .filter(|(n, _)| n.starts_with("nonceforge_sanitizer_"))
+            .count(),
+        9
+    );
 }

@@ -197,14 +197,16 @@ pub struct MetricDef {
     pub help: String,
 }
 
-/// Every family a generator's and a lease's `metrics()` give, in
-/// testdata/vectors/metrics.json's order (the core's and the lease crate's
-/// tables, not restated): what lib/otel.js makes instruments of.
+/// Every family a generator's and a lease's `metrics()` give, then the nonce
+/// sanitizer's (`SanitizedAead.metrics()`), in testdata/vectors/metrics.json's
+/// order ("metrics", then "sanitizer_metrics"; the core's and the lease
+/// crate's tables, not restated): what lib/otel.js makes instruments of.
 #[napi]
 pub fn metric_defs() -> Vec<MetricDef> {
     nonceforge::nonce::series::GENERATOR_METRICS
         .iter()
         .chain(nonceforge_lease::LEASE_METRICS.iter())
+        .chain(nonceforge::aead::SANITIZER_METRICS.iter())
         .map(|d| MetricDef {
             name: d.name.to_owned(),
             kind: d.kind.to_owned(),
@@ -212,6 +214,14 @@ pub fn metric_defs() -> Vec<MetricDef> {
             help: d.help.to_owned(),
         })
         .collect()
+}
+
+/// The nonce sanitizer's figures for the process (every key: seals checked,
+/// refusals by violation, keys held, their memory) as samples of the fleet's
+/// series; read without the keys' locks.
+#[napi(catch_unwind)]
+pub fn sanitizer_samples() -> Vec<MetricSample> {
+    to_js(nonceforge::aead::registry_stats().samples())
 }
 
 /// The core's default nonce epoch (Unix ms): lib/nonce.js's default, read

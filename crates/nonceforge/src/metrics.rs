@@ -35,6 +35,19 @@ pub fn describe() {
     describe_defs(&GENERATOR_METRICS);
 }
 
+/// Registers the nonce sanitizer's metrics ([`record_sanitizer`]).
+pub fn describe_sanitizer() {
+    describe_defs(&crate::aead::SANITIZER_METRICS);
+}
+
+/// Copies the nonce sanitizer's figures for the process
+/// ([`registry_stats`](crate::aead::registry_stats): seals checked, refusals
+/// by violation, keys held, their memory) into the installed recorder. It
+/// takes none of the keys' locks: call it from every scrape.
+pub fn record_sanitizer(labels: &[(&'static str, String)]) {
+    record_samples(&crate::aead::registry_stats().samples(), labels);
+}
+
 /// Registers the help texts of `defs` (the lease crate's metrics use it too).
 pub fn describe_defs(defs: &[MetricDef]) {
     for d in defs {

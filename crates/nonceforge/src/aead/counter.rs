@@ -138,6 +138,11 @@ impl CounterTrack {
         self.width
     }
 
+    /// The highest value sealed, plus one (0: none yet).
+    pub(crate) fn high_water(&self) -> u64 {
+        self.high.load(Ordering::Acquire) & !LOCKED
+    }
+
     pub(crate) fn memory_bytes(&self) -> usize {
         let slow = self.slow.lock().unwrap_or_else(|e| e.into_inner());
         self.holes.get().map_or(0, |h| size_of_val(&**h))

@@ -5,19 +5,19 @@
 use super::bias::Bias;
 use super::bloom::Bloom;
 use super::counter::{COUNTER_LIMIT, CounterSeen, CounterTrack};
+use super::registry::{AnyState, lock, registry, salted_mac};
 use super::spin::SpinLock;
+use super::stats::GuardStats;
 use super::window::{Place as WindowPlace, Seen, Window};
 use super::{DEFAULT_MAX_SEALS, GuardConfig, NonceMode, Policy, Tag, Violation, ViolationKind};
 use crate::error::{Error, Result};
 use crossbeam_utils::CachePadded;
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
+use hmac::Mac;
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Instant;
 use subtle::ConstantTimeEq;
 
 /// Seals a shard takes from the key's budget at a time, so the budget's atomic
@@ -26,79 +26,19 @@ use subtle::ConstantTimeEq;
 /// 256 × shards seals early (never late). Smaller limits are kept exactly.
 const BUDGET_CHUNK: u64 = 256;
 
-/// How long a key's state is kept after an instance of it was last made, even
-/// with no instance left…
-pub const RETAIN_FOR: Duration = Duration::from_secs(600);
-/// …for this many keys at most (the most recently made ones): a repeat across
-/// two instances of one key is caught whether or not the first was dropped (or,
-/// in Node and Elixir, collected) before the second was made, within these
-/// bounds — not only while the garbage collector happens to keep it.
-pub const RETAIN_KEYS: usize = 128;
-
-#[derive(Default)]
-struct Registry {
-    /// Every key's state while an instance (or the retention) holds it.
-    states: HashMap<[u8; 32], Weak<dyn Any + Send + Sync>>,
-    /// States kept alive by the retention, with when their key was last made.
-    retained: HashMap<[u8; 32], (Instant, Arc<dyn Any + Send + Sync>)>,
-    /// (when, key) in the order made; an entry whose time is no longer the
-    /// key's in `retained` is stale and skipped.
-    order: VecDeque<(Instant, [u8; 32])>,
-}
-
-impl Registry {
-    /// Keeps `state` for `RETAIN_FOR` from `now`, dropping what is past the
-    /// bounds (amortized O(1)).
-    fn retain(&mut self, fingerprint: [u8; 32], state: &Arc<dyn Any + Send + Sync>, now: Instant) {
-        self.retained.insert(fingerprint, (now, state.clone()));
-        self.order.push_back((now, fingerprint));
-        while let Some(&(when, fp)) = self.order.front() {
-            let current = self.retained.get(&fp).map(|(t, _)| *t);
-            if current != Some(when) {
-                self.order.pop_front(); // stale: made again since
-                continue;
-            }
-            if now.duration_since(when) < RETAIN_FOR && self.retained.len() <= RETAIN_KEYS {
-                break;
-            }
-            self.order.pop_front();
-            self.retained.remove(&fp);
-        }
+impl<const N: usize> AnyState for KeyState<N> {
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+    fn stats(&self) -> GuardStats {
+        KeyState::stats(self)
     }
 }
 
-fn registry() -> &'static Mutex<Registry> {
-    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default)
-}
-
-/// A random salt per process: fingerprints are useless outside it.
-fn salt() -> &'static [u8; 32] {
-    static SALT: OnceLock<[u8; 32]> = OnceLock::new();
-    SALT.get_or_init(|| {
-        let mut s = [0; 32];
-        // Without the OS's randomness a fixed salt still gives per-key state;
-        // only unlinkability across processes is lost.
-        let _ = getrandom::fill(&mut s);
-        s
-    })
-}
-
-/// HMAC-SHA-256 keyed with the salt and fed the domain string, once: each key
-/// clones it (two compressions fewer a key than keying it again).
-fn salted_mac() -> &'static Hmac<Sha256> {
-    static MAC: OnceLock<Hmac<Sha256>> = OnceLock::new();
-    MAC.get_or_init(|| {
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(salt())
-            .expect("HMAC takes a key of any length");
-        mac.update(b"nonceforge sanitizer v1\0");
-        mac
-    })
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic never happens while a guard's lock is held; recover regardless.
-    m.lock().unwrap_or_else(|e| e.into_inner())
+impl<const N: usize> Drop for KeyState<N> {
+    fn drop(&mut self) {
+        super::registry::retire(&KeyState::stats(self));
+    }
 }
 
 /// The shard for hash `h` among `n`: the top 32 bits scaled to 0..n (a
@@ -143,6 +83,11 @@ struct KeyState<const N: usize> {
     bytes: Option<(AtomicU64, u64)>,
     bloom: Option<Bloom>,
     open: Option<(Shards<Window<N>>, RandomState)>,
+    /// Refusals by kind ([`ViolationKind`]'s order), counted as they are made.
+    refused: [AtomicU64; 6],
+    /// Bytes the windows hold (seal and open side): their size when made,
+    /// plus each doubling — read without their locks ([`NonceGuard::stats`]).
+    window_bytes: AtomicUsize,
 }
 
 /// Where a seal that is going ahead was recorded.
@@ -225,7 +170,7 @@ impl<const N: usize> NonceGuard<N> {
         let mut reg = lock(registry());
         let now = Instant::now();
         if let Some(any) = reg.states.get(&fingerprint).and_then(Weak::upgrade)
-            && let Ok(state) = any.clone().downcast::<KeyState<N>>()
+            && let Ok(state) = any.clone().into_any().downcast::<KeyState<N>>()
         {
             reg.retain(fingerprint, &any, now);
             return NonceGuard {
@@ -239,7 +184,7 @@ impl<const N: usize> NonceGuard<N> {
         let word = |i: usize| u64::from_le_bytes(fingerprint[i..i + 8].try_into().expect("8"));
         let seeds = [word(16), word(24) | 1];
         let state = Arc::new(KeyState::<N>::new(algorithm, key_id, seeds, &config));
-        let any = state.clone() as Arc<dyn Any + Send + Sync>;
+        let any = state.clone() as Arc<dyn AnyState>;
         if reg.states.len() >= 64 && reg.states.len().is_power_of_two() {
             reg.states.retain(|_, w| w.strong_count() > 0);
         }
@@ -374,7 +319,7 @@ impl<const N: usize> NonceGuard<N> {
         let shard = &shards[shard_of(h, shards.len())];
         match shard
             .lock()
-            .check_and_insert(nonce, h, &|n| hasher.hash_one(n))
+            .check_and_insert(nonce, h, &|n| hasher.hash_one(n), &s.window_bytes)
         {
             Seen::New(_) => Ok(()),
             Seen::Again { .. } => {
@@ -406,19 +351,26 @@ impl<const N: usize> NonceGuard<N> {
     /// Bytes of memory this key's state holds now (it grows with use, up to
     /// the configured windows).
     pub fn memory_bytes(&self) -> usize {
-        let s = &*self.state;
-        s.bias.share();
-        let shard = |w: &Window<N>| w.memory_bytes() + size_of::<CachePadded<SpinLock<Shard<N>>>>();
-        size_of::<KeyState<N>>()
-            + s.counter.as_ref().map_or(0, CounterTrack::memory_bytes)
-            + s.shards
-                .iter()
-                .map(|m| shard(&m.lock().window))
-                .sum::<usize>()
-            + s.bloom.as_ref().map_or(0, Bloom::memory_bytes)
-            + s.open.as_ref().map_or(0, |(sh, _)| {
-                sh.iter().map(|m| shard(&m.lock())).sum::<usize>()
-            })
+        self.state.memory_bytes()
+    }
+
+    /// What this key's detector has checked and refused, and the memory it
+    /// holds — shared by every guard of the key (its clones and other
+    /// instances made for it). The hot path writes nothing for it, and reading
+    /// it takes no lock: call it from a metrics scrape.
+    ///
+    /// ```
+    /// use nonceforge::aead::{GuardConfig, NonceGuard, Policy};
+    /// let g = NonceGuard::<12>::new("AES-256-GCM", &[2; 32], GuardConfig::new().policy(Policy::Error))?;
+    /// g.check_seal(&[1; 12], 100)?;
+    /// assert!(g.check_seal(&[1; 12], 100).is_err());
+    /// let s = g.stats();
+    /// assert_eq!(s.refused, [1, 0, 0, 0, 0, 0]); // one reuse caught
+    /// assert!(s.seals >= 1 && s.memory_bytes > 0);
+    /// # Ok::<(), nonceforge::Error>(())
+    /// ```
+    pub fn stats(&self) -> GuardStats {
+        self.state.stats()
     }
 
     /// Whether a thread holds the key's state biased (checks without locked
@@ -439,6 +391,23 @@ impl<const N: usize> NonceGuard<N> {
 }
 
 impl<const N: usize> KeyState<N> {
+    /// Bytes of memory this state holds now.
+    fn memory_bytes(&self) -> usize {
+        let s = self;
+        s.bias.share();
+        let shard = |w: &Window<N>| w.memory_bytes() + size_of::<CachePadded<SpinLock<Shard<N>>>>();
+        size_of::<KeyState<N>>()
+            + s.counter.as_ref().map_or(0, CounterTrack::memory_bytes)
+            + s.shards
+                .iter()
+                .map(|m| shard(&m.lock().window))
+                .sum::<usize>()
+            + s.bloom.as_ref().map_or(0, Bloom::memory_bytes)
+            + s.open.as_ref().map_or(0, |(sh, _)| {
+                sh.iter().map(|m| shard(&m.lock())).sum::<usize>()
+            })
+    }
+
     fn new(algorithm: &'static str, key_id: u32, seeds: [u64; 2], c: &GuardConfig) -> Self {
         let counter_max = match c.mode {
             NonceMode::Random => 0,
@@ -450,7 +419,7 @@ impl<const N: usize> KeyState<N> {
                 .map(|_| CachePadded::new(SpinLock::new(Window::<N>::new(c.window, false))))
                 .collect::<Box<[_]>>()
         };
-        KeyState {
+        let state = KeyState {
             algorithm,
             key_id,
             mode: c.mode,
@@ -483,11 +452,51 @@ impl<const N: usize> KeyState<N> {
             open: c
                 .check_open
                 .then(|| (window_shards(c.shards), RandomState::new())),
+            refused: Default::default(),
+            window_bytes: AtomicUsize::new(0),
+        };
+        let made: usize = state
+            .shards
+            .iter()
+            .map(|m| m.lock().window.memory_bytes())
+            .sum::<usize>()
+            + state.open.as_ref().map_or(0, |(sh, _)| {
+                sh.iter().map(|m| m.lock().memory_bytes()).sum::<usize>()
+            });
+        state.window_bytes.store(made, Ordering::Relaxed);
+        state
+    }
+
+    /// The state's figures without its locks or bias ([`NonceGuard::stats`]).
+    fn stats(&self) -> GuardStats {
+        // The budget each shard has taken (BUDGET_CHUNK at a time), not what
+        // it has spent: that is the owner's to read.
+        let window = self.max_seals - self.seals_left.load(Ordering::Relaxed);
+        let counted = self.counter.as_ref().map_or(0, CounterTrack::high_water);
+        GuardStats {
+            seals: window + counted,
+            refused: std::array::from_fn(|i| self.refused[i].load(Ordering::Relaxed)),
+            memory_bytes: self.memory_bytes_relaxed(),
         }
+    }
+
+    /// Bytes of memory this state holds, read without taking its windows'
+    /// locks or its bias (so a metrics scrape costs the sealing thread
+    /// nothing): the windows' tally, the counter's bitmap and tags, the Bloom
+    /// filter. The windows' overflow lists (a few words, rarely) are left out.
+    fn memory_bytes_relaxed(&self) -> usize {
+        let shard_overhead = size_of::<CachePadded<SpinLock<Shard<N>>>>();
+        size_of::<Self>()
+            + self.window_bytes.load(Ordering::Relaxed)
+            + shard_overhead
+                * (self.shards.len() + self.open.as_ref().map_or(0, |(sh, _)| sh.len()))
+            + self.counter.as_ref().map_or(0, CounterTrack::memory_bytes)
+            + self.bloom.as_ref().map_or(0, Bloom::memory_bytes)
     }
 
     #[cold]
     fn violation(&self, kind: ViolationKind, nonce: &[u8; N], limit: u64) -> Box<Violation> {
+        self.refused[kind as usize].fetch_add(1, Ordering::Relaxed);
         Box::new(Violation::new(
             kind,
             self.algorithm,
@@ -604,7 +613,10 @@ impl<const N: usize> KeyState<N> {
         if shard.budget == 0 {
             return false;
         }
-        match shard.window.check_and_insert(nonce, h, &|n| self.hash(n)) {
+        match shard
+            .window
+            .check_and_insert(nonce, h, &|n| self.hash(n), &self.window_bytes)
+        {
             Seen::New(_) => {
                 shard.budget -= 1;
                 true
@@ -631,7 +643,10 @@ impl<const N: usize> KeyState<N> {
                 }
             }
         }
-        match shard.window.check_and_insert(nonce, h, &|n| self.hash(n)) {
+        match shard
+            .window
+            .check_and_insert(nonce, h, &|n| self.hash(n), &self.window_bytes)
+        {
             Seen::New(at) => {
                 if let Some(bloom) = &self.bloom
                     && bloom.check_and_insert(h, mix(h ^ self.seeds[1], self.seeds[0] | 1))

