@@ -21,6 +21,7 @@ import (
 
 	"github.com/nonceforge/nonceforge/go/lease"
 	"github.com/nonceforge/nonceforge/go/nonce"
+	"github.com/nonceforge/nonceforge/go/sanitizer"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -62,6 +63,14 @@ var (
 		{"nonceforge_lease_lost", "gauge", "1 under the reason the lease was lost (taken, evicted, store, rollback), 0 under the others."},
 	}
 )
+
+// sanitizerDefs are metrics.json's sanitizer_metrics.
+var sanitizerDefs = []def{
+	{"nonceforge_sanitizer_seals_total", "counter", "Seals the nonce sanitizer checked, under every key, since the process started (counted as the seal budget is taken: up to 256 per shard ahead)."},
+	{"nonceforge_sanitizer_refusals_total", "counter", "Seals and opens the nonce sanitizer refused, by violation: reuse (a repeated nonce caught), suspected, counter_too_old, seal_limit, byte_limit, replay."},
+	{"nonceforge_sanitizer_keys", "gauge", "Keys whose state the nonce sanitizer holds (in use, or retained after their last instance)."},
+	{"nonceforge_sanitizer_memory_bytes", "gauge", "Bytes of memory those states hold (their windows grow with use, up to the configured sizes)."},
+}
 
 // lostReasons are the lost_reason label's values, in metrics.json's order.
 var lostReasons = []lease.LostReason{lease.LostTaken, lease.LostEvicted, lease.LostStoreData, lease.LostStoreBack}
@@ -190,6 +199,30 @@ func RegisterLease(m metric.Meter, l *lease.Lease, attrs ...attribute.KeyValue) 
 		for _, r := range lostReasons {
 			w.put("nonceforge_lease_lost", flag(x.LostReason == r), attribute.String("lost_reason", r.Name()))
 		}
+		return nil
+	}, all...)
+}
+
+// RegisterSanitizer exports the nonce sanitizer's figures for the process
+// (sanitizer.ProcessStats: seals checked, refusals by violation, keys held,
+// their memory) on m, each series with attrs.
+func RegisterSanitizer(m metric.Meter, attrs ...attribute.KeyValue) (metric.Registration, error) {
+	if m == nil {
+		return nil, fmt.Errorf("nonceforge otel: RegisterSanitizer: the meter must not be nil")
+	}
+	by, all, err := instruments(m, sanitizerDefs)
+	if err != nil {
+		return nil, err
+	}
+	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		w := observer{o: o, by: by, at: attrs}
+		s := sanitizer.ProcessStats()
+		w.put("nonceforge_sanitizer_seals_total", float64(s.Seals))
+		for i, kind := range sanitizer.ViolationKinds {
+			w.put("nonceforge_sanitizer_refusals_total", float64(s.Refused[i]), attribute.String("violation", kind))
+		}
+		w.put("nonceforge_sanitizer_keys", float64(s.Keys))
+		w.put("nonceforge_sanitizer_memory_bytes", float64(s.MemoryBytes))
 		return nil
 	}, all...)
 }

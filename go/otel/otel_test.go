@@ -2,6 +2,8 @@ package otel
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/nonceforge/nonceforge/go/lease"
 	"github.com/nonceforge/nonceforge/go/nonce"
+	"github.com/nonceforge/nonceforge/go/sanitizer"
 	"go.opentelemetry.io/otel/attribute"
 	sdk "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -28,16 +31,18 @@ func TestDefsAreTheFleets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v struct {
-		Metrics []struct{ Name, Type, Help string }
+		Metrics          []struct{ Name, Type, Help string }
+		SanitizerMetrics []struct{ Name, Type, Help string } `json:"sanitizer_metrics"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	defs := append(append([]def{}, generatorDefs...), leaseDefs...)
-	if len(defs) != len(v.Metrics) {
-		t.Fatalf("%d families here, %d in metrics.json", len(defs), len(v.Metrics))
+	defs := append(append(append([]def{}, generatorDefs...), leaseDefs...), sanitizerDefs...)
+	fleet := append(v.Metrics, v.SanitizerMetrics...)
+	if len(defs) != len(fleet) {
+		t.Fatalf("%d families here, %d in metrics.json", len(defs), len(fleet))
 	}
-	for i, m := range v.Metrics {
+	for i, m := range fleet {
 		if d := defs[i]; d.name != m.Name || d.kind != m.Type || d.help != m.Help {
 			t.Errorf("family %d: %+v here, %+v in metrics.json", i, d, m)
 		}
@@ -221,4 +226,32 @@ func TestLeaseFigures(t *testing.T) {
 	if !errors.Is(l.Ready(), lease.ErrNotReady) {
 		t.Errorf("Ready: %v", l.Ready())
 	}
+}
+
+// The sanitizer's figures for the process, after a reuse caught.
+func TestSanitizerFigures(t *testing.T) {
+	key := make([]byte, 32)
+	key[0] = 0x5a
+	block, _ := aes.NewCipher(key)
+	inner, _ := cipher.NewGCM(block)
+	a, err := sanitizer.NewWithConfig(inner, "AES-256-GCM", key, sanitizer.Config{Mode: sanitizer.Random, OnViolation: func(error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := make([]byte, 12)
+	a.Seal(nil, nonce, []byte("one"), nil)
+	a.Seal(nil, nonce, []byte("two"), nil)
+	r := sdk.NewManualReader()
+	meter := sdk.NewMeterProvider(sdk.WithReader(r)).Meter("test")
+	if _, err := RegisterSanitizer(meter); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, r)
+	if got["nonceforge_sanitizer_refusals_total"]["violation=reuse"] < 1 || got["nonceforge_sanitizer_seals_total"][""] < 1 {
+		t.Errorf("%v", got)
+	}
+	if len(got["nonceforge_sanitizer_refusals_total"]) != 6 || got["nonceforge_sanitizer_keys"][""] < 1 || got["nonceforge_sanitizer_memory_bytes"][""] <= 0 {
+		t.Errorf("%v", got)
+	}
+	runtime.KeepAlive(a)
 }

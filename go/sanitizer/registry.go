@@ -35,6 +35,12 @@ var registry struct {
 	order    []retainedAt
 }
 
+// gone is what a collected state leaves behind: its fingerprint and its tally.
+type gone struct {
+	fp [32]byte
+	t  *tally
+}
+
 type retainedState struct {
 	when time.Time
 	s    *keyState
@@ -100,12 +106,13 @@ func stateFor(algorithm string, key []byte, n int, cfg *Config) *keyState {
 	s := newKeyState(algorithm, fp, n, cfg)
 	registry.m[fp] = weak.Make(s)
 	retain(fp, s, now)
-	runtime.AddCleanup(s, func(fp [32]byte) {
+	runtime.AddCleanup(s, func(g gone) {
 		registry.Lock()
-		if registry.m[fp].Value() == nil {
-			delete(registry.m, fp)
+		if registry.m[g.fp].Value() == nil {
+			delete(registry.m, g.fp)
 		}
 		registry.Unlock()
-	}, fp)
+		retire(g.t)
+	}, gone{fp, s.tally})
 	return s
 }

@@ -181,6 +181,9 @@ type keyState struct {
 	fast    bool
 	open    []shard
 	openKey [2]uint64
+	// tally: what Stats reports, apart so that it outlives the state (the
+	// process's totals keep what a collected key counted: stats.go).
+	tally *tally
 }
 
 // newKeyState makes the state; fp, the key's fingerprint, gives its id (the
@@ -241,6 +244,7 @@ func newKeyState(algorithm string, fp [32]byte, n int, c *Config) *keyState {
 			s.open[i].w = newWindow(window, n, false, openHash)
 		}
 	}
+	s.tally = &tally{counter: s.counter}
 	return s
 }
 
@@ -285,6 +289,7 @@ func hash(nonce []byte, k0, k1 uint64) uint64 {
 }
 
 func (s *keyState) violation(k Kind, nonce []byte, limit uint64) *Violation {
+	s.tally.refused[fleetKind[k]].Add(1)
 	return &Violation{Kind: k, Algorithm: s.algorithm, KeyID: s.keyID, Nonce: append([]byte(nil), nonce...), Limit: limit}
 }
 
@@ -396,6 +401,7 @@ func (s *keyState) place(nonce []byte) (ticket, *Violation) {
 			take := min(left, s.chunk)
 			if s.sealsLeft.CompareAndSwap(left, left-take) {
 				sh.budget = take
+				s.tally.taken.Add(take)
 				break
 			}
 		}
