@@ -125,6 +125,19 @@ func flag(b bool) float64 {
 	return 0
 }
 
+// register makes defs' instruments on m and a callback that writes them
+// through observe.
+func register(m metric.Meter, defs []def, attrs []attribute.KeyValue, observe func(w observer)) (metric.Registration, error) {
+	by, all, err := instruments(m, defs)
+	if err != nil {
+		return nil, err
+	}
+	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		observe(observer{o: o, by: by, at: attrs})
+		return nil
+	}, all...)
+}
+
 // RegisterGenerator exports g's figures on m, each series with attrs (a
 // service's own attributes: service, pod, …). Unregister the returned
 // registration when g is no longer used.
@@ -132,12 +145,7 @@ func RegisterGenerator(m metric.Meter, g *nonce.Generator, attrs ...attribute.Ke
 	if m == nil || g == nil {
 		return nil, fmt.Errorf("nonceforge otel: RegisterGenerator: the meter and the generator must not be nil")
 	}
-	by, all, err := instruments(m, generatorDefs)
-	if err != nil {
-		return nil, err
-	}
-	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		w := observer{o: o, by: by, at: attrs}
+	return register(m, generatorDefs, attrs, func(w observer) {
 		s := g.Stats()
 		for i, bits := range nonce.Sizes {
 			b := attribute.String("bits", strconv.Itoa(bits))
@@ -155,8 +163,7 @@ func RegisterGenerator(m metric.Meter, g *nonce.Generator, attrs ...attribute.Ke
 			w.put("nonceforge_deadline_headroom_seconds", s.DeadlineIn.Seconds())
 		}
 		w.put("nonceforge_generator_enabled", flag(s.Enabled))
-		return nil
-	}, all...)
+	})
 }
 
 // RegisterLease exports l's figures on m, each series with attrs.
@@ -165,15 +172,10 @@ func RegisterLease(m metric.Meter, l *lease.Lease, attrs ...attribute.KeyValue) 
 	if m == nil || l == nil {
 		return nil, fmt.Errorf("nonceforge otel: RegisterLease: the meter and the lease must not be nil")
 	}
-	by, all, err := instruments(m, leaseDefs)
-	if err != nil {
-		return nil, err
-	}
 	var mu sync.Mutex // one collection at a time reads the lease
-	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	return register(m, leaseDefs, attrs, func(w observer) {
 		mu.Lock()
 		defer mu.Unlock()
-		w := observer{o: o, by: by, at: attrs}
 		x := l.Metrics()
 		for _, s := range stateNames {
 			w.put("nonceforge_lease_state", flag(x.State.String() == s), attribute.String("state", s))
@@ -199,8 +201,7 @@ func RegisterLease(m metric.Meter, l *lease.Lease, attrs ...attribute.KeyValue) 
 		for _, r := range lostReasons {
 			w.put("nonceforge_lease_lost", flag(x.LostReason == r), attribute.String("lost_reason", r.Name()))
 		}
-		return nil
-	}, all...)
+	})
 }
 
 // RegisterSanitizer exports the nonce sanitizer's figures for the process
@@ -210,12 +211,7 @@ func RegisterSanitizer(m metric.Meter, attrs ...attribute.KeyValue) (metric.Regi
 	if m == nil {
 		return nil, fmt.Errorf("nonceforge otel: RegisterSanitizer: the meter must not be nil")
 	}
-	by, all, err := instruments(m, sanitizerDefs)
-	if err != nil {
-		return nil, err
-	}
-	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		w := observer{o: o, by: by, at: attrs}
+	return register(m, sanitizerDefs, attrs, func(w observer) {
 		s := sanitizer.ProcessStats()
 		w.put("nonceforge_sanitizer_seals_total", float64(s.Seals))
 		for i, kind := range sanitizer.ViolationKinds {
@@ -223,6 +219,5 @@ func RegisterSanitizer(m metric.Meter, attrs ...attribute.KeyValue) (metric.Regi
 		}
 		w.put("nonceforge_sanitizer_keys", float64(s.Keys))
 		w.put("nonceforge_sanitizer_memory_bytes", float64(s.MemoryBytes))
-		return nil
-	}, all...)
+	})
 }
