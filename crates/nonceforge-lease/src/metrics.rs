@@ -215,104 +215,137 @@ impl Lease {
     }
 }
 
+// The lease metrics one by one (LEASE_METRICS lists them).
+const STATE: MetricDef = def(
+    "nonceforge_lease_state",
+    "gauge",
+    &["state"],
+    "1 for the lease's state (held, lapsed, lost, released), 0 for the others.",
+);
+
+const READY: MetricDef = def(
+    "nonceforge_lease_ready",
+    "gauge",
+    &[],
+    "1 while the lease lets its generators issue (held, past its start wait).",
+);
+
+const MACHINE_ID: MetricDef = def(
+    "nonceforge_lease_machine_id",
+    "gauge",
+    &[],
+    "The machine id the lease holds (or last held).",
+);
+
+const TOKEN: MetricDef = def(
+    "nonceforge_lease_token",
+    "gauge",
+    &[],
+    "The grant's fencing token; it rises with every grant of the id.",
+);
+
+const FLOOR: MetricDef = def(
+    "nonceforge_lease_floor_seconds",
+    "gauge",
+    &[],
+    "Where the generators started above, in seconds since 1970.",
+);
+
+const DEADLINE: MetricDef = def(
+    "nonceforge_lease_deadline_seconds",
+    "gauge",
+    &[],
+    "Time left until the lease's local deadline (0 unless held).",
+);
+
+const ACQUIRE: MetricDef = def(
+    "nonceforge_lease_acquire_seconds",
+    "gauge",
+    &[],
+    "How long the acquisition took.",
+);
+
+const START_WAIT: MetricDef = def(
+    "nonceforge_lease_start_wait_seconds",
+    "gauge",
+    &[],
+    "How long the first value waited after the grant (the TTL and margin on a slow start).",
+);
+
+const STARTED_FAST: MetricDef = def(
+    "nonceforge_lease_started_fast",
+    "gauge",
+    &[],
+    "1 when the grant started right above the store's floor.",
+);
+
+const RENEWALS: MetricDef = def(
+    "nonceforge_lease_renewals_total",
+    "counter",
+    &[],
+    "Renewals that succeeded.",
+);
+
+const RENEWAL_FAILURES: MetricDef = def(
+    "nonceforge_lease_renewal_failures_total",
+    "counter",
+    &["failure"],
+    "Renewals that failed (and were retried), by kind: unreachable, timeout, store.",
+);
+
+const RENEWAL_MICROS: MetricDef = def(
+    "nonceforge_lease_renewal_microseconds_total",
+    "counter",
+    &[],
+    "The successful renewals' round trips added up, in microseconds (with the renewals: the mean).",
+);
+
+const RENEWAL_LAST: MetricDef = def(
+    "nonceforge_lease_renewal_last_seconds",
+    "gauge",
+    &[],
+    "The last successful renewal's round trip.",
+);
+
+const RENEWAL_MAX: MetricDef = def(
+    "nonceforge_lease_renewal_max_seconds",
+    "gauge",
+    &[],
+    "The longest successful renewal's round trip.",
+);
+
+const LAPSES: MetricDef = def(
+    "nonceforge_lease_lapses_total",
+    "counter",
+    &[],
+    "Times the local deadline passed without a renewal (the generators stopped until one came).",
+);
+
+const LOST: MetricDef = def(
+    "nonceforge_lease_lost",
+    "gauge",
+    &["lost_reason"],
+    "1 under the reason the lease was lost (taken, evicted, store, rollback), 0 under the others.",
+);
+
 /// Every lease metric, in the order of `testdata/vectors/metrics.json`.
 pub const LEASE_METRICS: [MetricDef; 16] = [
-    def(
-        "nonceforge_lease_state",
-        "gauge",
-        &["state"],
-        "1 for the lease's state (held, lapsed, lost, released), 0 for the others.",
-    ),
-    def(
-        "nonceforge_lease_ready",
-        "gauge",
-        &[],
-        "1 while the lease lets its generators issue (held, past its start wait).",
-    ),
-    def(
-        "nonceforge_lease_machine_id",
-        "gauge",
-        &[],
-        "The machine id the lease holds (or last held).",
-    ),
-    def(
-        "nonceforge_lease_token",
-        "gauge",
-        &[],
-        "The grant's fencing token; it rises with every grant of the id.",
-    ),
-    def(
-        "nonceforge_lease_floor_seconds",
-        "gauge",
-        &[],
-        "Where the generators started above, in seconds since 1970.",
-    ),
-    def(
-        "nonceforge_lease_deadline_seconds",
-        "gauge",
-        &[],
-        "Time left until the lease's local deadline (0 unless held).",
-    ),
-    def(
-        "nonceforge_lease_acquire_seconds",
-        "gauge",
-        &[],
-        "How long the acquisition took.",
-    ),
-    def(
-        "nonceforge_lease_start_wait_seconds",
-        "gauge",
-        &[],
-        "How long the first value waited after the grant (the TTL and margin on a slow start).",
-    ),
-    def(
-        "nonceforge_lease_started_fast",
-        "gauge",
-        &[],
-        "1 when the grant started right above the store's floor.",
-    ),
-    def(
-        "nonceforge_lease_renewals_total",
-        "counter",
-        &[],
-        "Renewals that succeeded.",
-    ),
-    def(
-        "nonceforge_lease_renewal_failures_total",
-        "counter",
-        &["failure"],
-        "Renewals that failed (and were retried), by kind: unreachable, timeout, store.",
-    ),
-    def(
-        "nonceforge_lease_renewal_microseconds_total",
-        "counter",
-        &[],
-        "The successful renewals' round trips added up, in microseconds (with the renewals: the mean).",
-    ),
-    def(
-        "nonceforge_lease_renewal_last_seconds",
-        "gauge",
-        &[],
-        "The last successful renewal's round trip.",
-    ),
-    def(
-        "nonceforge_lease_renewal_max_seconds",
-        "gauge",
-        &[],
-        "The longest successful renewal's round trip.",
-    ),
-    def(
-        "nonceforge_lease_lapses_total",
-        "counter",
-        &[],
-        "Times the local deadline passed without a renewal (the generators stopped until one came).",
-    ),
-    def(
-        "nonceforge_lease_lost",
-        "gauge",
-        &["lost_reason"],
-        "1 under the reason the lease was lost (taken, evicted, store, rollback), 0 under the others.",
-    ),
+    STATE,
+    READY,
+    MACHINE_ID,
+    TOKEN,
+    FLOOR,
+    DEADLINE,
+    ACQUIRE,
+    START_WAIT,
+    STARTED_FAST,
+    RENEWALS,
+    RENEWAL_FAILURES,
+    RENEWAL_MICROS,
+    RENEWAL_LAST,
+    RENEWAL_MAX,
+    LAPSES,
+    LOST,
 ];
 
 /// The reasons a lease is lost, as the `lost_reason` label gives them.
@@ -328,33 +361,35 @@ impl LeaseMetrics {
     /// `ready` is [`Lease::readiness`]'s answer. The last renewal's round
     /// trip is absent before the first renewal.
     pub fn samples(&self, ready: bool) -> Vec<Sample> {
-        let d = |i: usize| LEASE_METRICS[i];
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
         let mut out = Vec::with_capacity(24);
         for s in STATE_NAMES {
-            out.push(labelled(d(0), "state", s, flag(self.state_name() == s)));
+            out.push(labelled(STATE, "state", s, flag(self.state_name() == s)));
         }
-        out.push(sample(d(1), flag(ready)));
-        out.push(sample(d(2), f64::from(self.machine_id)));
-        out.push(sample(d(3), self.token as f64));
-        out.push(sample(d(4), self.floor_unix_ms as f64 / 1000.0));
-        out.push(sample(d(5), self.deadline_in().as_secs_f64()));
-        out.push(sample(d(6), self.acquired_in.as_secs_f64()));
-        out.push(sample(d(7), self.start_wait.as_secs_f64()));
-        out.push(sample(d(8), flag(self.started_fast)));
-        out.push(sample(d(9), self.renewals as f64));
+        out.push(sample(READY, flag(ready)));
+        out.push(sample(MACHINE_ID, f64::from(self.machine_id)));
+        out.push(sample(TOKEN, self.token as f64));
+        out.push(sample(FLOOR, self.floor_unix_ms as f64 / 1000.0));
+        out.push(sample(DEADLINE, self.deadline_in().as_secs_f64()));
+        out.push(sample(ACQUIRE, self.acquired_in.as_secs_f64()));
+        out.push(sample(START_WAIT, self.start_wait.as_secs_f64()));
+        out.push(sample(STARTED_FAST, flag(self.started_fast)));
+        out.push(sample(RENEWALS, self.renewals as f64));
         for (kind, n) in self.renewal_failures.by_kind() {
-            out.push(labelled(d(10), "failure", kind, n as f64));
+            out.push(labelled(RENEWAL_FAILURES, "failure", kind, n as f64));
         }
-        out.push(sample(d(11), self.renewal_total.as_micros() as f64));
+        out.push(sample(
+            RENEWAL_MICROS,
+            self.renewal_total.as_micros() as f64,
+        ));
         if let Some(last) = self.renewal_last {
-            out.push(sample(d(12), last.as_secs_f64()));
+            out.push(sample(RENEWAL_LAST, last.as_secs_f64()));
         }
-        out.push(sample(d(13), self.renewal_max.as_secs_f64()));
-        out.push(sample(d(14), self.lapses as f64));
+        out.push(sample(RENEWAL_MAX, self.renewal_max.as_secs_f64()));
+        out.push(sample(LAPSES, self.lapses as f64));
         for r in LOST_REASONS {
             out.push(labelled(
-                d(15),
+                LOST,
                 "lost_reason",
                 r.as_str(),
                 flag(self.lost_reason == Some(r)),
