@@ -37,6 +37,15 @@ export interface LeaseOptions {
   connectTimeout?: Duration;
   /** The ids this cluster leases: one id, [first, last] or 'FIRST-LAST' (default 0-511). */
   ids?: number | [number, number] | string;
+  /**
+   * A Kubernetes StatefulSet: lease exactly the pod's index — `'env:VAR'` (the downward API's
+   * `apps.kubernetes.io/pod-index` label, or a pod name ending in it), `'file:PATH'` (a downward
+   * API labels file) or `'hostname'` — waiting while another member holds it (the pod this one
+   * replaces); not with `ids`.
+   */
+  idFrom?: string;
+  /** With `idFrom`: how long to wait while another member holds the id (default: as long as it takes). */
+  idWait?: Duration;
   /** Lease table name prefix (PostgreSQL) or key prefix (Redis, etcd); default 'nonceforge'. */
   namespace?: string;
   /** This process's name in the store (default host/pid/random). */
@@ -182,7 +191,8 @@ export type Readiness = { ready: true; reason: null } | { ready: false; reason: 
  * leased generator's lease.
  */
 export interface LeaseChannelMessage {
-  event: 'lapsed' | 'resumed' | 'lost';
+  /** 'waiting': an `idFrom` lease found its id held by another member and waits for it. */
+  event: 'lapsed' | 'resumed' | 'lost' | 'waiting';
   machineId: number;
   reason: LeaseLostReason | null;
 }

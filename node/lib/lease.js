@@ -40,7 +40,7 @@ function binding() {
 // left out takes the lease crate's default; the lease crate checks the rules between them (TTL 1 s..1 h,
 // renewal and margin against the TTL) and names the option that breaks one.
 function leaseOptions(options) {
-  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'namespace', 'holder', 'pgSchema', 'fastStart', 'key', 'epochUnixMs']);
+  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'idFrom', 'idWait', 'namespace', 'holder', 'pgSchema', 'fastStart', 'key', 'epochUnixMs']);
   for (const k of Object.keys(options)) {
     if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
   }
@@ -64,7 +64,14 @@ function leaseOptions(options) {
     throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
   }
   if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
-  const { namespace, holder, pgSchema, fastStart } = options;
+  const { namespace, holder, pgSchema, fastStart, idFrom } = options;
+  // A StatefulSet pod's index, leased exactly: the source's syntax is the lease crate's.
+  if (idFrom !== undefined) {
+    checkString(idFrom, 'options.idFrom');
+    if (ids !== undefined) throw argValue('options.idFrom', 'cannot be given with options.ids (the id is the pod index)', idFrom);
+  } else if (options.idWait !== undefined) {
+    throw argValue('options.idWait', 'needs options.idFrom (it is how long to wait for the pod index\'s id)', options.idWait);
+  }
   if (namespace !== undefined) checkString(namespace, 'options.namespace');
   if (holder !== undefined) checkString(holder, 'options.holder');
   if (pgSchema !== undefined) checkString(pgSchema, 'options.pgSchema');
@@ -83,6 +90,8 @@ function leaseOptions(options) {
     holder,
     pgSchema,
     fastStart,
+    idFrom,
+    idWaitMs: ms('idWait'),
   };
 }
 

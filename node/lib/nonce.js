@@ -67,6 +67,26 @@ function checkGeneratorOptions(options, name) {
 }
 
 
+// Leases the lowest free id, or exactly a pod's index (options.idFrom): when
+// another member holds that id (the pod this one replaces, or another with
+// the same index), says so once — a process warning and a 'waiting' message
+// on the lease channel — then waits for it (options.idWait at most).
+async function acquire(url, opts) {
+  if (opts.idFrom === undefined || opts.idWaitMs === 0) return binding.leaseAcquire(url, opts);
+  try {
+    return await binding.leaseAcquire(url, { ...opts, idWaitMs: 0 });
+  } catch (error) {
+    if (!/^ERR_NONCEFORGE_LEASE_ALL_TAKEN\b/.test(String(error && error.message))) throw error;
+  }
+  const machineId = binding.podIndex(opts.idFrom);
+  process.emitWarning(
+    `machine id ${machineId} (from ${opts.idFrom}) is held by another member — the pod this one replaces, or another with the same index: waiting for it to be released or to lapse; nothing is issued meanwhile`,
+    { code: 'NONCEFORGE_LEASE_WAITING' }
+  );
+  if (leaseChannel.hasSubscribers) leaseChannel.publish({ event: 'waiting', machineId, reason: null });
+  return binding.leaseAcquire(url, opts);
+}
+
 class NonceGenerator extends EventEmitter {
   /**
    * @param {{machineId: number, key?: Buffer, epochUnixMs?: number}} options
@@ -118,7 +138,7 @@ class NonceGenerator extends EventEmitter {
     checkGeneratorOptions(options, 'options');
     let handle;
     try {
-      handle = await binding.leaseAcquire(url, opts);
+      handle = await acquire(url, opts);
     } catch (error) {
       throw fromNative(error, 'url');
     }

@@ -102,3 +102,65 @@ test('metrics: a leased generator through its start, renewals and an outage', { 
     if (!stopped) stores.stop(store);
   }
 });
+
+// A StatefulSet: two pods with the same index (the downward API's variable)
+// on one real Redis. The second waits — saying so, once — while the first
+// holds the id, and gets it only when the first has released it: never both
+// issuing, and no value repeated.
+test('idFrom: two pods with one index take turns, and no value repeats', async () => {
+  const store = await stores.start('redis');
+  const heard = [];
+  const listener = (message) => heard.push(message);
+  diagnosticsChannel.subscribe('nonceforge:lease', listener);
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  process.env.NF_TEST_POD_NAME = 'nonces-3';
+  try {
+    const options = { idFrom: 'env:NF_TEST_POD_NAME', ttl: '1s', namespace: 'pods' };
+    const a = await NonceGenerator.lease(store.url, options);
+    assert.equal(a.machineId, 3);
+    const seen = new Set();
+    const draw = (gen, n) => {
+      const buf = gen.many('counter', 96, n);
+      assert.equal(buf.length, 12 * n);
+      for (let i = 0; i < buf.length; i += 12) {
+        const hex = buf.subarray(i, i + 12).toString('hex');
+        assert.ok(!seen.has(hex), `repeated ${hex}`);
+        seen.add(hex);
+      }
+    };
+    draw(a, 1000);
+    let bReady = false;
+    const b = NonceGenerator.lease(store.url, options).then((gen) => {
+      bReady = true;
+      return gen;
+    });
+    // The second pod says it waits, and does.
+    const t = Date.now();
+    while (!heard.some((m) => m.event === 'waiting')) {
+      assert.ok(Date.now() - t < 10000, 'no waiting message');
+      await sleep(20);
+    }
+    assert.deepEqual(heard.find((m) => m.event === 'waiting'), { event: 'waiting', machineId: 3, reason: null });
+    await sleep(300);
+    assert.equal(bReady, false, 'the second pod got the id while the first held it');
+    draw(a, 1000);
+    await a.release();
+    assert.throws(() => a.many('counter', 96, 1), { code: 'ERR_NONCEFORGE_DISABLED' });
+    const second = await b;
+    assert.equal(second.machineId, 3);
+    draw(second, 1000);
+    assert.equal(warnings.filter((w) => w.code === 'NONCEFORGE_LEASE_WAITING').length, 1);
+    await second.release();
+    // Bad sources are refused by the lease crate's rule, naming the option.
+    await assert.rejects(NonceGenerator.lease(store.url, { idFrom: 'pod-index' }), { code: 'ERR_INVALID_ARG_VALUE', message: /options\.idFrom/ });
+    await assert.rejects(NonceGenerator.lease(store.url, { idFrom: 'hostname', ids: 3 }), { code: 'ERR_INVALID_ARG_VALUE' });
+    await assert.rejects(NonceGenerator.lease(store.url, { idWait: '1s' }), { code: 'ERR_INVALID_ARG_VALUE', message: /idFrom/ });
+  } finally {
+    delete process.env.NF_TEST_POD_NAME;
+    process.off('warning', onWarning);
+    diagnosticsChannel.unsubscribe('nonceforge:lease', listener);
+    stores.stop(store);
+  }
+});

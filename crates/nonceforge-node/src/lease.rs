@@ -57,6 +57,12 @@ pub struct LeaseOpts {
     pub pg_schema: Option<String>,
     /// `'off'`, `'verify'` or `'declared'`.
     pub fast_start: Option<String>,
+    /// A StatefulSet pod's index as the machine id: `env:VAR`, `file:PATH`
+    /// or `hostname` (the lease crate's `PodIndex`), leased exactly.
+    pub id_from: Option<String>,
+    /// With `id_from`: how long to wait while another member holds the id
+    /// (absent: as long as it takes; 0: not at all).
+    pub id_wait_ms: Option<u32>,
 }
 
 /// `FIRST-LAST` or one id, read by the lease crate (the CLI's and every
@@ -75,6 +81,34 @@ pub fn parse_lease_duration(text: String) -> Result<f64> {
     nonceforge_lease::parse_duration(&text)
         .map(|d| d.as_secs_f64() * 1000.0)
         .map_err(|rule| Error::new(Status::InvalidArg, format!("ERR_INVALID_ARG_VALUE: {rule}")))
+}
+
+/// Where the id comes from: the lowest free one, or exactly a pod's index.
+enum Pick {
+    Lowest,
+    Exact(nonceforge::MachineId, Option<Duration>),
+}
+
+fn pick(o: &LeaseOpts) -> Result<Pick> {
+    let Some(source) = &o.id_from else {
+        return Ok(Pick::Lowest);
+    };
+    let source: nonceforge_lease::PodIndex = source.parse().map_err(|e| {
+        Error::new(
+            Status::InvalidArg,
+            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
+        )
+    })?;
+    let id = source.read().map_err(|e| {
+        Error::new(
+            Status::InvalidArg,
+            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
+        )
+    })?;
+    Ok(Pick::Exact(
+        id,
+        o.id_wait_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+    ))
 }
 
 fn options(o: LeaseOpts) -> Result<LeaseOptions> {
@@ -117,6 +151,7 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
 pub struct Acquire {
     url: String,
     options: LeaseOptions,
+    pick: Pick,
 }
 
 impl Task for Acquire {
@@ -127,7 +162,10 @@ impl Task for Acquire {
         // On libuv's pool: an id without history waits out the TTL and margin
         // here, not where the generator is built (on the event loop).
         std::panic::catch_unwind(|| {
-            let lease = Lease::acquire(&self.url, &self.options)?;
+            let lease = match self.pick {
+                Pick::Lowest => Lease::acquire(&self.url, &self.options)?,
+                Pick::Exact(id, wait) => Lease::acquire_exact(&self.url, id, &self.options, wait)?,
+            };
             lease.wait_for_start();
             Ok(lease)
         })
@@ -152,10 +190,30 @@ impl Task for Acquire {
 /// Takes the lowest free machine id in the store at `url`.
 #[napi(catch_unwind)]
 pub fn lease_acquire(url: String, opts: LeaseOpts) -> Result<AsyncTask<Acquire>> {
+    let pick = pick(&opts)?;
     Ok(AsyncTask::new(Acquire {
         url,
         options: options(opts)?,
+        pick,
     }))
+}
+
+/// The machine id a pod-index source (`env:VAR`, `file:PATH`, `hostname`)
+/// reads now, for the waiting notice (lib/nonce.js).
+#[napi(catch_unwind)]
+pub fn pod_index(source: String) -> Result<u32> {
+    let source: nonceforge_lease::PodIndex = source.parse().map_err(|e| {
+        Error::new(
+            Status::InvalidArg,
+            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
+        )
+    })?;
+    source.read().map(|id| u32::from(id.get())).map_err(|e| {
+        Error::new(
+            Status::InvalidArg,
+            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
+        )
+    })
 }
 
 /// A held lease.
