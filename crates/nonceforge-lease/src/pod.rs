@@ -210,4 +210,49 @@ mod tests {
         let e = PodIndex::LabelsFile(dir.join("labels")).read().unwrap_err();
         assert!(e.to_string().contains("cannot be read"), "{e}");
     }
+
+    /// testdata/vectors/pod-index.json, which Go's tests read too.
+    #[test]
+    fn the_shared_vectors() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/vectors/pod-index.json"
+        ))
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["label"], POD_INDEX_LABEL);
+        for case in v["sources"].as_array().unwrap() {
+            let source = case["source"].as_str().unwrap();
+            assert_eq!(
+                source.parse::<PodIndex>().is_ok(),
+                case["ok"].as_bool().unwrap(),
+                "{source}"
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("nf-pod-vectors-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("labels");
+        for case in v["labels_files"].as_array().unwrap() {
+            std::fs::write(&file, case["text"].as_str().unwrap()).unwrap();
+            let got = PodIndex::LabelsFile(file.clone()).read();
+            match case["index"].as_u64() {
+                Some(index) => assert_eq!(got.unwrap().get() as u64, index, "{case}"),
+                None => {
+                    let e = got.unwrap_err().to_string();
+                    assert!(e.contains(case["refused"].as_str().unwrap()), "{case}: {e}");
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        for (i, case) in v["env_values"].as_array().unwrap().iter().enumerate() {
+            let var = format!("NF_POD_VECTOR_{}_{i}", std::process::id());
+            // SAFETY: a variable of this test's own; no other thread reads it.
+            unsafe { std::env::set_var(&var, case["value"].as_str().unwrap()) };
+            let got = PodIndex::Env(var).read();
+            match case["index"].as_u64() {
+                Some(index) => assert_eq!(got.unwrap().get() as u64, index, "{case}"),
+                None => assert!(got.is_err(), "{case}"),
+            }
+        }
+    }
 }
