@@ -612,6 +612,10 @@ defmodule Nonceforge do
   @doc false
   def nif_lease_metrics(_lease), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
+  def nif_lease_acquire_exact(_url, _lease_opts, _source, _env_value, _wait_ms),
+    do: :erlang.nif_error(:nif_not_loaded)
+
+  @doc false
   def nif_metrics(_name), do: :erlang.nif_error(:nif_not_loaded)
   @doc false
   def nif_readiness(_name), do: :erlang.nif_error(:nif_not_loaded)

@@ -245,6 +245,74 @@ defmodule Nonceforge.MachineIdTest do
     end
   end
 
+  test "Lease with :id_from: two pods with one index take turns (the second waits, saying so), no value repeats" do
+    store = Stores.redis()
+    System.put_env("NF_TEST_POD_NAME", "nonces-3")
+
+    try do
+      opts = fn name, inst ->
+        [
+          name: name,
+          strategy: Nonceforge.MachineId.Strategy.Lease,
+          strategy_opts: [
+            url: store.url,
+            ttl: 1000,
+            namespace: "pods",
+            id_from: "env:NF_TEST_POD_NAME"
+          ],
+          instances: [[name: inst]],
+          enable_conflict_guard?: false
+        ]
+      end
+
+      {:ok, _} = start_tree(opts.(:pod_a, :pod_inst_a))
+      assert MachineId.machine_id(:pod_a) == 3
+      draw = fn inst -> for _ <- 1..1000, do: Nonceforge.nonce(inst, 96) end
+      first = draw.(:pod_inst_a)
+      me = self()
+
+      log =
+        ExUnit.CaptureLog.capture_log(fn ->
+          # The second pod's tree starts in a process of its own: its start
+          # blocks while it waits for the id.
+          pod_b =
+            spawn(fn ->
+              send(me, {:pod_b, MachineId.start_link(opts.(:pod_b, :pod_inst_b))})
+              receive do: (:stop -> :ok)
+            end)
+
+          refute_receive {:pod_b, _}, 500
+          second_of_a = draw.(:pod_inst_a)
+          :ok = stop_supervised(:pod_a)
+          assert_raise DisabledError, fn -> Nonceforge.nonce(:pod_inst_a, 96) end
+          assert_receive {:pod_b, {:ok, _}}, 10_000
+          assert MachineId.machine_id(:pod_b) == 3
+          values = first ++ second_of_a ++ draw.(:pod_inst_b)
+          assert length(Enum.uniq(values)) == 3000
+          ref = Process.monitor(pod_b)
+          send(pod_b, :stop)
+          assert_receive {:DOWN, ^ref, _, _, _}, 5000
+        end)
+
+      assert length(String.split(log, "is held by another member")) == 2, log
+      assert log =~ "machine id 3 (from env:NF_TEST_POD_NAME)"
+
+      # What is refused, by rule.
+      alias Nonceforge.MachineId.Strategy.Lease, as: L
+      assert {:error, msg} = L.acquire(0, url: store.url, id_from: "pod-index")
+      assert msg =~ ":id_from"
+      assert {:error, msg} = L.acquire(0, url: store.url, id_from: "hostname", ids: 3)
+      assert msg =~ ":ids"
+      assert {:error, msg} = L.acquire(0, url: store.url, id_wait: 10)
+      assert msg =~ ":id_from"
+      assert {:error, msg} = L.acquire(0, url: store.url, id_from: :env)
+      assert msg =~ ":id_from"
+    after
+      System.delete_env("NF_TEST_POD_NAME")
+      Stores.stop(store)
+    end
+  end
+
   test "RedisLease: two trees on one Redis get different ids through the lease crate; stopping releases" do
     store = Stores.redis()
 

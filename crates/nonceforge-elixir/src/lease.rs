@@ -210,6 +210,49 @@ fn nif_lease_acquire(
     Ok((atoms::ok(), ResourceArc::new(shared), id, floor))
 }
 
+/// Leases exactly the machine id a StatefulSet pod's index source names
+/// (`env:VAR`, `file:PATH`, `hostname`: the lease crate's `PodIndex`), waiting
+/// at most `wait_ms` (nil: as long as it takes) while another member holds
+/// it: `{:ok, lease, id, floor_unix_ms}` as `nif_lease_acquire`, or
+/// `{:error, :taken, id}` when the wait ended with the id still held. For
+/// `env:VAR` the caller passes the variable's value as the VM sees it
+/// (`System.get_env/1`: the emulator keeps its own copy of the environment).
+#[rustler::nif(schedule = "DirtyIo")]
+fn nif_lease_acquire_exact<'a>(
+    env: Env<'a>,
+    url: String,
+    lease_opts: LeaseOpts,
+    source: String,
+    env_value: Option<String>,
+    wait_ms: Option<u64>,
+) -> NifResult<Term<'a>> {
+    let bad = |e: &dyn std::fmt::Display| arg_error(format!("strategy_opts :id_from: {e}"));
+    let parsed: nonceforge_lease::PodIndex = source.parse().map_err(|e| bad(&e))?;
+    let id = match (&parsed, env_value) {
+        (nonceforge_lease::PodIndex::Env(var), Some(value)) => {
+            nonceforge::MachineId::from_trailing_number(var, &value).map_err(|e| bad(&e))?
+        }
+        (nonceforge_lease::PodIndex::Env(var), None) => {
+            return Err(bad(&format!("the environment variable {var} is not set")));
+        }
+        _ => parsed.read().map_err(|e| bad(&e))?,
+    };
+    let wait = wait_ms.map(std::time::Duration::from_millis);
+    let lease = match Lease::acquire_exact(&url, id, &lease_opts.into(), wait) {
+        Err(nonceforge_lease::LeaseError::AllTaken { .. }) => {
+            return Ok((atoms::error(), atoms::taken(), id.get()).encode(env));
+        }
+        other => other.map_err(|e| arg_error(format!("lease: {e}")))?,
+    };
+    lease.wait_for_start();
+    let floor = lease.floor_unix_ms();
+    let lease = Arc::new(Mutex::new(Some(lease)));
+    let stop = Arc::new(AtomicBool::new(false));
+    watch(lease.clone(), stop.clone(), env.pid());
+    let shared = SharedLease(Mutex::new(Some(Held { lease, stop })));
+    Ok((atoms::ok(), ResourceArc::new(shared), id.get(), floor).encode(env))
+}
+
 /// `Nonceforge.init/1` on a shared lease: the generator is built from the
 /// lease (its id, above the floor) and attached to it.
 #[rustler::nif(schedule = "DirtyCpu")]
