@@ -333,7 +333,7 @@ func (g *Generator) ClockUnixMilli() int64 { return int64(g.nowMs()) }
 
 func (g *Generator) check() error {
 	if g.state.Load() != stateLive {
-		return g.stopErr()
+		return g.stopped()
 	}
 	return nil
 }
@@ -341,6 +341,14 @@ func (g *Generator) check() error {
 // stopErr is why a generator that is not live issues nothing (a refusal,
 // counted).
 func (g *Generator) stopErr() error {
+	return g.stopped()
+}
+
+// stopped is stopErr, out of line: check, on every call's path, stays small
+// enough to inline.
+//
+//go:noinline
+func (g *Generator) stopped() error {
 	if g.state.Load()&stateLive == 0 {
 		return ErrNotBuilt
 	}
@@ -532,20 +540,7 @@ func (g *Generator) Sortable(bits int) (Nonce, error) {
 		word := state.Add(1) - 1
 		t := word >> k
 		if t < now {
-			// The word is given up, and the words up to the new millisecond
-			// are skipped: neither makes a nonce (Stats).
-			skipped := uint64(1)
-			for {
-				v := state.Load()
-				if v >= now<<k {
-					break
-				}
-				if state.CompareAndSwap(v, now<<k) {
-					skipped += now<<k - v
-					break
-				}
-			}
-			g.counts.sortableSkipped[i].Add(skipped)
+			g.lift(i, state, now<<k)
 			continue
 		}
 		if t > now {
@@ -561,6 +556,28 @@ func (g *Generator) Sortable(bits int) (Nonce, error) {
 		g.compose(&n, bits, t, word&(1<<k-1))
 		return n, nil
 	}
+}
+
+// lift moves a sortable word that fell behind the clock up to word to (the
+// new millisecond's first), unless another call did: the word this call took
+// is given up, and the words up to to are skipped; neither makes a nonce, so
+// both are counted for Stats. Apart from Sortable so that its loop stays
+// small (a slow path once a millisecond).
+//
+//go:noinline
+func (g *Generator) lift(i int, state *padded, to uint64) {
+	skipped := uint64(1)
+	for {
+		v := state.Load()
+		if v >= to {
+			break
+		}
+		if state.CompareAndSwap(v, to) {
+			skipped += to - v
+			break
+		}
+	}
+	g.counts.sortableSkipped[i].Add(skipped)
 }
 
 // Next returns a nonce of the kind and size.
