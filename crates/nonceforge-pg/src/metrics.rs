@@ -104,9 +104,11 @@ impl Stats {
         self.lease_seq.store(seq + 2, Ordering::Release);
     }
 
-    /// The keeper's last rendering (empty before the first).
+    /// The keeper's last rendering (empty before the first, and if no
+    /// consistent copy could be read: a keeper stopped in the middle of a
+    /// write never finishes it, and a reader must not spin forever).
     fn lease_text(&self) -> String {
-        loop {
+        for _ in 0..100_000 {
             let before = self.lease_seq.load(Ordering::Acquire);
             if before % 2 == 1 {
                 std::hint::spin_loop();
@@ -123,6 +125,7 @@ impl Stats {
                 return String::from_utf8(bytes).unwrap_or_default();
             }
         }
+        String::new()
     }
 }
 
