@@ -182,12 +182,15 @@ func (s State) String() string {
 
 // Lease is a machine id held in a store and kept alive by a goroutine.
 type Lease struct {
-	s       settled
-	url     string
-	st      store // nil after a failed request: reconnect before the next
-	shown   string
-	mu      sync.Mutex
-	g       grant
+	s     settled
+	url   string
+	st    store // nil after a failed request: reconnect before the next
+	shown string
+	mu    sync.Mutex
+	g     grant // the renewal goroutine rewrites it: read under mu
+	// id and history are the grant's, fixed at Acquire: read without mu.
+	id      int
+	history bool
 	floor   int64
 	wait    time.Duration // the start's extra wait (TTL + margin) unless it started fast
 	slow    error         // why it did not start fast; nil when it did
@@ -238,6 +241,7 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 	}
 	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
 	l.c.acquiredIn = acquiredIn
+	l.id, l.history = g.id, g.history
 	switch s.fast {
 	case FastOff:
 		l.slow = errors.New("FastStart is off")
@@ -287,7 +291,7 @@ func wrap(ctx context.Context, shown string, err error) error {
 }
 
 // MachineID is the leased id.
-func (l *Lease) MachineID() int { return l.g.id }
+func (l *Lease) MachineID() int { return l.id }
 
 // Token is the fencing token of this grant.
 func (l *Lease) Token() uint64 {
@@ -310,7 +314,7 @@ func (l *Lease) StartedFast() bool { return l.slow == nil }
 func (l *Lease) SlowStartReason() error { return l.slow }
 
 // HasHistory reports whether the store had a record of the id.
-func (l *Lease) HasHistory() bool { return l.g.history }
+func (l *Lease) HasHistory() bool { return l.history }
 
 // LostReason says why the lease was lost; ok is false while it is not.
 func (l *Lease) LostReason() (reason LostReason, ok bool) {
@@ -327,7 +331,7 @@ func (l *Lease) Holder() string { return l.s.holder }
 // clock to pass the previous holders' floor (at most MaxClockWait), or until
 // ctx ends.
 func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generator, error) {
-	o.MachineID = nonce.Machine(l.g.id)
+	o.MachineID = nonce.Machine(l.id)
 	o.NotBeforeUnixMilli = l.floor
 	if o.MaxWait == 0 {
 		o.MaxWait = l.s.maxWait + l.wait
@@ -341,7 +345,7 @@ func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generato
 
 // Attach holds g to the lease: it issues only until the lease's local deadline.
 func (l *Lease) Attach(g *nonce.Generator) error {
-	if g.MachineID() != l.g.id {
+	if g.MachineID() != l.id {
 		return &Error{Code: "bad-option", Msg: "generator: its machine id is not the leased one: build it with Lease.Generator"}
 	}
 	if g.StartedUnixMilli() <= l.floor {

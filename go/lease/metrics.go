@@ -79,7 +79,7 @@ func (l *Lease) Metrics() Metrics {
 	defer l.mu.Unlock()
 	return Metrics{
 		State:           state,
-		MachineID:       l.g.id,
+		MachineID:       l.id,
 		Token:           l.g.token,
 		FloorUnixMilli:  l.floor,
 		DeadlineIn:      left,
