@@ -333,22 +333,17 @@ func (g *Generator) ClockUnixMilli() int64 { return int64(g.nowMs()) }
 
 func (g *Generator) check() error {
 	if g.state.Load() != stateLive {
-		return g.stopped()
+		return g.stopErr()
 	}
 	return nil
 }
 
 // stopErr is why a generator that is not live issues nothing (a refusal,
-// counted).
-func (g *Generator) stopErr() error {
-	return g.stopped()
-}
-
-// stopped is stopErr, out of line: check, on every call's path, stays small
+// counted). Out of line, so that check, on every call's path, stays small
 // enough to inline.
 //
 //go:noinline
-func (g *Generator) stopped() error {
+func (g *Generator) stopErr() error {
 	if g.state.Load()&stateLive == 0 {
 		return ErrNotBuilt
 	}
