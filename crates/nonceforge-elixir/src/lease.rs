@@ -199,15 +199,21 @@ fn nif_lease_acquire(
 ) -> NifResult<(Atom, ResourceArc<SharedLease>, u16, u64)> {
     let lease =
         Lease::acquire(&url, &lease_opts.into()).map_err(|e| arg_error(format!("lease: {e}")))?;
-    // Here, on a dirty I/O scheduler: an id without history waits out the
-    // TTL and margin before the instances (built on a dirty CPU one) start.
+    Ok(share(env, lease))
+}
+
+/// A lease just acquired, as `{:ok, lease, id, floor_unix_ms}`: past its
+/// start (here, on a dirty I/O scheduler: an id without history waits out the
+/// TTL and margin before the instances, built on a dirty CPU one, start),
+/// watched for the calling process.
+fn share(env: Env<'_>, lease: Lease) -> (Atom, ResourceArc<SharedLease>, u16, u64) {
     lease.wait_for_start();
     let (id, floor) = (lease.machine_id().get(), lease.floor_unix_ms());
     let lease = Arc::new(Mutex::new(Some(lease)));
     let stop = Arc::new(AtomicBool::new(false));
     watch(lease.clone(), stop.clone(), env.pid());
     let shared = SharedLease(Mutex::new(Some(Held { lease, stop })));
-    Ok((atoms::ok(), ResourceArc::new(shared), id, floor))
+    (atoms::ok(), ResourceArc::new(shared), id, floor)
 }
 
 /// Leases exactly the machine id a StatefulSet pod's index source names
@@ -244,13 +250,7 @@ fn nif_lease_acquire_exact<'a>(
         }
         other => other.map_err(|e| arg_error(format!("lease: {e}")))?,
     };
-    lease.wait_for_start();
-    let floor = lease.floor_unix_ms();
-    let lease = Arc::new(Mutex::new(Some(lease)));
-    let stop = Arc::new(AtomicBool::new(false));
-    watch(lease.clone(), stop.clone(), env.pid());
-    let shared = SharedLease(Mutex::new(Some(Held { lease, stop })));
-    Ok((atoms::ok(), ResourceArc::new(shared), id.get(), floor).encode(env))
+    Ok(share(env, lease).encode(env))
 }
 
 /// `Nonceforge.init/1` on a shared lease: the generator is built from the

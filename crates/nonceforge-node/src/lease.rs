@@ -89,24 +89,25 @@ enum Pick {
     Exact(nonceforge::MachineId, Option<Duration>),
 }
 
+/// The machine id a pod-index source (`env:VAR`, `file:PATH`, `hostname`)
+/// reads now; an error names `options.idFrom` and the lease crate's rule.
+fn read_pod_index(source: &str) -> Result<nonceforge::MachineId> {
+    let bad = |e: nonceforge_lease::LeaseError| {
+        Error::new(
+            Status::InvalidArg,
+            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
+        )
+    };
+    let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
+    source.read().map_err(bad)
+}
+
 fn pick(o: &LeaseOpts) -> Result<Pick> {
     let Some(source) = &o.id_from else {
         return Ok(Pick::Lowest);
     };
-    let source: nonceforge_lease::PodIndex = source.parse().map_err(|e| {
-        Error::new(
-            Status::InvalidArg,
-            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
-        )
-    })?;
-    let id = source.read().map_err(|e| {
-        Error::new(
-            Status::InvalidArg,
-            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
-        )
-    })?;
     Ok(Pick::Exact(
-        id,
+        read_pod_index(source)?,
         o.id_wait_ms.map(|ms| Duration::from_millis(u64::from(ms))),
     ))
 }
@@ -202,18 +203,7 @@ pub fn lease_acquire(url: String, opts: LeaseOpts) -> Result<AsyncTask<Acquire>>
 /// reads now, for the waiting notice (lib/nonce.js).
 #[napi(catch_unwind)]
 pub fn pod_index(source: String) -> Result<u32> {
-    let source: nonceforge_lease::PodIndex = source.parse().map_err(|e| {
-        Error::new(
-            Status::InvalidArg,
-            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
-        )
-    })?;
-    source.read().map(|id| u32::from(id.get())).map_err(|e| {
-        Error::new(
-            Status::InvalidArg,
-            format!("ERR_INVALID_ARG_VALUE: options.idFrom: {e}"),
-        )
-    })
+    read_pod_index(&source).map(|id| u32::from(id.get()))
 }
 
 /// A held lease.
