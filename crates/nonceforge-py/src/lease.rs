@@ -1,0 +1,337 @@
+//! Machine ids leased through the Rust lease crate (the stores, records and
+//! rules of docs/lease-protocol.md, as the CLI, Node, Go and Elixir take
+//! them). Acquiring and releasing release the GIL (python/nonceforge/lease.py
+//! runs them in a thread for asyncio); renewals run on the lease crate's own
+//! thread, and the core's deadline stops attached generators the moment the
+//! lease may have lapsed, with no Python running.
+
+use crate::metrics::samples_to_py;
+use crate::{ClockBehindError, bad_value};
+use nonceforge_lease::{
+    Lease, LeaseError, LeaseEvent, LeaseOptions, LeaseState, MillisOptions, NotReady,
+};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The Python base class, named apart from the lease crate's error.
+mod base {
+    pyo3::import_exception!(nonceforge._errors, LeaseError);
+}
+use base::LeaseError as PyLeaseError;
+pyo3::import_exception!(nonceforge._errors, LeaseUnreachableError);
+pyo3::import_exception!(nonceforge._errors, LeaseTimeoutError);
+pyo3::import_exception!(nonceforge._errors, LeaseAllTakenError);
+pyo3::import_exception!(nonceforge._errors, LeaseLostError);
+pyo3::import_exception!(nonceforge._errors, LeaseRefusedError);
+
+/// A lease error as the Python exception of its meaning.
+pub(crate) fn lease_err(e: LeaseError) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        LeaseError::BadUrl { .. } | LeaseError::BadOption { .. } => PyValueError::new_err(msg),
+        LeaseError::Unreachable { .. } => LeaseUnreachableError::new_err(msg),
+        LeaseError::Timeout { .. } => LeaseTimeoutError::new_err(msg),
+        LeaseError::AllTaken { .. } => LeaseAllTakenError::new_err(msg),
+        LeaseError::Lost { .. } => LeaseLostError::new_err(msg),
+        LeaseError::Refused { .. } => LeaseRefusedError::new_err(msg),
+        LeaseError::Nonce(nonceforge::Error::ClockBehind { .. }) => ClockBehindError::new_err(msg),
+        _ => PyLeaseError::new_err(msg),
+    }
+}
+
+/// The lease, shared by its handle and the generators made on it; `None`
+/// once released.
+pub(crate) type LeaseCell = Arc<Mutex<Option<Lease>>>;
+
+pub(crate) fn with<T>(cell: &LeaseCell, f: impl FnOnce(&Lease) -> PyResult<T>) -> PyResult<T> {
+    match cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(l) => f(l),
+        None => Err(crate::DisabledError::new_err("the lease was released")),
+    }
+}
+
+/// Why the lease does not let its generators issue (None while it does).
+pub(crate) fn not_ready(cell: &LeaseCell) -> Option<String> {
+    match cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(l) => l.readiness().err().map(|why| why.to_string()),
+        None => Some(NotReady::Released.to_string()),
+    }
+}
+
+/// The lease's samples of the fleet's series (none once released).
+pub(crate) fn samples(cell: &LeaseCell) -> Vec<nonceforge::nonce::series::Sample> {
+    match cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some(l) => l.metrics().samples(l.readiness().is_ok()),
+        None => Vec::new(),
+    }
+}
+
+fn state_name(state: &LeaseState) -> &'static str {
+    match state {
+        LeaseState::Held { .. } => "held",
+        LeaseState::Lapsed => "lapsed",
+        LeaseState::Lost => "lost",
+        LeaseState::Released => "released",
+    }
+}
+
+/// A held lease (python/nonceforge/lease.py's `Lease` wraps it).
+#[pyclass(frozen, module = "nonceforge._native", name = "LeaseHandle")]
+pub struct LeaseHandle {
+    cell: LeaseCell,
+    events: Mutex<Option<Receiver<LeaseEvent>>>,
+    machine_id: u16,
+    token: u64,
+    floor_unix_ms: u64,
+    history: bool,
+    holder: String,
+    backend: String,
+}
+
+impl LeaseHandle {
+    pub(crate) fn cell(&self) -> LeaseCell {
+        self.cell.clone()
+    }
+
+    fn take(&self) -> Option<Lease> {
+        self.cell.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+#[pymethods]
+impl LeaseHandle {
+    /// Takes a machine id from the store at `url` (the lowest free one, or
+    /// exactly the pod index `id_from` reads), blocking with the GIL
+    /// released until the generators may start. Durations in ms; `None`:
+    /// the lease crate's default.
+    #[staticmethod]
+    #[pyo3(signature = (url, *, ttl_ms=None, renew_every_ms=None, margin_ms=None, connect_timeout_ms=None, ids=None, namespace=None, holder=None, pg_schema=None, fast_start=None, id_from=None, id_wait_ms=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn acquire(
+        py: Python<'_>,
+        url: String,
+        ttl_ms: Option<u64>,
+        renew_every_ms: Option<u64>,
+        margin_ms: Option<u64>,
+        connect_timeout_ms: Option<u64>,
+        ids: Option<(u16, u16)>,
+        namespace: Option<String>,
+        holder: Option<String>,
+        pg_schema: Option<String>,
+        fast_start: Option<String>,
+        id_from: Option<String>,
+        id_wait_ms: Option<u64>,
+    ) -> PyResult<Self> {
+        let fast_start = fast_start
+            .map(|f| f.parse())
+            .transpose()
+            .map_err(|e| bad_value("fast_start", e))?;
+        let options: LeaseOptions = MillisOptions {
+            ttl_ms,
+            renew_every_ms,
+            margin_ms,
+            connect_timeout_ms,
+            ids,
+            namespace,
+            holder,
+            pg_schema,
+            fast_start,
+        }
+        .into();
+        let exact = match id_from {
+            Some(source) => {
+                let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
+                let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
+                Some(source.read().map_err(bad)?)
+            }
+            None => None,
+        };
+        let lease = py.detach(|| {
+            let lease = match exact {
+                None => Lease::acquire(&url, &options)?,
+                Some(id) => {
+                    Lease::acquire_exact(&url, id, &options, id_wait_ms.map(Duration::from_millis))?
+                }
+            };
+            lease.wait_for_start();
+            Ok::<_, LeaseError>(lease)
+        });
+        let lease = lease.map_err(lease_err)?;
+        let events = lease.subscribe();
+        Ok(LeaseHandle {
+            machine_id: lease.machine_id().get() as u16,
+            token: lease.token(),
+            floor_unix_ms: lease.floor_unix_ms(),
+            history: lease.has_history(),
+            holder: lease.holder().to_string(),
+            backend: lease.backend().to_string(),
+            cell: Arc::new(Mutex::new(Some(lease))),
+            events: Mutex::new(Some(events)),
+        })
+    }
+
+    /// The machine id a pod-index source (`env:VAR`, `file:PATH`,
+    /// `hostname`) reads now.
+    #[staticmethod]
+    fn pod_index(source: &str) -> PyResult<u16> {
+        let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
+        let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
+        Ok(source.read().map_err(bad)?.get() as u16)
+    }
+
+    #[getter]
+    fn machine_id(&self) -> u16 {
+        self.machine_id
+    }
+    #[getter]
+    fn token(&self) -> u64 {
+        self.token
+    }
+    #[getter]
+    fn floor_unix_ms(&self) -> u64 {
+        self.floor_unix_ms
+    }
+    #[getter]
+    fn has_history(&self) -> bool {
+        self.history
+    }
+    #[getter]
+    fn holder(&self) -> &str {
+        &self.holder
+    }
+    #[getter]
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+    #[getter]
+    fn started_fast(&self) -> bool {
+        self.cell
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(Lease::started_fast)
+    }
+
+    /// `(state, deadline_in_seconds)`: 'held', 'lapsed', 'lost' or 'released'.
+    fn state(&self) -> (&'static str, f64) {
+        match self.cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(l) => match l.state() {
+                LeaseState::Held { deadline_in } => ("held", deadline_in.as_secs_f64()),
+                other => (state_name(&other), 0.0),
+            },
+            None => ("released", 0.0),
+        }
+    }
+
+    /// 'taken', 'evicted', 'store' or 'rollback' once lost, else None.
+    fn lost_reason(&self) -> Option<&'static str> {
+        self.cell
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(Lease::lost_reason)
+            .map(|r| r.as_str())
+    }
+
+    /// Why the generators may not issue now, or None.
+    fn readiness(&self) -> Option<String> {
+        not_ready(&self.cell)
+    }
+
+    /// `(renewals_ok, renewals_failed, last_error)`.
+    fn renewals(&self) -> (u64, u64, Option<String>) {
+        match self.cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(l) => {
+                let (ok, failed) = l.renewals();
+                (ok, failed, l.last_error())
+            }
+            None => (0, 0, None),
+        }
+    }
+
+    /// The lease's samples of the fleet's series.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        samples_to_py(py, samples(&self.cell))
+    }
+
+    /// Waits (GIL released) for the lease's next event, up to `timeout`
+    /// seconds (None: until one comes): the event's name — 'renewed',
+    /// 'lapsed', 'resumed', 'lost', 'released' — or None on the timeout.
+    /// 'released' also when the lease is gone. One waiter at a time (the
+    /// watcher thread of lease.py).
+    #[pyo3(signature = (timeout=None))]
+    fn wait_event(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<&'static str>> {
+        let timeout = match timeout {
+            Some(t) if !(t >= 0.0 && t.is_finite()) => {
+                return Err(bad_value(
+                    "timeout",
+                    "must be a finite number of seconds >= 0",
+                ));
+            }
+            t => t.map(Duration::from_secs_f64),
+        };
+        // The receiver is taken out while waited on (a second waiter sees
+        // none and is told 'released'), and put back after.
+        let Some(rx) = self.events.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Ok(Some("released"));
+        };
+        let (rx, got) = py.detach(move || {
+            let got = match timeout {
+                Some(t) => rx.recv_timeout(t),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            (rx, got)
+        });
+        *self.events.lock().unwrap_or_else(|p| p.into_inner()) = Some(rx);
+        Ok(match got {
+            Ok(LeaseEvent::Renewed { .. }) => Some("renewed"),
+            Ok(LeaseEvent::Lapsed) => Some("lapsed"),
+            Ok(LeaseEvent::Resumed) => Some("resumed"),
+            Ok(LeaseEvent::Lost(_)) => Some("lost"),
+            Ok(LeaseEvent::Released) | Err(RecvTimeoutError::Disconnected) => Some("released"),
+            Err(RecvTimeoutError::Timeout) => None,
+            // An event this version does not know: say it as a renewal's
+            // (the state tells the rest).
+            Ok(_) => Some("renewed"),
+        })
+    }
+
+    /// Stops the generators, records their last timestamp as the floor and
+    /// frees the id (blocking, GIL released). Releasing twice does nothing.
+    fn release(&self, py: Python<'_>) -> PyResult<()> {
+        let Some(lease) = self.take() else {
+            return Ok(());
+        };
+        py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lease.release())))
+            .map_err(|_| PyRuntimeError::new_err("nonceforge: releasing a lease panicked"))?
+            .map_err(lease_err)
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LeaseHandle>()?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
+    Ok(())
+}
+
+/// A duration text (`10s`, `250ms`, `2m`, `1h`, `1.5`) in seconds, read by
+/// the lease crate (every face's one parser).
+#[pyfunction]
+fn parse_duration(text: &str) -> PyResult<f64> {
+    nonceforge_lease::parse_duration(text)
+        .map(|d| d.as_secs_f64())
+        .map_err(|rule| bad_value("duration", format!("{text:?}: {rule}")))
+}
+
+/// `FIRST-LAST` or one id: `(first, last)`, read by the lease crate.
+#[pyfunction]
+fn parse_ids(text: &str) -> PyResult<(u16, u16)> {
+    nonceforge_lease::parse_ids(text)
+        .map(|r| (*r.start(), *r.end()))
+        .map_err(|rule| bad_value("ids", format!("{text:?}: {rule}")))
+}

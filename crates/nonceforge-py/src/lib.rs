@@ -1,0 +1,126 @@
+//! The Rust side of the `nonceforge` Python package: PyO3 bindings over the
+//! core crate and the lease crate, one module per capability (nonces,
+//! time-prefixed ids, external ids, the sanitizer's drop-ins, leases, the
+//! fleet's metrics). The Python in python/nonceforge/ shapes what is not hot
+//! (leases' asyncio helpers and callbacks, OpenTelemetry) and owns the
+//! exceptions; the classes called once a value are native, so a call costs
+//! one PyO3 method call and nothing more.
+//!
+//! Every argument is checked here with `TypeError`/`ValueError` naming it; a
+//! panic surfaces as PyO3's `PanicException`, never an abort. Calls that wait
+//! (leases) or work on large buffers release the GIL.
+
+mod aead;
+mod extid;
+mod lease;
+mod metrics;
+mod nonce;
+mod uuid;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
+use std::borrow::Cow;
+
+// The exceptions are classes of nonceforge/_errors.py (so Python code, the
+// stubs and `except` clauses see one hierarchy); imported when first raised.
+pyo3::import_exception!(nonceforge._errors, NonceforgeError);
+pyo3::import_exception!(nonceforge._errors, DisabledError);
+pyo3::import_exception!(nonceforge._errors, ClockBehindError);
+pyo3::import_exception!(nonceforge._errors, ExhaustedError);
+pyo3::import_exception!(nonceforge._errors, NonceReuseError);
+pyo3::import_exception!(nonceforge._errors, UnknownIdError);
+pyo3::import_exception!(nonceforge._errors, InvalidTag);
+
+/// A core error as the Python exception of the same meaning: a refusal to
+/// issue (`DisabledError`, `ClockBehindError`, `ExhaustedError`), a nonce
+/// reuse (`NonceReuseError`), a forged message (`InvalidTag`), otherwise a
+/// bad argument (`ValueError`, the core's text naming the rule).
+pub(crate) fn core_err(e: nonceforge::Error) -> PyErr {
+    use nonceforge::Error as E;
+    match e {
+        E::Disabled => DisabledError::new_err(e.to_string()),
+        E::ClockBehind { .. } => ClockBehindError::new_err(e.to_string()),
+        E::EpochExhausted { .. } | E::CounterExhausted { .. } => {
+            ExhaustedError::new_err(e.to_string())
+        }
+        E::NonceReuse(_) => NonceReuseError::new_err(e.to_string()),
+        E::Aead {
+            operation: "open", ..
+        } => InvalidTag::new_err(()),
+        E::SelfCheckFailed { .. } | E::Aead { .. } => NonceforgeError::new_err(e.to_string()),
+        // In Python's words (the core's name the Rust builder's `.key(...)`).
+        E::NoKey => PyValueError::new_err(
+            "encrypted nonces need a base key: pass key= (bytes, at least 32 of them) to NonceGenerator",
+        ),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// `ValueError("{name} {rule}")`.
+pub(crate) fn bad_value(name: &str, rule: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("{name} {rule}"))
+}
+
+/// The bytes of a bytes-like argument: `bytes` borrowed, `bytearray` and
+/// anything else with the buffer protocol (memoryview, array, numpy) copied
+/// (the stable ABI of 3.9 has no buffer API; `memoryview(x).tobytes()` is the
+/// portable way). Anything else: `TypeError` naming the argument.
+pub(crate) fn bytes_like<'a>(name: &str, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(b.to_vec()));
+    }
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(type_error(name, "a bytes-like object", obj));
+    }
+    let py = obj.py();
+    let view = py
+        .import("builtins")?
+        .getattr("memoryview")?
+        .call1((obj,))
+        .map_err(|_| type_error(name, "a bytes-like object", obj))?;
+    Ok(Cow::Owned(
+        view.call_method0("tobytes")?.extract::<Vec<u8>>()?,
+    ))
+}
+
+/// `TypeError("{name} must be {what}, not {type}")`, as CPython words it.
+pub(crate) fn type_error(name: &str, what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
+    let ty = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    PyTypeError::new_err(format!("{name} must be {what}, not {ty}"))
+}
+
+/// An integer argument in `0..=max`: `TypeError` for a non-integer (a bool
+/// too: `True` is not a count), `ValueError` naming the range otherwise.
+pub(crate) fn int_in(name: &str, obj: &Bound<'_, PyAny>, max: u64) -> PyResult<u64> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() || !obj.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(type_error(name, "an int", obj));
+    }
+    match obj.extract::<u64>() {
+        Ok(v) if v <= max => Ok(v),
+        _ => Err(bad_value(name, format!("must be in 0..={max}, got {obj}"))),
+    }
+}
+
+/// Seals and opens from this size up release the GIL (below it, handing the
+/// GIL over costs more than the work).
+pub(crate) const RELEASE_GIL_FROM: usize = 16 * 1024;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    nonce::register(m)?;
+    uuid::register(m)?;
+    extid::register(m)?;
+    aead::register(m)?;
+    lease::register(m)?;
+    metrics::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,100 @@
+"""nonceforge: values that must never repeat, for Python services.
+
+The same Rust core as the CLI, the PostgreSQL extension and the Node, Go and
+Elixir packages, so a Python process is one more member of a polyglot fleet:
+the same bytes, the same leases, the same guarantees.
+
+- :class:`NonceGenerator` — counter, sortable and encrypted nonces of 64, 96
+  or 128 bits, unique across the fleet (a machine id per member, from
+  :class:`Lease`).
+- :func:`uuid7`, :func:`tuid6`, :func:`stuid` — time-prefixed ids; the first
+  two as :class:`uuid.UUID`.
+- :class:`ExtIdCodec` — opaque, UUID-shaped external ids from sequential ids,
+  under a keyring with rotation, decoded back with a check.
+- :mod:`nonceforge.aead` — ``AESGCM``, ``ChaCha20Poly1305`` and
+  ``AESGCMSIV``, drop-ins for cryptography's that refuse a repeated nonce.
+- :class:`Lease` — a machine id leased from PostgreSQL, Redis or etcd.
+"""
+
+from __future__ import annotations
+
+from nonceforge._errors import (
+    ClockBehindError,
+    DisabledError,
+    ExhaustedError,
+    InvalidTag,
+    LeaseAllTakenError,
+    LeaseError,
+    LeaseLostError,
+    LeaseRefusedError,
+    LeaseTimeoutError,
+    LeaseUnreachableError,
+    NonceforgeError,
+    NonceReuseError,
+    UnknownIdError,
+)
+from nonceforge._native import (
+    DEFAULT_EPOCH_UNIX_MS,
+    MAX_MACHINE_ID,
+    ExtIdCodec,
+    LocalNonces,
+    NonceGenerator,
+    __version__,
+    from_compact,
+    metric_defs,
+    parse_duration,
+    parse_ids,
+    sanitizer_metrics,
+    stuid,
+    stuid_unix_us,
+    to_compact,
+    tuid6,
+    unix_ms,
+    uuid7,
+    uuid7_bytes,
+    uuid7_str,
+)
+from nonceforge._types import Decoded, DecodedUnverified, NonceParts, Readiness, Renewals, Sample
+from nonceforge.lease import Lease
+
+__all__ = [
+    "DEFAULT_EPOCH_UNIX_MS",
+    "MAX_MACHINE_ID",
+    "ClockBehindError",
+    "Decoded",
+    "DecodedUnverified",
+    "DisabledError",
+    "ExhaustedError",
+    "ExtIdCodec",
+    "InvalidTag",
+    "Lease",
+    "LeaseAllTakenError",
+    "LeaseError",
+    "LeaseLostError",
+    "LeaseRefusedError",
+    "LeaseTimeoutError",
+    "LeaseUnreachableError",
+    "LocalNonces",
+    "NonceGenerator",
+    "NonceParts",
+    "NonceReuseError",
+    "NonceforgeError",
+    "Readiness",
+    "Renewals",
+    "Sample",
+    "UnknownIdError",
+    "__version__",
+    "from_compact",
+    "metric_defs",
+    "parse_duration",
+    "parse_ids",
+    "sanitizer_metrics",
+    "stuid",
+    "stuid_unix_us",
+    "to_compact",
+    "tuid6",
+    "unix_ms",
+    "uuid7",
+    "uuid7_bytes",
+    "uuid7_str",
+]
