@@ -2,7 +2,8 @@ package lease
 
 // Mixed fleets on the real stores: Rust CLI processes (`nonceforge gen
 // --lease`), Go processes (this test binary re-run as a holder) and Node
-// processes (node/test/support/holder.js on the addon) lease from one store
+// processes (node/test/support/holder.js on the addon) and Python processes
+// (python/tests/support/holder.py on the installed wheel) lease from one store
 // at once and get distinct ids; a Go holder killed with kill -9 is succeeded
 // by a Rust one that starts above its floor, and the other way round, and
 // likewise between Node and Go; every nonce of every process is distinct.
@@ -215,6 +216,29 @@ func haveNode(t *testing.T) bool {
 	return false
 }
 
+// pyHolder runs python/tests/support/holder.py (ids, fleetTTL) with the
+// Python of NF_FLEET_PYTHON (make test's venv, the wheel installed in it); it
+// prints `id N FLOOR`, then counter-96 nonces one a line, `lost REASON` once
+// its lease is lost, and releases when stdin closes.
+func pyHolder(t *testing.T, url, ids string) *proc {
+	script, _ := filepath.Abs(filepath.Join("..", "..", "python", "tests", "support", "holder.py"))
+	return start(t, exec.Command(os.Getenv("NF_FLEET_PYTHON"), script, url, ids, fmt.Sprint(fleetTTL.Milliseconds())))
+}
+
+// havePython: NF_FLEET_PYTHON names a Python with nonceforge installed (make
+// test sets it after installing the wheel; then its absence is an error).
+func havePython(t *testing.T) bool {
+	py := os.Getenv("NF_FLEET_PYTHON")
+	if py == "" {
+		t.Logf("Python holders left out: NF_FLEET_PYTHON is not set")
+		return false
+	}
+	if out, err := exec.Command(py, "-c", "import nonceforge").CombinedOutput(); err != nil {
+		t.Fatalf("Python holders: %s cannot import nonceforge: %v %s", py, err, out)
+	}
+	return true
+}
+
 func nodeID(t *testing.T, p *proc) (id int, floor int64) {
 	t.Helper()
 	line := p.waitFor(t, "a Node id", func(l string) bool { return strings.HasPrefix(l, "id ") })
@@ -323,14 +347,17 @@ func TestMixedFleet(t *testing.T) {
 			st := startStore(t, kind)
 
 			// Three Rust, three Go and two Node holders at once: distinct ids.
-			withNode := haveNode(t)
-			var rust, gos, nodes []*proc
+			withNode, withPy := haveNode(t), havePython(t)
+			var rust, gos, nodes, pys []*proc
 			for range 3 {
 				rust = append(rust, rustHolder(t, st.url, "0-511", 1_000_000, "3000"))
 				gos = append(gos, goHolder(t, st.url, "0-511"))
 			}
 			for i := 0; withNode && i < 2; i++ {
 				nodes = append(nodes, nodeHolder(t, st.url, "0-511"))
+			}
+			for i := 0; withPy && i < 2; i++ {
+				pys = append(pys, pyHolder(t, st.url, "0-511"))
 			}
 			ids := map[int]string{}
 			for i, p := range rust {
@@ -356,6 +383,14 @@ func TestMixedFleet(t *testing.T) {
 				ids[id] = fmt.Sprintf("node #%d", i)
 				p.waitFor(t, "Node nonces", hasNodeNonce)
 			}
+			for i, p := range pys {
+				id, _ := nodeID(t, p)
+				if prev, ok := ids[id]; ok {
+					t.Fatalf("machine id %d held by %s and python #%d", id, prev, i)
+				}
+				ids[id] = fmt.Sprintf("python #%d", i)
+				p.waitFor(t, "Python nonces", isNonce)
+			}
 			time.Sleep(300 * time.Millisecond)
 			for _, p := range rust {
 				_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -368,18 +403,18 @@ func TestMixedFleet(t *testing.T) {
 					t.Fatalf("a Go holder did not release: %v", p.snapshot()[max(0, len(p.snapshot())-3):])
 				}
 			}
-			for _, p := range nodes {
+			for _, p := range append(append([]*proc{}, nodes...), pys...) {
 				p.stdin.Close()
 				<-p.done
 				if !p.waitForLine("released") {
-					t.Fatalf("a Node holder did not release: %v", p.snapshot()[max(0, len(p.snapshot())-3):])
+					t.Fatalf("a Node or Python holder did not release: %v", p.snapshot()[max(0, len(p.snapshot())-3):])
 				}
 			}
 			var all [][]string
-			for _, p := range append(append(rust, gos...), nodes...) {
+			for _, p := range append(append(append(rust, gos...), nodes...), pys...) {
 				all = append(all, p.nonces())
 			}
-			if n := distinct(t, all...); n < (6+len(nodes))*50 {
+			if n := distinct(t, all...); n < (6+len(nodes)+len(pys))*50 {
 				t.Fatalf("only %d nonces", n)
 			}
 
@@ -479,6 +514,47 @@ func TestMixedFleet(t *testing.T) {
 				nsucc.stdin.Close()
 				<-nsucc.done
 				distinct(t, nd.nonces(), gsucc.nonces(), nsucc.nonces())
+			}
+
+			if withPy {
+				// A Python holder killed with kill -9; a Rust one takes its id
+				// after the TTL, above its last nonce, and releases it; a Python
+				// one takes it then, its floor the Rust one's last.
+				py := pyHolder(t, st.url, "44")
+				if id, _ := nodeID(t, py); id != 44 {
+					t.Fatalf("the Python holder got id %d", id)
+				}
+				py.waitFor(t, "Python nonces", isNonce)
+				_ = py.cmd.Process.Kill()
+				<-py.done
+				pyLast := lastMs(t, py.nonces())
+				var rsucc *proc
+				for end := time.Now().Add(15 * time.Second); ; {
+					rsucc = rustHolder(t, st.url, "44", 200, "")
+					<-rsucc.done
+					if len(rsucc.nonces()) > 0 || time.Now().After(end) {
+						break
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				if len(rsucc.nonces()) == 0 {
+					t.Fatal("the Rust successor never got machine id 44")
+				}
+				if id, ms := machineOf(t, rsucc.nonces()[0]); id != 44 || ms <= pyLast {
+					t.Fatalf("the Rust successor's first nonce: id %d at %d; the Python holder's last at %d", id, ms, pyLast)
+				}
+				// It drew its 200 and released: the Python one starts above its last.
+				rLast := lastMs(t, rsucc.nonces())
+				psucc := untilLeased(t, func() *proc { return pyHolder(t, st.url, "44") }, func(l string) bool { return strings.HasPrefix(l, "id ") })
+				if id, floor := nodeID(t, psucc); id != 44 || floor < rLast {
+					t.Fatalf("the Python successor: id %d, floor %d; the Rust holder's last at %d", id, floor, rLast)
+				}
+				if _, ms := machineOf(t, psucc.waitFor(t, "the Python successor's nonce", isNonce)); ms <= rLast {
+					t.Fatalf("the Python successor's first nonce at %d; the Rust holder's last at %d", ms, rLast)
+				}
+				psucc.stdin.Close()
+				<-psucc.done
+				distinct(t, py.nonces(), rsucc.nonces(), psucc.nonces())
 			}
 
 			// A Rust holder killed with kill -9; a Go one takes its id after the TTL.

@@ -20,14 +20,18 @@ type member struct {
 	p    *proc
 }
 
-// fleetWave starts two Rust, two Go and (with Node) two Node members.
-func fleetWave(t *testing.T, url string, withNode bool) []member {
+// fleetWave starts two Rust, two Go, (with Node) two Node and (with
+// Python) two Python members.
+func fleetWave(t *testing.T, url string, withNode, withPy bool) []member {
 	var ms []member
 	for range 2 {
 		ms = append(ms, member{"rust", rustHolder(t, url, "0-511", 100_000_000, "3000")})
 		ms = append(ms, member{"go", goHolder(t, url, "0-511")})
 		if withNode {
 			ms = append(ms, member{"node", nodeHolder(t, url, "0-511")})
+		}
+		if withPy {
+			ms = append(ms, member{"python", pyHolder(t, url, "0-511")})
 		}
 	}
 	return ms
@@ -47,8 +51,9 @@ func reportsLoss(t *testing.T, m member) {
 		"rust": func(l string) bool {
 			return strings.HasPrefix(l, "! ") && strings.Contains(l, "the store lost its data")
 		},
-		"go":   func(l string) bool { return l == "lost "+LostStoreData.String() },
-		"node": func(l string) bool { return l == "event lost store" },
+		"go":     func(l string) bool { return l == "lost "+LostStoreData.String() },
+		"node":   func(l string) bool { return l == "event lost store" },
+		"python": func(l string) bool { return l == "lost store" },
 	}[m.face]
 	deadline := time.Now().Add(15 * time.Second)
 	for !containsLine(m.p.snapshot(), want) {
@@ -103,8 +108,8 @@ func TestFleetSurvivesStoreDataLoss(t *testing.T) {
 	for _, c := range []struct{ kind, how string }{{"redis", "flushall"}, {"redis", "restart-empty"}, {"etcd", "wipe-prefix"}} {
 		t.Run(c.kind+"/"+c.how, func(t *testing.T) {
 			st := startStore(t, c.kind)
-			withNode := haveNode(t)
-			old := fleetWave(t, st.url, withNode)
+			withNode, withPy := haveNode(t), havePython(t)
+			old := fleetWave(t, st.url, withNode, withPy)
 			drawingNonces(t, old)
 			switch c.how {
 			case "flushall":
@@ -127,7 +132,7 @@ func TestFleetSurvivesStoreDataLoss(t *testing.T) {
 					t.Fatalf("etcdctl: %v %s", err, out)
 				}
 			}
-			fresh := fleetWave(t, st.url, withNode)
+			fresh := fleetWave(t, st.url, withNode, withPy)
 			for _, m := range old {
 				reportsLoss(t, m)
 			}

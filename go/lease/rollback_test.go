@@ -26,15 +26,17 @@ func reportsLossAfterGoingBack(t *testing.T, m member) bool {
 		"rust": func(l string) bool {
 			return strings.HasPrefix(l, "! ") && strings.Contains(l, "the store went back to an older copy")
 		},
-		"go":   func(l string) bool { return l == "lost "+LostStoreBack.String() },
-		"node": func(l string) bool { return l == "event lost rollback" },
+		"go":     func(l string) bool { return l == "lost "+LostStoreBack.String() },
+		"node":   func(l string) bool { return l == "event lost rollback" },
+		"python": func(l string) bool { return l == "lost rollback" },
 	}[m.face]
 	taken := map[string]func(string) bool{
 		"rust": func(l string) bool {
 			return strings.HasPrefix(l, "! ") && strings.Contains(l, "was lost (another holder took the id)")
 		},
-		"go":   func(l string) bool { return l == "lost "+LostTaken.String() },
-		"node": func(l string) bool { return l == "event lost taken" },
+		"go":     func(l string) bool { return l == "lost "+LostTaken.String() },
+		"node":   func(l string) bool { return l == "event lost taken" },
+		"python": func(l string) bool { return l == "lost taken" },
 	}[m.face]
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -57,7 +59,7 @@ func TestFleetSurvivesStoreGoingBack(t *testing.T) {
 		t.Skip("starts real stores and processes (run without -short)")
 	}
 	st := startStore(t, "redis")
-	withNode := haveNode(t)
+	withNode, withPy := haveNode(t), havePython(t)
 	// Members ride out the restart (a hold of 3.6 s less a renewal period)
 	// instead of lapsing, so each hears what happened: at TTL 2 s a Rust
 	// member lapsed during the restart on a loaded machine (make test).
@@ -67,9 +69,9 @@ func TestFleetSurvivesStoreGoingBack(t *testing.T) {
 	dir := strings.TrimSpace(redisCLI(t, st.url, "CONFIG", "GET", "dir"))
 	dir = strings.TrimSpace(strings.SplitN(dir, "\n", 2)[1])
 
-	held := fleetWave(t, st.url, withNode) // hold their ids throughout
+	held := fleetWave(t, st.url, withNode, withPy) // hold their ids throughout
 	drawingNonces(t, held)
-	released := fleetWave(t, st.url, withNode) // leave history behind
+	released := fleetWave(t, st.url, withNode, withPy) // leave history behind
 	drawingNonces(t, released)
 	stopMembers(released)
 
@@ -80,7 +82,7 @@ func TestFleetSurvivesStoreGoingBack(t *testing.T) {
 	older := filepath.Join(dir, "older.rdb")
 	run(t, "cp", filepath.Join(dir, "dump.rdb"), older)
 	copied := time.Now()
-	unseen := fleetWave(t, st.url, withNode) // grants the copy never sees
+	unseen := fleetWave(t, st.url, withNode, withPy) // grants the copy never sees
 	for time.Since(copied) < 4*time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -94,7 +96,7 @@ func TestFleetSurvivesStoreGoingBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fresh := fleetWave(t, st.url, withNode) // takes the ids the copy shows released
+	fresh := fleetWave(t, st.url, withNode, withPy) // takes the ids the copy shows released
 	wentBack := 0
 	for _, m := range unseen {
 		if reportsLossAfterGoingBack(t, m) {

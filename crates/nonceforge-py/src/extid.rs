@@ -214,6 +214,13 @@ impl ExtIdCodec {
         }
     }
 
+    /// The id a text in any form this codec writes stands for (`uuid.UUID`;
+    /// base32 with a prefix must carry this codec's type). Nothing is
+    /// decoded or checked: `decode` does that.
+    fn parse<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+        to_uuid(py, &self.inner.parse(text).map_err(core_err)?.0)
+    }
+
     /// The random half `encode(seq)` uses.
     fn derived_rand(&self, seq: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.inner.derived_rand(u64_arg("seq", seq)?))

@@ -150,18 +150,20 @@ impl LeaseHandle {
             }
             None => None,
         };
-        let lease = py.detach(|| {
+        let got = py.detach(|| {
             let lease = match exact {
                 None => Lease::acquire(&url, &options)?,
                 Some(id) => {
                     Lease::acquire_exact(&url, id, &options, id_wait_ms.map(Duration::from_millis))?
                 }
             };
+            // Subscribed before the start wait: a loss during it (the store
+            // restarted from an older copy, say) reaches the watcher.
+            let events = lease.subscribe();
             lease.wait_for_start();
-            Ok::<_, LeaseError>(lease)
+            Ok::<_, LeaseError>((lease, events))
         });
-        let lease = lease.map_err(lease_err)?;
-        let events = lease.subscribe();
+        let (lease, events) = got.map_err(lease_err)?;
         Ok(LeaseHandle {
             machine_id: lease.machine_id().get() as u16,
             token: lease.token(),

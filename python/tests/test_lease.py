@@ -1,0 +1,122 @@
+"""Leases on a real Redis: the id, the generator held to the lease, asyncio,
+callbacks, the store losing its data under a member, bad options."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import threading
+from typing import Any
+
+import pytest
+from conftest import Redis, poll, vectors
+
+import nonceforge as nf
+
+
+def test_acquire_generate_release(redis: Redis) -> None:
+    events: list[str] = []
+    with nf.Lease.acquire(redis.url, ids=(5, 9), ttl=2, namespace="py", on_event=lambda e, _l: events.append(e)) as lease:
+        assert 5 <= lease.machine_id <= 9
+        assert lease.state == "held" and lease.deadline_in > 0
+        assert lease.readiness() == nf.Readiness(True, None)
+        assert "redis" in lease.backend and lease.token >= 1
+        gen = lease.generator()
+        values = {gen.counter(96) for _ in range(1000)}
+        assert len(values) == 1000
+        assert gen.decompose(gen.counter(96)).machine_id == lease.machine_id
+        assert gen.readiness() == nf.Readiness(True, None)
+        names = {s.name for s in gen.metrics()}
+        assert "nonceforge_lease_held" in names or any(n.startswith("nonceforge_lease") for n in names)
+        other = nf.Lease.acquire(redis.url, ids=(5, 9), ttl=2, namespace="py")
+        assert other.machine_id != lease.machine_id
+        other.release()
+        poll(lambda: lease.renewals().ok >= 1, "a renewal")
+    assert lease.state == "released"
+    with pytest.raises(nf.DisabledError):
+        gen.counter()
+    assert gen.readiness().ready is False
+    poll(lambda: "released" in events, "the released event")
+    lease.release()  # twice: nothing
+
+
+def test_asyncio_does_not_block_the_loop(redis: Redis) -> None:
+    async def main() -> tuple[int, int]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        t = asyncio.ensure_future(ticker())
+        async with await nf.Lease.acquire_async(redis.url, namespace="aio", ttl=datetime.timedelta(seconds=2)) as lease:
+            mid = lease.machine_id
+            lease.generator().counter()
+        t.cancel()
+        return mid, ticks
+
+    mid, ticks = asyncio.run(main())
+    assert 0 <= mid <= nf.MAX_MACHINE_ID
+    assert ticks >= 1
+
+
+def test_a_store_that_loses_its_data_stops_the_member(redis: Redis) -> None:
+    lost = threading.Event()
+    lease = nf.Lease.acquire(redis.url, namespace="loss", ttl="2s", on_event=lambda e, _l: e == "lost" and lost.set())
+    gen = lease.generator()
+    gen.counter()
+    assert redis.cli("FLUSHALL") == "OK"
+    poll(lost.is_set, "the lost event", timeout=20)
+    assert lease.state == "lost" and lease.lost_reason == "store"
+    with pytest.raises(nf.DisabledError):
+        gen.counter()
+    assert gen.readiness().ready is False
+    with pytest.raises(nf.LeaseError):
+        lease.release()
+
+
+def test_unreachable_store() -> None:
+    with pytest.raises(nf.LeaseUnreachableError) as info:
+        nf.Lease.acquire("redis://127.0.0.1:1/0", connect_timeout=0.5)
+    assert isinstance(info.value, ConnectionError)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "text"),
+    [
+        ({"url": 5}, TypeError, "url must be a str"),
+        ({"url": "ftp://x"}, ValueError, "ftp://x"),
+        ({"ttl": -1}, ValueError, "ttl must be a finite duration"),
+        ({"ttl": True}, TypeError, "ttl must be seconds"),
+        ({"ttl": "ten"}, ValueError, "duration"),
+        ({"ids": (3, 600)}, ValueError, "ids"),
+        ({"ids": [1, 2]}, TypeError, "ids must be a (first, last) tuple"),
+        ({"namespace": 7}, TypeError, "namespace must be a str"),
+        ({"fast_start": "sometimes"}, ValueError, "fast_start"),
+        ({"id_from": "env:NONCEFORGE_PY_TEST_UNSET"}, ValueError, "id_from"),
+        ({"on_event": "print"}, TypeError, "on_event must be callable"),
+    ],
+)
+def test_bad_options(kwargs: dict[str, Any], exc: type[Exception], text: str) -> None:
+    args = {"url": "redis://127.0.0.1:1/0", **kwargs}
+    with pytest.raises(exc) as info:
+        nf.Lease.acquire(**args)
+    assert text in str(info.value), str(info.value)
+
+
+def test_the_lease_syntax_vectors() -> None:
+    doc = vectors("lease-syntax.json")
+    for v in doc["ids"]:
+        if v.get("first") is None:
+            with pytest.raises(ValueError):  # noqa: PT011
+                nf.parse_ids(v["text"])
+        else:
+            assert nf.parse_ids(v["text"]) == (v["first"], v["last"]), v
+    for v in doc["durations"]:
+        if v.get("ms") is None:
+            with pytest.raises(ValueError):  # noqa: PT011
+                nf.parse_duration(v["text"])
+        else:
+            assert round(nf.parse_duration(v["text"]) * 1000) == v["ms"], v
