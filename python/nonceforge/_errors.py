@@ -72,11 +72,19 @@ class LeaseRefusedError(LeaseError, PermissionError):
     """The lease store refused the request (credentials, permissions)."""
 
 
-try:
-    # cryptography's own class when it is installed, so code that switched
-    # its import to nonceforge.aead keeps catching what it caught.
-    from cryptography.exceptions import InvalidTag
-except ImportError:  # pragma: no cover - exercised by the wheel test without cryptography
+def _invalid_tag() -> type[Exception]:
+    """cryptography's own class when it is installed, so code that switched its
+    import to nonceforge.aead keeps catching what it caught; else ours."""
+    try:
+        from cryptography.exceptions import InvalidTag as theirs
+    except ImportError:  # exercised by the wheel test, whose venv has no cryptography
 
-    class InvalidTag(NonceforgeError):  # type: ignore[no-redef]
-        """Decryption failed: the message was forged or damaged."""
+        class InvalidTag(NonceforgeError):
+            """Decryption failed: the message was forged or damaged."""
+
+        return InvalidTag
+    return theirs
+
+
+#: Raised by the AEAD drop-ins' decrypt on a forged or damaged message.
+InvalidTag: type[Exception] = _invalid_tag()

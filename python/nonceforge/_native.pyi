@@ -1,5 +1,6 @@
 # Types of the extension module (crates/nonceforge-py): what nonceforge re-exports.
 import uuid
+from collections.abc import Mapping
 from typing import Literal, Optional, Union, final
 
 from nonceforge._types import Decoded, DecodedUnverified, NonceParts, Readiness, Sample
@@ -62,7 +63,7 @@ def stuid_unix_us(id: bytes) -> int: ...
 class ExtIdCodec:
     def __init__(
         self,
-        key: Union[BytesLike, dict[int, BytesLike]],
+        key: Union[BytesLike, Mapping[int, BytesLike]],
         type_name: str,
         *,
         version: Optional[int] = None,

@@ -81,8 +81,10 @@ def _ids(value: Union[tuple[int, int], str, None]) -> Optional[tuple[int, int]]:
         return None
     if isinstance(value, str):
         return _native.parse_ids(value)
-    if not isinstance(value, tuple) or len(value) != 2 or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
+    if (
+        not isinstance(value, tuple)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
         raise TypeError("ids must be a (first, last) tuple of ints or a 'FIRST-LAST' text")
     first, last = value
@@ -184,7 +186,9 @@ class Lease:
                     self.lost_reason,
                 )
             elif event == "lapsed":
-                log.warning("nonceforge: the lease on machine id %s lapsed; generators paused", self.machine_id)
+                log.warning(
+                    "nonceforge: the lease on machine id %s lapsed; generators paused", self.machine_id
+                )
             for callback in callbacks:
                 try:
                     callback(event, self)

@@ -53,8 +53,19 @@ class Redis:
         self.dir = tempfile.mkdtemp(prefix="nonceforge-py-redis-")
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.dir],
+            [
+                exe,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -94,5 +105,3 @@ def poll(ok: Any, what: str, timeout: float = 20.0) -> None:
 @pytest.fixture(scope="session")
 def metrics_vectors() -> Any:
     return vectors("metrics.json")
-
-

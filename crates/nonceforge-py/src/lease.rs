@@ -165,7 +165,7 @@ impl LeaseHandle {
         });
         let (lease, events) = got.map_err(lease_err)?;
         Ok(LeaseHandle {
-            machine_id: lease.machine_id().get() as u16,
+            machine_id: lease.machine_id().get(),
             token: lease.token(),
             floor_unix_ms: lease.floor_unix_ms(),
             history: lease.has_history(),
@@ -182,7 +182,7 @@ impl LeaseHandle {
     fn pod_index(source: &str) -> PyResult<u16> {
         let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
         let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
-        Ok(source.read().map_err(bad)?.get() as u16)
+        Ok(source.read().map_err(bad)?.get())
     }
 
     #[getter]

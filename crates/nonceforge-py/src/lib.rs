@@ -113,7 +113,7 @@ pub(crate) fn int_in(name: &str, obj: &Bound<'_, PyAny>, max: u64) -> PyResult<u
 /// GIL over costs more than the work).
 pub(crate) const RELEASE_GIL_FROM: usize = 16 * 1024;
 
-#[pymodule]
+#[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     nonce::register(m)?;

@@ -123,7 +123,7 @@ impl Generator {
     /// The machine id.
     #[getter]
     fn machine_id(&self) -> u16 {
-        self.inner.machine_id().get() as u16
+        self.inner.machine_id().get()
     }
 
     /// The epoch (Unix ms) its timestamps count from.
