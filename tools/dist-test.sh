@@ -64,7 +64,7 @@ echo "crates: a consumer of nonceforge + nonceforge-lease and the CLI, built off
 
 echo "== the Python wheel, offline, no cargo; the sdist built offline"
 python3 -m venv "$work/py"
-env PATH="$nocargo" PIP_NO_INDEX=1 "$work/py/bin/pip" install -q --disable-pip-version-check "$dist"/python/nonceforge-*.whl
+env PATH="$nocargo" "$work/py/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$dist/python" nonceforge
 (cd "$work" && env PATH="$nocargo" "$work/py/bin/python" -c '
 import nonceforge as nf
 from nonceforge.aead import AESGCM

@@ -36,9 +36,12 @@ from nonceforge._errors import (
 from nonceforge._native import (
     DEFAULT_EPOCH_UNIX_MS,
     MAX_MACHINE_ID,
+    Decoded,
+    DecodedUnverified,
     ExtIdCodec,
     LocalNonces,
     NonceGenerator,
+    NonceParts,
     __version__,
     from_compact,
     metric_defs,
@@ -54,7 +57,7 @@ from nonceforge._native import (
     uuid7_bytes,
     uuid7_str,
 )
-from nonceforge._types import Decoded, DecodedUnverified, NonceParts, Readiness, Renewals, Sample
+from nonceforge._types import Readiness, Renewals, Sample
 from nonceforge.lease import Lease
 
 __all__ = [

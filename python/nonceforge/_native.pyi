@@ -1,9 +1,9 @@
 # Types of the extension module (crates/nonceforge-py): what nonceforge re-exports.
 import uuid
-from collections.abc import Mapping
-from typing import Literal, Optional, Union, final
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal, Optional, Union, final
 
-from nonceforge._types import Decoded, DecodedUnverified, NonceParts, Readiness, Sample
+from nonceforge._types import Readiness, Sample
 
 __version__: str
 DEFAULT_EPOCH_UNIX_MS: int
@@ -13,6 +13,52 @@ Bits = Literal[64, 96, 128]
 Kind = Literal["counter", "sortable", "encrypted"]
 BytesLike = Union[bytes, bytearray, memoryview]
 IdLike = Union[uuid.UUID, str, bytes]
+
+class _Record:
+    _fields: tuple[str, ...]
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __getitem__(self, index: int) -> Any: ...
+    def __hash__(self) -> int: ...
+    def _asdict(self) -> dict[str, Any]: ...
+
+@final
+class Decoded(_Record):
+    """An external id checked and decoded."""
+
+    def __init__(self, seq: int, rand: int, key_version: int) -> None: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def rand(self) -> int: ...
+    @property
+    def key_version(self) -> int: ...
+
+@final
+class DecodedUnverified(_Record):
+    """An external id decoded without the check (derived: its random half is encode(seq)'s)."""
+
+    def __init__(self, seq: int, rand: int, key_version: int, derived: bool) -> None: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def rand(self) -> int: ...
+    @property
+    def key_version(self) -> int: ...
+    @property
+    def derived(self) -> bool: ...
+
+@final
+class NonceParts(_Record):
+    """The fields of a counter or sortable nonce."""
+
+    def __init__(self, unix_ms: int, machine_id: int, counter: int) -> None: ...
+    @property
+    def unix_ms(self) -> int: ...
+    @property
+    def machine_id(self) -> int: ...
+    @property
+    def counter(self) -> int: ...
 
 @final
 class NonceGenerator:

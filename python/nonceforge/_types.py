@@ -1,35 +1,12 @@
-"""The named tuples nonceforge's results come in."""
+"""The named tuples nonceforge's less frequent results come in (the hot calls'
+results — Decoded, DecodedUnverified, NonceParts — are native records of
+nonceforge._native that behave as named tuples)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-__all__ = ["Decoded", "DecodedUnverified", "NonceParts", "Readiness", "Renewals", "Sample"]
-
-
-class NonceParts(NamedTuple):
-    """The fields of a counter or sortable nonce."""
-
-    unix_ms: int
-    machine_id: int
-    counter: int
-
-
-class Decoded(NamedTuple):
-    """An external id checked and decoded."""
-
-    seq: int
-    rand: int
-    key_version: int
-
-
-class DecodedUnverified(NamedTuple):
-    """An external id decoded without the check (``derived``: its random half is encode(seq)'s)."""
-
-    seq: int
-    rand: int
-    key_version: int
-    derived: bool
+__all__ = ["Readiness", "Renewals", "Sample"]
 
 
 class Sample(NamedTuple):

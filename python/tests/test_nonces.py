@@ -25,7 +25,8 @@ def test_layout_vectors_decompose() -> None:
         assert parts == nf.NonceParts(
             NONCES["epoch_unix_ms"] + v["timestamp_ms"], v["machine_id"], v["counter"]
         ), v
-        assert isinstance(parts, tuple)
+        unix_ms, machine_id, counter = parts  # unpacks as a named tuple does
+        assert (unix_ms, machine_id, counter) == parts == tuple(parts)
 
 
 def test_encrypted_vectors_decrypt_with_the_default_ciphers() -> None:

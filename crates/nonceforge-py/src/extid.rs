@@ -1,7 +1,7 @@
 //! External ids: `ExtIdCodec` over the core's codec — internal (seq, rand) ⇄
 //! an opaque, UUID-shaped id, under a keyring with rotation.
 
-use crate::metrics::types;
+use crate::records::{Decoded, DecodedUnverified};
 use crate::uuid::{to_uuid, uuid_bytes};
 use crate::{UnknownIdError, bad_value, bytes_like, core_err, int_in, type_error};
 use nonceforge::extid::{ExtId, ExtIdCodec as Codec, Keyring, MAX_KEY_VERSION, TextForm};
@@ -188,7 +188,15 @@ impl ExtIdCodec {
             .map(|v| version_of("key_version", v))
             .transpose()?;
         match self.inner.find(&ext, v).map_err(core_err)? {
-            Some(d) => types(py, "Decoded")?.call1((d.seq, d.rand, d.key_version)),
+            Some(d) => Ok(Bound::new(
+                py,
+                Decoded {
+                    seq: d.seq,
+                    rand: d.rand,
+                    key_version: d.key_version,
+                },
+            )?
+            .into_any()),
             None => Err(UnknownIdError::new_err(
                 "id was not made by this codec: its random half is not the one encode(seq) derives",
             )),
@@ -245,12 +253,16 @@ impl ExtIdCodec {
             None => self.inner.decode_unverified(&ext),
         }
         .map_err(core_err)?;
-        types(py, "DecodedUnverified")?.call1((
-            d.seq,
-            d.rand,
-            d.key_version,
-            self.inner.is_derived(&d),
-        ))
+        Ok(Bound::new(
+            py,
+            DecodedUnverified {
+                seq: d.seq,
+                rand: d.rand,
+                key_version: d.key_version,
+                derived: self.inner.is_derived(&d),
+            },
+        )?
+        .into_any())
     }
 
     fn __repr__(&self) -> String {

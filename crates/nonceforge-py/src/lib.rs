@@ -15,6 +15,7 @@ mod extid;
 mod lease;
 mod metrics;
 mod nonce;
+mod records;
 mod uuid;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -116,6 +117,7 @@ pub(crate) const RELEASE_GIL_FROM: usize = 16 * 1024;
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    records::register(m)?;
     nonce::register(m)?;
     uuid::register(m)?;
     extid::register(m)?;

@@ -3,6 +3,7 @@
 
 use crate::lease::{LeaseCell, LeaseHandle};
 use crate::metrics::{samples_to_py, types};
+use crate::records::NonceParts;
 use crate::{bad_value, bytes_like, core_err, int_in};
 use nonceforge::nonce::NonceKind;
 use nonceforge::{Bits, MachineId, NonceGenerator, NonceGeneratorBuilder};
@@ -214,7 +215,15 @@ impl Generator {
             .inner
             .decompose(&bytes_like("nonce", nonce)?)
             .map_err(core_err)?;
-        types(py, "NonceParts")?.call1((p.unix_ms, p.machine_id, p.counter))
+        Ok(Bound::new(
+            py,
+            NonceParts {
+                unix_ms: p.unix_ms,
+                machine_id: p.machine_id,
+                counter: p.counter,
+            },
+        )?
+        .into_any())
     }
 
     /// A handle for one thread's hot loop: the same nonces, drawn from
