@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from conftest import vectors
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nonceforge as nf
 
@@ -140,3 +142,17 @@ def test_typeid_texts_parse_to_their_uuid() -> None:
         assert c.parse(v["typeid"]) == uuid.UUID(v["uuid"]), v
         checked += 1
     assert checked >= 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    seq=st.integers(min_value=0, max_value=2**56 - 1),
+    mode=st.sampled_from(["feistel-uuid", "aes128", "cycle-walk"]),
+    version=st.sampled_from([0, 3]),
+)
+def test_round_trip_property(seq: int, mode: str, version: int) -> None:
+    c = nf.ExtIdCodec(KEYS, "prop", version=version, mode=mode)
+    made = c.encode(seq)
+    assert c.decode(made) == (seq, c.derived_rand(seq), version)
+    for form in ("uuid", "base64url", "base32"):
+        assert c.decode_seq(c.encode_text(seq, form=form)) == seq
