@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Optional, Union
 
 from nonceforge import _native
+from nonceforge._errors import LeaseAllTakenError
 from nonceforge._types import Readiness, Renewals, Sample
 
 __all__ = ["Duration", "Lease", "LeaseEventCallback"]
@@ -149,20 +150,35 @@ class Lease:
                 raise TypeError(f"{name} must be a str, not {type(text).__name__}")
         if on_event is not None and not callable(on_event):
             raise TypeError("on_event must be callable")
-        handle = _native.LeaseHandle.acquire(
-            url,
-            ttl_ms=_millis("ttl", ttl),
-            renew_every_ms=_millis("renew_every", renew_every),
-            margin_ms=_millis("margin", margin),
-            connect_timeout_ms=_millis("connect_timeout", connect_timeout),
-            ids=_ids(ids),
-            namespace=namespace,
-            holder=holder,
-            pg_schema=pg_schema,
-            fast_start=fast_start,
-            id_from=id_from,
-            id_wait_ms=_millis("id_wait", id_wait),
-        )
+        options = {
+            "ttl_ms": _millis("ttl", ttl),
+            "renew_every_ms": _millis("renew_every", renew_every),
+            "margin_ms": _millis("margin", margin),
+            "connect_timeout_ms": _millis("connect_timeout", connect_timeout),
+            "ids": _ids(ids),
+            "namespace": namespace,
+            "holder": holder,
+            "pg_schema": pg_schema,
+            "fast_start": fast_start,
+        }
+        wait_ms = _millis("id_wait", id_wait)
+        if id_from is None:
+            return cls(_native.LeaseHandle.acquire(url, **options), on_event)  # type: ignore[arg-type]
+        # A pod's own id: tried once at once, so that a wait (the pod before
+        # still holds it: a rolling update) is said before it starts.
+        try:
+            handle = _native.LeaseHandle.acquire(url, id_from=id_from, id_wait_ms=0, **options)  # type: ignore[arg-type]
+        except LeaseAllTakenError:
+            if wait_ms == 0:
+                raise
+            machine_id = _native.LeaseHandle.pod_index(id_from)
+            log.warning(
+                "nonceforge: machine id %s (%s) is held by another member; waiting %s for it",
+                machine_id,
+                id_from,
+                "as long as it takes" if wait_ms is None else f"up to {wait_ms} ms",
+            )
+            handle = _native.LeaseHandle.acquire(url, id_from=id_from, id_wait_ms=wait_ms, **options)  # type: ignore[arg-type]
         return cls(handle, on_event)
 
     @classmethod

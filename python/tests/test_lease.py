@@ -135,3 +135,51 @@ def test_the_lease_syntax_vectors() -> None:
                 nf.parse_duration(v["text"])
         else:
             assert round(nf.parse_duration(v["text"]) * 1000) == v["ms"], v
+
+
+def test_two_pods_of_one_index(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A StatefulSet's rolling update: the new pod says it waits, does not get the
+    id while the old one holds it, gets it once released; no value repeats."""
+    monkeypatch.setenv("NONCEFORGE_PY_POD", "web-3")
+    first = nf.Lease.acquire(redis.url, namespace="pods", ttl=2, id_from="env:NONCEFORGE_PY_POD")
+    assert first.machine_id == 3
+    g1 = first.generator()
+    before = [g1.counter(96) for _ in range(500)]
+    got: list[nf.Lease] = []
+    errors: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            got.append(
+                nf.Lease.acquire(
+                    redis.url, namespace="pods", ttl=2, id_from="env:NONCEFORGE_PY_POD", id_wait=20
+                )
+            )
+        except BaseException as e:
+            errors.append(e)
+
+    caplog.set_level("WARNING", logger="nonceforge")
+    t = threading.Thread(target=second)
+    t.start()
+    poll(lambda: "is held by another member" in caplog.text, "the waiting warning")
+    assert not got
+    assert not errors
+    before += [g1.counter(96) for _ in range(500)]
+    first.release()
+    t.join(timeout=30)
+    assert not errors, errors
+    (lease,) = got
+    assert lease.machine_id == 3
+    g2 = lease.generator()
+    after = [g2.counter(96) for _ in range(500)]
+    assert len(set(before + after)) == 1500
+    assert g2.decompose(after[0]).unix_ms > g1.decompose(before[-1]).unix_ms
+    lease.release()
+    holder = nf.Lease.acquire(redis.url, namespace="pods", ttl=2, id_from="env:NONCEFORGE_PY_POD")
+    try:
+        with pytest.raises(nf.LeaseAllTakenError):
+            nf.Lease.acquire(redis.url, namespace="pods", ttl=2, id_from="env:NONCEFORGE_PY_POD", id_wait=0)
+    finally:
+        holder.release()

@@ -1,5 +1,6 @@
-"""Every example of python/README.md runs as written (against a real Redis for the
-lease examples), and type-checks under mypy --strict and pyright."""
+"""Every example of python/README.md and the top README's Python block runs as
+written (against a real Redis for the lease examples), and type-checks under
+mypy --strict and pyright."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, Redis
 
-README = ROOT / "python" / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+# python/README.md's blocks, then the top README's Python part.
+BLOCKS = [
+    block
+    for readme in (ROOT / "python" / "README.md", ROOT / "README.md")
+    for block in re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
+]
 
 
 def test_the_readme_has_examples() -> None:
