@@ -7,6 +7,7 @@ callbacks, the store losing its data under a member, bad options."""
 from __future__ import annotations
 
 import asyncio
+import re
 import datetime
 import threading
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from conftest import Redis, poll, vectors
 
 import nonceforge as nf
+from nonceforge import _native
 
 
 def test_acquire_generate_release(redis: Redis) -> None:
@@ -183,3 +185,55 @@ def test_two_pods_of_one_index(
             nf.Lease.acquire(redis.url, namespace="pods", ttl=2, id_from="env:NONCEFORGE_PY_POD", id_wait=0)
     finally:
         holder.release()
+
+
+OPTION_NAMES = {"ttl_ms": "ttl", "margin_ms": "margin", "renew_every_ms": "renew_every"}
+
+
+def test_every_lease_option_refusal_of_the_shared_vectors() -> None:
+    doc = vectors("lease-options.json")
+    checked = 0
+    for r in doc["refusals"]:
+        if r["option"] == "request_timeout":
+            continue  # not an option of this face (the lease crate's default)
+        kwargs: dict[str, Any] = {}
+        for k, v in r["input"].items():
+            kwargs[OPTION_NAMES.get(k, k)] = v / 1000 if k.endswith("_ms") else v
+        with pytest.raises(ValueError, match=re.escape(r["rule"])):
+            nf.Lease.acquire("redis://127.0.0.1:1/0", connect_timeout=0.2, **kwargs)
+        checked += 1
+    assert checked >= 15
+
+
+def test_pod_index_sources_of_the_shared_vectors(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    doc = vectors("pod-index.json")
+    for v in doc["env_values"]:
+        monkeypatch.setenv("NONCEFORGE_PY_POD_INDEX", v["value"])
+        if v.get("refused"):
+            with pytest.raises(ValueError, match="id_from"):
+                nf.Lease.acquire("redis://127.0.0.1:1/0", id_from="env:NONCEFORGE_PY_POD_INDEX")
+        else:
+            assert _native.LeaseHandle.pod_index("env:NONCEFORGE_PY_POD_INDEX") == v["index"], v
+    for i, v in enumerate(doc["labels_files"]):
+        f = tmp_path / f"labels{i}"
+        f.write_text(v["text"])
+        if v.get("refused"):
+            with pytest.raises(ValueError, match="id_from"):
+                _native.LeaseHandle.pod_index(f"file:{f}")
+        else:
+            assert _native.LeaseHandle.pod_index(f"file:{f}") == v["index"], v
+    for v in doc["sources"]:
+        if not v["ok"]:
+            with pytest.raises(ValueError, match="id_from"):
+                _native.LeaseHandle.pod_index(v["source"])
+
+
+def test_store_urls_are_shown_without_their_secrets() -> None:
+    doc = vectors("lease-urls.json")
+    for c in doc["cases"]:
+        assert nf.redact_url(c["url"]) == c["shown"], c
+    # A refusal names the store without its password.
+    with pytest.raises(nf.LeaseUnreachableError) as info:
+        nf.Lease.acquire("redis://app:s3cret@127.0.0.1:1/0", connect_timeout=0.3)
+    assert "s3cret" not in str(info.value)
+    assert "***" in str(info.value) or "app" not in str(info.value)

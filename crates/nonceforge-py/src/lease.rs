@@ -318,6 +318,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LeaseHandle>()?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(redact_url, m)?)?;
     Ok(())
 }
 
@@ -336,4 +337,11 @@ fn parse_ids(text: &str) -> PyResult<(u16, u16)> {
     nonceforge_lease::parse_ids(text)
         .map(|r| (*r.start(), *r.end()))
         .map_err(|rule| bad_value("ids", format!("{text:?}: {rule}")))
+}
+
+/// A store URL as every face shows it: the password and password-like query
+/// parameters replaced by `***` (for logs; `Lease.backend` is already so).
+#[pyfunction]
+fn redact_url(url: &str) -> String {
+    nonceforge_lease::redact_url(url)
 }
