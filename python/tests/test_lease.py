@@ -7,8 +7,8 @@ callbacks, the store losing its data under a member, bad options."""
 from __future__ import annotations
 
 import asyncio
-import re
 import datetime
+import re
 import threading
 from typing import Any
 
