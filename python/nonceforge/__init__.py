@@ -18,6 +18,9 @@ the same bytes, the same leases, the same guarantees.
 
 from __future__ import annotations
 
+import os as _os
+
+from nonceforge import _native as _native_module
 from nonceforge._errors import (
     ClockBehindError,
     DisabledError,
@@ -60,6 +63,13 @@ from nonceforge._native import (
 )
 from nonceforge._types import Readiness, Renewals, Sample
 from nonceforge.lease import Lease
+
+# A forked child (a gunicorn or Celery worker of a preloaded app,
+# multiprocessing's fork) must not draw from its parent's generators: they
+# would repeat the parent's values under the parent's machine id. Every
+# generator made before a fork refuses (DisabledError) in the child.
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_native_module._after_fork_in_child)
 
 __all__ = [
     "DEFAULT_EPOCH_UNIX_MS",

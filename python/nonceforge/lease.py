@@ -48,6 +48,8 @@ _held: weakref.WeakSet[Lease] = weakref.WeakSet()
 
 
 def _release_at_exit() -> None:
+    # (In a forked child, a lease of the parent's releases nothing: the native
+    # handle knows it was taken before the fork.)
     for lease in list(_held):
         try:
             lease.release()

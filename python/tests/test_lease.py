@@ -237,3 +237,35 @@ def test_store_urls_are_shown_without_their_secrets() -> None:
         nf.Lease.acquire("redis://app:s3cret@127.0.0.1:1/0", connect_timeout=0.3)
     assert "s3cret" not in str(info.value)
     assert "***" in str(info.value) or "app" not in str(info.value)
+
+
+def test_a_forked_child_neither_uses_nor_releases_its_parents_lease(redis: Redis) -> None:
+    import os
+
+    lease = nf.Lease.acquire(redis.url, namespace="fork", ttl=2)
+    gen = lease.generator()
+    gen.counter()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        out = []
+        for call in (gen.counter, lease.generator):
+            try:
+                call()
+                out.append("issued")
+            except nf.DisabledError:
+                out.append("refused")
+        lease.release()  # the parent's: nothing happens in the store
+        os.write(write, ",".join(out).encode())
+        os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    got = os.read(read, 100).decode()
+    os.close(read)
+    assert status == 0
+    assert got == "refused,refused"
+    assert lease.state == "held"
+    poll(lambda: lease.renewals().ok >= 1, "a renewal after the child's release")
+    assert lease.state == "held"
+    gen.counter()
+    lease.release()

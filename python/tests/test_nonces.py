@@ -204,3 +204,34 @@ def test_metrics_are_the_fleets_series(metrics_vectors: Any) -> None:
     assert [d[0] for d in defs] == [
         m["name"] for m in metrics_vectors["metrics"] + metrics_vectors["sanitizer_metrics"]
     ]
+
+
+def test_a_forked_child_cannot_draw_from_its_parents_generator() -> None:
+    import os
+
+    g = nf.NonceGenerator(8)
+    local = g.local()
+    parent_first = g.counter()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: every call must refuse
+        outcome = []
+        for call in (g.counter, local.counter, lambda: g.many("counter", 96, 3), g.local):
+            try:
+                call()
+                outcome.append("issued")
+            except nf.DisabledError as e:
+                outcome.append("forked" if "forked" in str(e) else "other")
+        outcome.append(g.readiness().reason or "ready")
+        fresh = nf.NonceGenerator(9)  # a new one, with its own machine id, works
+        outcome.append(str(len(fresh.counter())))
+        os.write(write, ",".join(outcome).encode())
+        os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    got = os.read(read, 1000).decode()
+    os.close(read)
+    assert status == 0
+    assert got == "forked,forked,forked,forked,forked,12", got
+    assert g.counter() > parent_first  # the parent goes on
+    assert g.readiness() == nf.Readiness(True, None)

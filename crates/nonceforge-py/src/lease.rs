@@ -90,11 +90,21 @@ pub struct LeaseHandle {
     history: bool,
     holder: String,
     backend: String,
+    /// `crate::forks()` at the acquire: a forked child holds no lease (the
+    /// keeper thread did not come along) and makes no generator on it.
+    forks: u64,
 }
 
 impl LeaseHandle {
-    pub(crate) fn cell(&self) -> LeaseCell {
-        self.cell.clone()
+    /// The lease, for a generator: refused in a process forked since.
+    pub(crate) fn cell(&self) -> PyResult<LeaseCell> {
+        if crate::forks() != self.forks {
+            return Err(crate::DisabledError::new_err(
+                "nonceforge: this lease was taken before the process forked; it is the parent's: \
+                 take a lease in the child",
+            ));
+        }
+        Ok(self.cell.clone())
     }
 
     fn take(&self) -> Option<Lease> {
@@ -173,6 +183,7 @@ impl LeaseHandle {
             backend: lease.backend().to_string(),
             cell: Arc::new(Mutex::new(Some(lease))),
             events: Mutex::new(Some(events)),
+            forks: crate::forks(),
         })
     }
 
@@ -303,8 +314,13 @@ impl LeaseHandle {
     }
 
     /// Stops the generators, records their last timestamp as the floor and
-    /// frees the id (blocking, GIL released). Releasing twice does nothing.
+    /// frees the id (blocking, GIL released). Releasing twice does nothing,
+    /// and so does a forked child (the lease is its parent's).
     fn release(&self, py: Python<'_>) -> PyResult<()> {
+        if crate::forks() != self.forks {
+            // The parent's lease: a child neither renews nor releases it.
+            return Ok(());
+        }
         let Some(lease) = self.take() else {
             return Ok(());
         };

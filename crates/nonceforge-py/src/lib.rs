@@ -110,6 +110,32 @@ pub(crate) fn int_in(name: &str, obj: &Bound<'_, PyAny>, max: u64) -> PyResult<u
     }
 }
 
+/// fork()s this process is a child of, counted by `_after_fork_in_child`
+/// (python/nonceforge/__init__.py registers it with `os.register_at_fork`).
+/// A generator remembers the count it was made under and refuses to issue
+/// under another: a forked child (a gunicorn or Celery worker of a preloaded
+/// app, multiprocessing's fork) would otherwise draw the parent's values
+/// under the parent's machine id. One relaxed load a call.
+static FORKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub(crate) fn forks() -> u64 {
+    FORKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Called in the child after fork(): every generator made before it stops.
+#[pyfunction]
+fn _after_fork_in_child() {
+    FORKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The refusal of a generator made before this process forked.
+pub(crate) fn forked_err() -> PyErr {
+    DisabledError::new_err(
+        "nonceforge: this generator was made before the process forked; a forked child must make its own \
+         (with its own machine id: a lease taken in the child), or it would repeat the parent's values",
+    )
+}
+
 /// Seals and opens from this size up release the GIL (below it, handing the
 /// GIL over costs more than the work).
 pub(crate) const RELEASE_GIL_FROM: usize = 16 * 1024;
@@ -117,6 +143,7 @@ pub(crate) const RELEASE_GIL_FROM: usize = 16 * 1024;
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     records::register(m)?;
     nonce::register(m)?;
     uuid::register(m)?;

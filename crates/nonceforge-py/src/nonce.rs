@@ -48,6 +48,8 @@ pub(crate) fn kind_of(kind: &str) -> PyResult<NonceKind> {
 pub struct Generator {
     pub(crate) inner: NonceGenerator,
     lease: Option<LeaseCell>,
+    /// `crate::forks()` when it was made: it issues in that process only.
+    forks: u64,
 }
 
 impl Generator {
@@ -65,6 +67,15 @@ impl Generator {
         b.build().map_err(core_err)
     }
 
+    /// Refuses in a process forked after it was made.
+    #[inline(always)]
+    fn same_process(&self) -> PyResult<()> {
+        if crate::forks() != self.forks {
+            return Err(crate::forked_err());
+        }
+        Ok(())
+    }
+
     #[inline]
     fn one<'py>(
         &self,
@@ -72,6 +83,7 @@ impl Generator {
         kind: NonceKind,
         bits: u32,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        self.same_process()?;
         let b = bits_of(bits)?;
         let v = self.inner.next(kind, b).map_err(core_err)?.to_u128();
         Ok(PyBytes::new(py, &v.to_be_bytes()[16 - b.bytes()..]))
@@ -96,6 +108,7 @@ impl Generator {
         Ok(Generator {
             inner: Self::build(NonceGenerator::builder(id), key, epoch_unix_ms)?,
             lease: None,
+            forks: crate::forks(),
         })
     }
 
@@ -109,7 +122,7 @@ impl Generator {
         key: Option<&Bound<'_, PyAny>>,
         epoch_unix_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let cell = lease.cell();
+        let cell = lease.cell()?;
         let inner = crate::lease::with(&cell, |l| {
             let g = Self::build(l.builder(), key, epoch_unix_ms)?;
             l.attach(&g).map_err(crate::lease::lease_err)?;
@@ -118,6 +131,7 @@ impl Generator {
         Ok(Generator {
             inner,
             lease: Some(cell),
+            forks: crate::forks(),
         })
     }
 
@@ -162,6 +176,7 @@ impl Generator {
     /// A nonce as an `int` (its big-endian value).
     #[pyo3(signature = (kind="counter", bits=64))]
     fn next_int(&self, kind: &str, bits: u32) -> PyResult<u128> {
+        self.same_process()?;
         Ok(self
             .inner
             .next(kind_of(kind)?, bits_of(bits)?)
@@ -178,6 +193,7 @@ impl Generator {
         bits: u32,
         count: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        self.same_process()?;
         let (k, b) = (kind_of(kind)?, bits_of(bits)?);
         let n = int_in("count", count, MAX_MANY)? as usize;
         let inner = &self.inner;
@@ -229,10 +245,12 @@ impl Generator {
     /// A handle for one thread's hot loop: the same nonces, drawn from
     /// blocks reserved ahead (no shared atomic per call). Not shareable
     /// between threads (it raises if another thread uses it).
-    fn local(&self) -> LocalNonces {
-        LocalNonces {
+    fn local(&self) -> PyResult<LocalNonces> {
+        self.same_process()?;
+        Ok(LocalNonces {
             inner: RefCell::new(self.inner.local()),
-        }
+            forks: self.forks,
+        })
     }
 
     /// Stop issuing: every call raises `DisabledError` until `enable()`.
@@ -271,7 +289,8 @@ impl Generator {
             Some(cell) => crate::lease::not_ready(cell),
             None => None,
         }
-        .or_else(|| (!self.inner.is_enabled()).then(|| "disabled".to_owned()));
+        .or_else(|| (!self.inner.is_enabled()).then(|| "disabled".to_owned()))
+        .or_else(|| (crate::forks() != self.forks).then(|| "forked".to_owned()));
         types(py, "Readiness")?.call1((why.is_none(), why))
     }
 
@@ -292,10 +311,14 @@ impl Generator {
 #[pyclass(unsendable, module = "nonceforge", name = "LocalNonces")]
 pub struct LocalNonces {
     inner: RefCell<nonceforge::nonce::LocalNonces>,
+    forks: u64,
 }
 
 macro_rules! local_call {
     ($self:ident, $py:ident, $bits:ident, $c64:ident, $c96:ident, $c128:ident) => {{
+        if crate::forks() != $self.forks {
+            return Err(crate::forked_err());
+        }
         let mut l = $self.inner.borrow_mut();
         match $bits {
             64 => Ok(PyBytes::new($py, &l.$c64().map_err(core_err)?)),
