@@ -47,11 +47,13 @@ fn config(
             n => Ok(n),
         }
     };
+    // The windows' bounds are the core's: it clamps (testdata/vectors/sanitizer-defaults.json).
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     if let Some(w) = window {
-        cfg = cfg.window(positive("window", w, 1 << 24)? as usize);
+        cfg = cfg.window(size(positive("window", w, u64::MAX)?));
     }
     if let Some(w) = counter_window {
-        cfg = cfg.counter_window(positive("counter_window", w, 1 << 24)? as usize);
+        cfg = cfg.counter_window(size(positive("counter_window", w, u64::MAX)?));
     }
     if let Some(n) = max_seals {
         cfg = cfg.max_seals(positive("max_seals", n, u64::MAX)?);
