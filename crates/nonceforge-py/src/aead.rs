@@ -186,6 +186,23 @@ fn aad_of<'a>(aad: &'a Option<Bound<'_, PyAny>>) -> PyResult<Cow<'a, [u8]>> {
     }
 }
 
+/// The 96-bit nonce, the data and the associated data of a call.
+type Arguments<'a> = ([u8; 12], Cow<'a, [u8]>, Cow<'a, [u8]>);
+
+/// `encrypt`'s and `decrypt`'s arguments, checked: the 96-bit nonce, the
+/// data, the associated data (None: empty).
+fn arguments<'a>(
+    nonce: &Bound<'_, PyAny>,
+    data: &'a Bound<'_, PyAny>,
+    associated_data: &'a Option<Bound<'_, PyAny>>,
+) -> PyResult<Arguments<'a>> {
+    Ok((
+        nonce12(&bytes_like("nonce", nonce)?)?,
+        bytes_like("data", data)?,
+        aad_of(associated_data)?,
+    ))
+}
+
 fn encrypt<'py>(
     e: &Engine,
     py: Python<'py>,
@@ -193,9 +210,7 @@ fn encrypt<'py>(
     data: &Bound<'py, PyAny>,
     associated_data: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let n = nonce12(&bytes_like("nonce", nonce)?)?;
-    let data = bytes_like("data", data)?;
-    let aad = aad_of(&associated_data)?;
+    let (n, data, aad) = arguments(nonce, data, &associated_data)?;
     let len = data.len();
     if len > (i32::MAX as usize) - 16 {
         return Err(pyo3::exceptions::PyOverflowError::new_err(
@@ -223,9 +238,7 @@ fn decrypt<'py>(
     data: &Bound<'py, PyAny>,
     associated_data: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let n = nonce12(&bytes_like("nonce", nonce)?)?;
-    let data = bytes_like("data", data)?;
-    let aad = aad_of(&associated_data)?;
+    let (n, data, aad) = arguments(nonce, data, &associated_data)?;
     if data.len() < 16 {
         return Err(InvalidTag::new_err(()));
     }

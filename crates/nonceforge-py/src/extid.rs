@@ -67,6 +67,23 @@ fn keyring(key: &Bound<'_, PyAny>, version: Option<&Bound<'_, PyAny>>) -> PyResu
 }
 
 impl ExtIdCodec {
+    /// The core's checked lookup (`find`), or `UnknownIdError`.
+    fn checked(
+        &self,
+        id: &Bound<'_, PyAny>,
+        key_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<nonceforge::extid::Decoded> {
+        let ext = self.id(id)?;
+        let v = key_version
+            .map(|v| version_of("key_version", v))
+            .transpose()?;
+        self.inner.find(&ext, v).map_err(core_err)?.ok_or_else(|| {
+            UnknownIdError::new_err(
+                "id was not made by this codec: its random half is not the one encode(seq) derives",
+            )
+        })
+    }
+
     fn id(&self, id: &Bound<'_, PyAny>) -> PyResult<ExtId> {
         if let Ok(s) = id.cast::<PyString>() {
             return self.inner.parse(&s.to_cow()?).map_err(core_err);
@@ -177,30 +194,17 @@ impl ExtIdCodec {
     /// `key_version`, the id's own, or each version held for ids that carry
     /// none.
     #[pyo3(signature = (id, *, key_version=None))]
-    fn decode<'py>(
+    fn decode(
         &self,
-        py: Python<'py>,
-        id: &Bound<'py, PyAny>,
-        key_version: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let ext = self.id(id)?;
-        let v = key_version
-            .map(|v| version_of("key_version", v))
-            .transpose()?;
-        match self.inner.find(&ext, v).map_err(core_err)? {
-            Some(d) => Ok(Bound::new(
-                py,
-                Decoded {
-                    seq: d.seq,
-                    rand: d.rand,
-                    key_version: d.key_version,
-                },
-            )?
-            .into_any()),
-            None => Err(UnknownIdError::new_err(
-                "id was not made by this codec: its random half is not the one encode(seq) derives",
-            )),
-        }
+        id: &Bound<'_, PyAny>,
+        key_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Decoded> {
+        let d = self.checked(id, key_version)?;
+        Ok(Decoded {
+            seq: d.seq,
+            rand: d.rand,
+            key_version: d.key_version,
+        })
     }
 
     /// `decode(id).seq`, with decode's refusals.
@@ -210,16 +214,7 @@ impl ExtIdCodec {
         id: &Bound<'_, PyAny>,
         key_version: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let ext = self.id(id)?;
-        let v = key_version
-            .map(|v| version_of("key_version", v))
-            .transpose()?;
-        match self.inner.find(&ext, v).map_err(core_err)? {
-            Some(d) => Ok(d.seq),
-            None => Err(UnknownIdError::new_err(
-                "id was not made by this codec: its random half is not the one encode(seq) derives",
-            )),
-        }
+        Ok(self.checked(id, key_version)?.seq)
     }
 
     /// The id a text in any form this codec writes stands for (`uuid.UUID`;
@@ -239,12 +234,11 @@ impl ExtIdCodec {
     /// made with a stored `rand`: look the row up by seq and compare its
     /// stored rand (`hmac.compare_digest` of the two) before trusting it.
     #[pyo3(signature = (id, *, key_version=None))]
-    fn decode_unverified<'py>(
+    fn decode_unverified(
         &self,
-        py: Python<'py>,
-        id: &Bound<'py, PyAny>,
-        key_version: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+        id: &Bound<'_, PyAny>,
+        key_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<DecodedUnverified> {
         let ext = self.id(id)?;
         let d = match key_version {
             Some(v) => self
@@ -253,16 +247,12 @@ impl ExtIdCodec {
             None => self.inner.decode_unverified(&ext),
         }
         .map_err(core_err)?;
-        Ok(Bound::new(
-            py,
-            DecodedUnverified {
-                seq: d.seq,
-                rand: d.rand,
-                key_version: d.key_version,
-                derived: self.inner.is_derived(&d),
-            },
-        )?
-        .into_any())
+        Ok(DecodedUnverified {
+            seq: d.seq,
+            rand: d.rand,
+            key_version: d.key_version,
+            derived: self.inner.is_derived(&d),
+        })
     }
 
     fn __repr__(&self) -> String {
