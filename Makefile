@@ -42,7 +42,7 @@ PY_VENV      := target/py-venv
 PY           := $(PY_VENV)/bin/python
 WHEELS       := target/wheels
 
-.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg check-python python-deps python-build python-test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg check-python python-deps python-build python-test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-python bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -280,6 +280,11 @@ bench-node: node-deps
 # Elixir: Nonceforge beside NoNoncense's published figures (one process, one call each).
 bench-elixir:
 	cd elixir && MIX_ENV=prod mix run ../bench/elixir/bench.exs
+
+# Python: nonceforge beside uuid_utils, cryptography and sqids, one process
+# (bench/python/bench.py; the wheel as make python-test installs it).
+bench-python: python-build
+	$(PY) bench/python/bench.py
 
 bench-go:
 	cd go && $(GO) test -run '^$$' -bench Seal -benchmem -count 5 ./sanitizer/
