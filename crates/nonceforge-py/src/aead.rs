@@ -308,13 +308,12 @@ macro_rules! drop_in {
                 max_seals: Option<&Bound<'_, PyAny>>,
                 max_bytes: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Self> {
-                let mut k = bytes_like("key", key)?.into_owned();
+                let k = crate::secret_bytes("key", key)?;
                 let cfg = config(mode, window, counter_window, allow_identical, check_open, max_seals, max_bytes);
                 let made = cfg.and_then(|cfg| {
                     let make: fn(&[u8], GuardConfig) -> PyResult<Option<Engine>> = $make;
                     make(&k, cfg)?.ok_or_else(|| PyValueError::new_err($key_rule))
                 });
-                k.zeroize();
                 Ok($name { engine: made? })
             }
 

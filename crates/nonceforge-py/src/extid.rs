@@ -3,7 +3,7 @@
 
 use crate::records::{Decoded, DecodedUnverified};
 use crate::uuid::{to_uuid, uuid_bytes};
-use crate::{UnknownIdError, bad_value, bytes_like, core_err, int_in, type_error};
+use crate::{UnknownIdError, bad_value, core_err, int_in, type_error};
 use nonceforge::extid::{ExtId, ExtIdCodec as Codec, Keyring, MAX_KEY_VERSION, TextForm};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -31,7 +31,7 @@ fn keyring(key: &Bound<'_, PyAny>, version: Option<&Bound<'_, PyAny>>) -> PyResu
             .map(|v| version_of("version", v))
             .transpose()?
             .unwrap_or(0);
-        return Keyring::new(v, &bytes_like("key", key)?).map_err(core_err);
+        return Keyring::new(v, &crate::secret_bytes("key", key)?).map_err(core_err);
     };
     let Some(current) = version else {
         return Err(bad_value(
@@ -49,7 +49,7 @@ fn keyring(key: &Bound<'_, PyAny>, version: Option<&Bound<'_, PyAny>>) -> PyResu
     let mut ring: Option<Keyring> = None;
     for (v, k) in keys.iter() {
         let v = version_of("key's versions", &v)?;
-        let k = bytes_like(&format!("key[{v}]"), &k)?;
+        let k = crate::secret_bytes(&format!("key[{v}]"), &k)?;
         match &mut ring {
             None => ring = Some(Keyring::new(v, &k).map_err(core_err)?),
             Some(r) => r.add(v, &k).map_err(core_err)?,

@@ -88,6 +88,20 @@ pub(crate) fn bytes_like<'a>(name: &str, obj: &'a Bound<'_, PyAny>) -> PyResult<
     ))
 }
 
+/// A key argument's bytes, copied into memory that is wiped when dropped
+/// (the caller's own object is the caller's to clear).
+pub(crate) fn secret_bytes(
+    name: &str,
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<zeroize::Zeroizing<Vec<u8>>> {
+    let mut b = bytes_like(name, obj)?;
+    let out = zeroize::Zeroizing::new(b.to_vec());
+    if let Cow::Owned(v) = &mut b {
+        zeroize::Zeroize::zeroize(v);
+    }
+    Ok(out)
+}
+
 /// `TypeError("{name} must be {what}, not {type}")`, as CPython words it.
 pub(crate) fn type_error(name: &str, what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
     let ty = obj

@@ -59,7 +59,7 @@ impl Generator {
         epoch_unix_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NonceGenerator> {
         if let Some(k) = key {
-            b = b.key(&bytes_like("key", k)?);
+            b = b.key(&crate::secret_bytes("key", k)?);
         }
         if let Some(e) = epoch_unix_ms {
             b = b.epoch_unix_ms(int_in("epoch_unix_ms", e, (1 << 53) - 1)?);
