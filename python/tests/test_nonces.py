@@ -235,3 +235,18 @@ def test_a_forked_child_cannot_draw_from_its_parents_generator() -> None:
     assert got == "forked,forked,forked,forked,forked,12", got
     assert g.counter() > parent_first  # the parent goes on
     assert g.readiness() == nf.Readiness(True, None)
+
+
+def test_generators_and_keys_cannot_be_copied_or_pickled() -> None:
+    """A copy of a generator would draw the same values; a pickled key would sit in a file."""
+    import copy
+    import pickle
+
+    from nonceforge.aead import AESGCM
+
+    g = nf.NonceGenerator(1, key=bytes(32))
+    for obj in (g, g.local(), nf.ExtIdCodec(bytes(32), "user"), AESGCM(bytes(16))):
+        with pytest.raises(TypeError, match="cannot pickle"):
+            pickle.dumps(obj)
+        with pytest.raises(TypeError, match="cannot pickle"):
+            copy.copy(obj)
