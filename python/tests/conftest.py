@@ -105,3 +105,23 @@ def poll(ok: Any, what: str, timeout: float = 20.0) -> None:
 @pytest.fixture(scope="session")
 def metrics_vectors() -> Any:
     return vectors("metrics.json")
+
+
+def in_forked_child(body: Any) -> str:
+    """Runs body() in a child made by os.fork(); its returned text comes back
+    through a pipe (the child ends with os._exit: no atexit, no pytest)."""
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, str(body()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as f:
+        got = f.read().decode()
+    assert status == 0, status
+    return got

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import Redis, poll, vectors
+from conftest import Redis, in_forked_child, poll, vectors
 
 import nonceforge as nf
 from nonceforge import _native
@@ -240,14 +240,11 @@ def test_store_urls_are_shown_without_their_secrets() -> None:
 
 
 def test_a_forked_child_neither_uses_nor_releases_its_parents_lease(redis: Redis) -> None:
-    import os
-
     lease = nf.Lease.acquire(redis.url, namespace="fork", ttl=2)
     gen = lease.generator()
     gen.counter()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+
+    def child() -> str:
         out = []
         for call in (gen.counter, lease.generator):
             try:
@@ -256,14 +253,9 @@ def test_a_forked_child_neither_uses_nor_releases_its_parents_lease(redis: Redis
             except nf.DisabledError:
                 out.append("refused")
         lease.release()  # the parent's: nothing happens in the store
-        os.write(write, ",".join(out).encode())
-        os._exit(0)
-    os.close(write)
-    _, status = os.waitpid(pid, 0)
-    got = os.read(read, 100).decode()
-    os.close(read)
-    assert status == 0
-    assert got == "refused,refused"
+        return ",".join(out)
+
+    assert in_forked_child(child) == "refused,refused"
     assert lease.state == "held"
     poll(lambda: lease.renewals().ok >= 1, "a renewal after the child's release")
     assert lease.state == "held"

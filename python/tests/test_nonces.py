@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import vectors
+from conftest import in_forked_child, vectors
 
 import nonceforge as nf
 
@@ -207,14 +207,11 @@ def test_metrics_are_the_fleets_series(metrics_vectors: Any) -> None:
 
 
 def test_a_forked_child_cannot_draw_from_its_parents_generator() -> None:
-    import os
-
     g = nf.NonceGenerator(8)
     local = g.local()
     parent_first = g.counter()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: every call must refuse
+
+    def child() -> str:  # every call must refuse
         outcome = []
         for call in (g.counter, local.counter, lambda: g.many("counter", 96, 3), g.local):
             try:
@@ -225,13 +222,9 @@ def test_a_forked_child_cannot_draw_from_its_parents_generator() -> None:
         outcome.append(g.readiness().reason or "ready")
         fresh = nf.NonceGenerator(9)  # a new one, with its own machine id, works
         outcome.append(str(len(fresh.counter())))
-        os.write(write, ",".join(outcome).encode())
-        os._exit(0)
-    os.close(write)
-    _, status = os.waitpid(pid, 0)
-    got = os.read(read, 1000).decode()
-    os.close(read)
-    assert status == 0
+        return ",".join(outcome)
+
+    got = in_forked_child(child)
     assert got == "forked,forked,forked,forked,forked,12", got
     assert g.counter() > parent_first  # the parent goes on
     assert g.readiness() == nf.Readiness(True, None)
