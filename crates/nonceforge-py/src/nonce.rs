@@ -222,24 +222,14 @@ impl Generator {
 
     /// The fields of a counter or sortable nonce:
     /// `NonceParts(unix_ms, machine_id, counter)`.
-    fn decompose<'py>(
-        &self,
-        py: Python<'py>,
-        nonce: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let p = self
-            .inner
-            .decompose(&bytes_like("nonce", nonce)?)
-            .map_err(core_err)?;
-        Ok(Bound::new(
-            py,
-            NonceParts {
-                unix_ms: p.unix_ms,
-                machine_id: p.machine_id,
-                counter: p.counter,
-            },
-        )?
-        .into_any())
+    fn decompose(&self, nonce: &Bound<'_, PyAny>) -> PyResult<NonceParts> {
+        let bytes = bytes_like("nonce", nonce)?;
+        let p = self.inner.decompose(&bytes).map_err(core_err)?;
+        Ok(NonceParts {
+            unix_ms: p.unix_ms,
+            machine_id: p.machine_id,
+            counter: p.counter,
+        })
     }
 
     /// A handle for one thread's hot loop: the same nonces, drawn from
