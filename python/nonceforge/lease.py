@@ -74,7 +74,7 @@ def _millis(name: str, value: Optional[Duration]) -> Optional[int]:
         seconds = float(value)
     else:
         raise TypeError(f"{name} must be seconds, a timedelta or a duration text, not {type(value).__name__}")
-    if not seconds >= 0 or seconds == float("inf"):
+    if not 0 <= seconds <= 2**53 / 1000:
         raise ValueError(f"{name} must be a finite duration >= 0, got {value!r}")
     return round(seconds * 1000)
 
@@ -127,8 +127,10 @@ class Lease:
         """Take a machine id from the store at ``url`` (``postgres://``,
         ``redis://``, ``rediss://``, ``redis+sentinel://``, ``redis+cluster://``,
         ``etcd://``), blocking (the GIL released) until its generators may
-        start: at once when the store has the id's history, else after the
-        previous holder's TTL and margin have run out.
+        start: the TTL and margin after the grant (docs/lease-protocol.md,
+        rule 3: a previous holder that lost touch has stopped by then), or at
+        once with ``fast_start='verify'`` where the store vouches for the id's
+        history.
 
         Every option is the lease crate's (None: its default): ``ttl``,
         ``renew_every``, ``margin``, ``connect_timeout`` (durations); ``ids``
