@@ -11,6 +11,29 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use std::cell::RefCell;
 
+/// One nonce of `$bits` from `$recv`'s fixed-size method for that size (the
+/// core's `counter_96` and its kin: no run-time kind or size dispatch).
+macro_rules! sized {
+    ($py:ident, $bits:ident, $recv:expr, $m64:ident, $m96:ident, $m128:ident) => {{
+        match $bits {
+            64 => Ok(PyBytes::new($py, &$recv.$m64().map_err(core_err)?)),
+            96 => Ok(PyBytes::new($py, &$recv.$m96().map_err(core_err)?)),
+            128 => Ok(PyBytes::new($py, &$recv.$m128().map_err(core_err)?)),
+            other => Err(bits_of(other).unwrap_err()),
+        }
+    }};
+}
+
+macro_rules! local_call {
+    ($self:ident, $py:ident, $bits:ident, $m64:ident, $m96:ident, $m128:ident) => {{
+        if crate::forks() != $self.forks {
+            return Err(crate::forked_err());
+        }
+        let mut l = $self.inner.borrow_mut();
+        sized!($py, $bits, l, $m64, $m96, $m128)
+    }};
+}
+
 /// The most nonces one `many` call makes (1 GiB of 128-bit nonces).
 const MAX_MANY: u64 = 1 << 26;
 
@@ -150,21 +173,31 @@ impl Generator {
     /// A counter nonce (unique, predictable, the fastest).
     #[pyo3(signature = (bits=96))]
     fn counter<'py>(&self, py: Python<'py>, bits: u32) -> PyResult<Bound<'py, PyBytes>> {
-        self.one(py, NonceKind::Counter, bits)
+        self.same_process()?;
+        sized!(py, bits, self.inner, counter_64, counter_96, counter_128)
     }
 
     /// A sortable nonce (strictly increasing from this generator, carrying its
     /// creation millisecond).
     #[pyo3(signature = (bits=128))]
     fn sortable<'py>(&self, py: Python<'py>, bits: u32) -> PyResult<Bound<'py, PyBytes>> {
-        self.one(py, NonceKind::Sortable, bits)
+        self.same_process()?;
+        sized!(py, bits, self.inner, sortable_64, sortable_96, sortable_128)
     }
 
     /// An encrypted nonce (a counter nonce through a block cipher under the
     /// key: unique and unpredictable).
     #[pyo3(signature = (bits=128))]
     fn encrypted<'py>(&self, py: Python<'py>, bits: u32) -> PyResult<Bound<'py, PyBytes>> {
-        self.one(py, NonceKind::Encrypted, bits)
+        self.same_process()?;
+        sized!(
+            py,
+            bits,
+            self.inner,
+            encrypted_64,
+            encrypted_96,
+            encrypted_128
+        )
     }
 
     /// A nonce of `kind` ('counter', 'sortable', 'encrypted') and `bits`.
@@ -302,21 +335,6 @@ impl Generator {
 pub struct LocalNonces {
     inner: RefCell<nonceforge::nonce::LocalNonces>,
     forks: u64,
-}
-
-macro_rules! local_call {
-    ($self:ident, $py:ident, $bits:ident, $c64:ident, $c96:ident, $c128:ident) => {{
-        if crate::forks() != $self.forks {
-            return Err(crate::forked_err());
-        }
-        let mut l = $self.inner.borrow_mut();
-        match $bits {
-            64 => Ok(PyBytes::new($py, &l.$c64().map_err(core_err)?)),
-            96 => Ok(PyBytes::new($py, &l.$c96().map_err(core_err)?)),
-            128 => Ok(PyBytes::new($py, &l.$c128().map_err(core_err)?)),
-            other => Err(bits_of(other).unwrap_err()),
-        }
-    }};
 }
 
 #[pymethods]
