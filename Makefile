@@ -230,7 +230,7 @@ check-python:
 	  echo "check-python: skipped, the virtual environment is missing (make python-deps makes it)"; \
 	else \
 	  cd python && ../$(PY_VENV)/bin/ruff check . && ../$(PY_VENV)/bin/mypy && \
-	  ../$(PY_VENV)/bin/maturin develop --release -q && \
+	  VIRTUAL_ENV=$(CURDIR)/$(PY_VENV) ../$(PY_VENV)/bin/maturin develop --release -q && \
 	  ../$(PY_VENV)/bin/pytest -q -x tests/test_nonces.py tests/test_uuid.py tests/test_extid.py tests/test_aead.py; \
 	fi
 
