@@ -47,8 +47,13 @@ pub(crate) fn lease_err(e: LeaseError) -> PyErr {
 /// once released.
 pub(crate) type LeaseCell = Arc<Mutex<Option<Lease>>>;
 
+/// The lease under its lock (a panic elsewhere does not poison it for us).
+fn lock(cell: &LeaseCell) -> std::sync::MutexGuard<'_, Option<Lease>> {
+    cell.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 pub(crate) fn with<T>(cell: &LeaseCell, f: impl FnOnce(&Lease) -> PyResult<T>) -> PyResult<T> {
-    match cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+    match lock(cell).as_ref() {
         Some(l) => f(l),
         None => Err(crate::DisabledError::new_err("the lease was released")),
     }
@@ -56,7 +61,7 @@ pub(crate) fn with<T>(cell: &LeaseCell, f: impl FnOnce(&Lease) -> PyResult<T>) -
 
 /// Why the lease does not let its generators issue (None while it does).
 pub(crate) fn not_ready(cell: &LeaseCell) -> Option<String> {
-    match cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+    match lock(cell).as_ref() {
         Some(l) => l.readiness().err().map(|why| why.to_string()),
         None => Some(NotReady::Released.to_string()),
     }
@@ -64,10 +69,18 @@ pub(crate) fn not_ready(cell: &LeaseCell) -> Option<String> {
 
 /// The lease's samples of the fleet's series (none once released).
 pub(crate) fn samples(cell: &LeaseCell) -> Vec<nonceforge::nonce::series::Sample> {
-    match cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+    match lock(cell).as_ref() {
         Some(l) => l.metrics().samples(l.readiness().is_ok()),
         None => Vec::new(),
     }
+}
+
+/// The machine id a pod-index source (`env:VAR`, `file:PATH`, `hostname`)
+/// reads now; an error names `id_from` and the lease crate's rule.
+fn read_pod_index(source: &str) -> PyResult<nonceforge::MachineId> {
+    let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
+    let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
+    source.read().map_err(bad)
 }
 
 fn state_name(state: &LeaseState) -> &'static str {
@@ -98,7 +111,7 @@ pub struct LeaseHandle {
 impl LeaseHandle {
     /// The lease, for a generator: refused in a process forked since.
     pub(crate) fn cell(&self) -> PyResult<LeaseCell> {
-        if crate::forks() != self.forks {
+        if crate::forked_since(self.forks) {
             return Err(crate::DisabledError::new_err(
                 "nonceforge: this lease was taken before the process forked; it is the parent's: \
                  take a lease in the child",
@@ -108,7 +121,7 @@ impl LeaseHandle {
     }
 
     fn take(&self) -> Option<Lease> {
-        self.cell.lock().unwrap_or_else(|p| p.into_inner()).take()
+        lock(&self.cell).take()
     }
 }
 
@@ -152,14 +165,7 @@ impl LeaseHandle {
             fast_start,
         }
         .into();
-        let exact = match id_from {
-            Some(source) => {
-                let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
-                let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
-                Some(source.read().map_err(bad)?)
-            }
-            None => None,
-        };
+        let exact = id_from.as_deref().map(read_pod_index).transpose()?;
         let got = py.detach(|| {
             let lease = match exact {
                 None => Lease::acquire(&url, &options)?,
@@ -191,9 +197,7 @@ impl LeaseHandle {
     /// `hostname`) reads now.
     #[staticmethod]
     fn pod_index(source: &str) -> PyResult<u16> {
-        let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
-        let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
-        Ok(source.read().map_err(bad)?.get())
+        Ok(read_pod_index(source)?.get())
     }
 
     #[getter]
@@ -222,16 +226,12 @@ impl LeaseHandle {
     }
     #[getter]
     fn started_fast(&self) -> bool {
-        self.cell
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(Lease::started_fast)
+        lock(&self.cell).as_ref().is_some_and(Lease::started_fast)
     }
 
     /// `(state, deadline_in_seconds)`: 'held', 'lapsed', 'lost' or 'released'.
     fn state(&self) -> (&'static str, f64) {
-        match self.cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        match lock(&self.cell).as_ref() {
             Some(l) => match l.state() {
                 LeaseState::Held { deadline_in } => ("held", deadline_in.as_secs_f64()),
                 other => (state_name(&other), 0.0),
@@ -242,9 +242,7 @@ impl LeaseHandle {
 
     /// 'taken', 'evicted', 'store' or 'rollback' once lost, else None.
     fn lost_reason(&self) -> Option<&'static str> {
-        self.cell
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.cell)
             .as_ref()
             .and_then(Lease::lost_reason)
             .map(|r| r.as_str())
@@ -257,7 +255,7 @@ impl LeaseHandle {
 
     /// `(renewals_ok, renewals_failed, last_error)`.
     fn renewals(&self) -> (u64, u64, Option<String>) {
-        match self.cell.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        match lock(&self.cell).as_ref() {
             Some(l) => {
                 let (ok, failed) = l.renewals();
                 (ok, failed, l.last_error())
@@ -317,7 +315,7 @@ impl LeaseHandle {
     /// frees the id (blocking, GIL released). Releasing twice does nothing,
     /// and so does a forked child (the lease is its parent's).
     fn release(&self, py: Python<'_>) -> PyResult<()> {
-        if crate::forks() != self.forks {
+        if crate::forked_since(self.forks) {
             // The parent's lease: a child neither renews nor releases it.
             return Ok(());
         }

@@ -77,11 +77,7 @@ pub(crate) fn bytes_like<'a>(name: &str, obj: &'a Bound<'_, PyAny>) -> PyResult<
     if obj.is_instance_of::<pyo3::types::PyString>() {
         return Err(type_error(name, "a bytes-like object", obj));
     }
-    let py = obj.py();
-    let view = py
-        .import("builtins")?
-        .getattr("memoryview")?
-        .call1((obj,))
+    let view = pyo3::types::PyMemoryView::from(obj)
         .map_err(|_| type_error(name, "a bytes-like object", obj))?;
     Ok(Cow::Owned(
         view.call_method0("tobytes")?.extract::<Vec<u8>>()?,
@@ -136,6 +132,21 @@ pub(crate) fn forks() -> u64 {
     FORKS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether this process forked since the count `made_under` was read.
+#[inline(always)]
+pub(crate) fn forked_since(made_under: u64) -> bool {
+    forks() != made_under
+}
+
+/// A generator's (or handle's) refusal in a process forked since it was made.
+#[inline(always)]
+pub(crate) fn same_process(made_under: u64) -> PyResult<()> {
+    if forked_since(made_under) {
+        return Err(forked_err());
+    }
+    Ok(())
+}
+
 /// Called in the child after fork(): every generator made before it stops.
 #[pyfunction]
 fn _after_fork_in_child() {
@@ -143,7 +154,8 @@ fn _after_fork_in_child() {
 }
 
 /// The refusal of a generator made before this process forked.
-pub(crate) fn forked_err() -> PyErr {
+#[cold]
+fn forked_err() -> PyErr {
     DisabledError::new_err(
         "nonceforge: this generator was made before the process forked; a forked child must make its own \
          (with its own machine id: a lease taken in the child), or it would repeat the parent's values",

@@ -26,9 +26,7 @@ macro_rules! sized {
 
 macro_rules! local_call {
     ($self:ident, $py:ident, $bits:ident, $m64:ident, $m96:ident, $m128:ident) => {{
-        if crate::forks() != $self.forks {
-            return Err(crate::forked_err());
-        }
+        crate::same_process($self.forks)?;
         let mut l = $self.inner.borrow_mut();
         sized!($py, $bits, l, $m64, $m96, $m128)
     }};
@@ -93,23 +91,14 @@ impl Generator {
     /// Refuses in a process forked after it was made.
     #[inline(always)]
     fn same_process(&self) -> PyResult<()> {
-        if crate::forks() != self.forks {
-            return Err(crate::forked_err());
-        }
-        Ok(())
+        crate::same_process(self.forks)
     }
 
-    #[inline]
-    fn one<'py>(
-        &self,
-        py: Python<'py>,
-        kind: NonceKind,
-        bits: u32,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+    /// A nonce of a kind and size named at run time: its size and value.
+    fn value(&self, kind: &str, bits: u32) -> PyResult<(Bits, u128)> {
         self.same_process()?;
-        let b = bits_of(bits)?;
-        let v = self.inner.next(kind, b).map_err(core_err)?.to_u128();
-        Ok(PyBytes::new(py, &v.to_be_bytes()[16 - b.bytes()..]))
+        let (k, b) = (kind_of(kind)?, bits_of(bits)?);
+        Ok((b, self.inner.next(k, b).map_err(core_err)?.to_u128()))
     }
 }
 
@@ -203,18 +192,14 @@ impl Generator {
     /// A nonce of `kind` ('counter', 'sortable', 'encrypted') and `bits`.
     #[pyo3(signature = (kind="counter", bits=96))]
     fn next<'py>(&self, py: Python<'py>, kind: &str, bits: u32) -> PyResult<Bound<'py, PyBytes>> {
-        self.one(py, kind_of(kind)?, bits)
+        let (b, v) = self.value(kind, bits)?;
+        Ok(PyBytes::new(py, &v.to_be_bytes()[16 - b.bytes()..]))
     }
 
     /// A nonce as an `int` (its big-endian value).
     #[pyo3(signature = (kind="counter", bits=64))]
     fn next_int(&self, kind: &str, bits: u32) -> PyResult<u128> {
-        self.same_process()?;
-        Ok(self
-            .inner
-            .next(kind_of(kind)?, bits_of(bits)?)
-            .map_err(core_err)?
-            .to_u128())
+        Ok(self.value(kind, bits)?.1)
     }
 
     /// `count` nonces back to back in one `bytes` (one reservation; the GIL
@@ -313,7 +298,7 @@ impl Generator {
             None => None,
         }
         .or_else(|| (!self.inner.is_enabled()).then(|| "disabled".to_owned()))
-        .or_else(|| (crate::forks() != self.forks).then(|| "forked".to_owned()));
+        .or_else(|| crate::forked_since(self.forks).then(|| "forked".to_owned()));
         types(py, "Readiness")?.call1((why.is_none(), why))
     }
 
