@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from nonceforge import _native
+from nonceforge._series import series_reader
 from nonceforge._types import Sample
 
 if TYPE_CHECKING:
@@ -67,27 +68,7 @@ def register_metrics(
     for method in ("create_observable_counter", "create_observable_gauge"):
         if not callable(getattr(meter, method, None)):
             raise TypeError(f"meter must be an OpenTelemetry Meter (it has no {method}())")
-    if generator is not None and not isinstance(generator, _native.NonceGenerator):
-        raise TypeError(f"generator must be a NonceGenerator, not {type(generator).__name__}")
-    extra = dict(attributes or {})
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
-        raise TypeError("attributes must map str to str")
-    sources: list[Callable[[], list[Sample]]] = []
-    if generator is not None:
-        sources.append(generator.metrics)
-    elif lease is not None:
-        sources.append(lease.metrics)
-    if sanitizer:
-        sources.append(_native.sanitizer_metrics)
-    if not sources:
-        raise ValueError("register_metrics needs a generator, a lease or sanitizer=True")
-
-    def read() -> list[Sample]:
-        out: list[Sample] = []
-        for s in sources:
-            out.extend(s())
-        return out
-
+    read, extra = series_reader("register_metrics", generator, lease, sanitizer, "attributes", attributes)
     snapshot = _Snapshot(read)
 
     def callback(name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:

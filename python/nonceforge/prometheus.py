@@ -13,9 +13,10 @@ docs/operations.md). Nothing is added to the calls that make values::
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Optional
 
 from nonceforge import _native
+from nonceforge._series import series_reader
 from nonceforge._types import Sample
 
 if TYPE_CHECKING:
@@ -42,20 +43,9 @@ class NonceforgeCollector:
         sanitizer: bool = False,
         labels: Optional[Mapping[str, str]] = None,
     ) -> None:
-        if generator is not None and not isinstance(generator, _native.NonceGenerator):
-            raise TypeError(f"generator must be a NonceGenerator, not {type(generator).__name__}")
-        self._extra = dict(labels or {})
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self._extra.items()):
-            raise TypeError("labels must map str to str")
-        self._sources: list[Callable[[], list[Sample]]] = []
-        if generator is not None:
-            self._sources.append(generator.metrics)
-        elif lease is not None:
-            self._sources.append(lease.metrics)
-        if sanitizer:
-            self._sources.append(_native.sanitizer_metrics)
-        if not self._sources:
-            raise ValueError("NonceforgeCollector needs a generator, a lease or sanitizer=True")
+        self._read, self._extra = series_reader(
+            "NonceforgeCollector", generator, lease, sanitizer, "labels", labels
+        )
         self._defs = _native.metric_defs()
 
     def collect(self) -> Iterator[Metric]:
@@ -63,9 +53,8 @@ class NonceforgeCollector:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         by_name: dict[str, list[Sample]] = {}
-        for source in self._sources:
-            for s in source():
-                by_name.setdefault(s.name, []).append(s)
+        for s in self._read():
+            by_name.setdefault(s.name, []).append(s)
         extra_names, extra_values = list(self._extra), list(self._extra.values())
         for name, kind, label_names, help_text in self._defs:
             samples = by_name.get(name)
