@@ -98,6 +98,105 @@ fn latency(c: &mut Criterion) {
         })
     });
     g.finish();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("ssse3") {
+        // The floor of one id's latency: one AES-128 block, hand-written with
+        // AES-NI, each block the last one's ciphertext, kept in a vector
+        // register throughout (issue 50's yardstick for the aes128 rows).
+        // 64 blocks a call: read the time per element (thrpt), or the time / 64.
+        let mut g = c.benchmark_group("extid_latency_floor");
+        g.throughput(Throughput::Elements(64));
+        let mut x = [7u8; 16];
+        g.bench_function("hand-written AES-NI, one block chained, x64", |b| {
+            // SAFETY: the CPU has AES-NI (checked above).
+            b.iter(|| x = unsafe { aesni_chain(&x) })
+        });
+        let mut words = (1u64, 2u64);
+        g.bench_function("hand-written AES-NI, two u64 in and out, x64", |b| {
+            // SAFETY: the CPU has AES-NI and SSSE3 (checked above).
+            b.iter(|| words = unsafe { aesni_chain_words(words) })
+        });
+        // The codec's calls in the same shape: 64 chained in locals a call,
+        // so that the harness's store and reload of the captured state (a
+        // store-forwarding round trip) falls on one id in 64, as above.
+        let (aes, _) = codecs();
+        let mut sr = (1u64, 2u64);
+        g.bench_function("aes128 encode, chained, x64", |b| {
+            b.iter(|| {
+                let (mut s, mut r) = sr;
+                for _ in 0..64 {
+                    let v = u128::from_be_bytes(aes.encode(s, r).unwrap().0);
+                    (s, r) = ((v >> 64) as u64, v as u64);
+                }
+                sr = (s, r);
+            })
+        });
+        let mut id = aes.encode(3, 4).unwrap();
+        g.bench_function("aes128 decode, chained, x64", |b| {
+            b.iter(|| {
+                let mut x = id;
+                for _ in 0..64 {
+                    let d = aes.decode_unverified(&x).unwrap();
+                    x = ExtId(((u128::from(d.seq) << 64) | u128::from(d.rand)).to_be_bytes());
+                }
+                id = x;
+            })
+        });
+        g.finish();
+    }
+}
+
+/// 64 chained AES-128 encryptions of `block` under fixed round keys (their
+/// values do not change the timing), in one vector register from the first to
+/// the last: the latency floor of `aes128` ids, 64 at a time so that the call
+/// and the two trips through memory are spread thin.
+///
+/// # Safety
+/// The CPU must have AES-NI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes")]
+unsafe fn aesni_chain(block: &[u8; 16]) -> [u8; 16] {
+    use std::arch::x86_64::*;
+    let rk: [__m128i; 11] = std::array::from_fn(|i| _mm_set1_epi8(i as i8 * 17 + 3));
+    // SAFETY: `block` and `out` are 16 bytes each; loadu/storeu take any alignment.
+    let mut x = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+    for _ in 0..64 {
+        x = _mm_xor_si128(x, rk[0]);
+        for k in &rk[1..10] {
+            x = _mm_aesenc_si128(x, *k);
+        }
+        x = _mm_aesenclast_si128(x, rk[10]);
+    }
+    let mut out = [0u8; 16];
+    // SAFETY: as above.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) };
+    out
+}
+
+/// [`aesni_chain`] with each block taken from, and given back as, two 64-bit
+/// integers read big-endian — an id's (seq, rand) — as an API on integers
+/// must: the floor of such an API, the trips between general and vector
+/// registers included.
+///
+/// # Safety
+/// The CPU must have AES-NI and SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,ssse3")]
+unsafe fn aesni_chain_words((mut hi, mut lo): (u64, u64)) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let rk: [__m128i; 11] = std::array::from_fn(|i| _mm_set1_epi8(i as i8 * 17 + 3));
+    let swap = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for _ in 0..64 {
+        let mut x = _mm_shuffle_epi8(_mm_set_epi64x(hi as i64, lo as i64), swap);
+        x = _mm_xor_si128(x, rk[0]);
+        for k in &rk[1..10] {
+            x = _mm_aesenc_si128(x, *k);
+        }
+        x = _mm_shuffle_epi8(_mm_aesenclast_si128(x, rk[10]), swap);
+        lo = _mm_cvtsi128_si64(x) as u64;
+        hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
+    }
+    (hi, lo)
 }
 
 fn batch(c: &mut Criterion) {
