@@ -218,6 +218,103 @@ impl Clock for ManualClock {
     }
 }
 
+/// The wall clock, read from the OS about once a millisecond and, between two
+/// readings, extrapolated on the clock's tick counter (the invariant TSC):
+/// for generators that follow the wall clock on every call (UUIDv7s), where a
+/// read of the OS clock costs more than the rest of an id (bench/RESULTS.md,
+/// issue 50).
+///
+/// The tick rate is measured against the monotonic clock, from the first
+/// reading on (so a step of the wall clock never skews it), and used after 20 ms
+/// of it; until then, and on a clock without a tick counter (the manual clock of
+/// tests), every call reads the wall clock. A reading is extrapolated for at most
+/// one millisecond, so a step of the wall clock shows within one; the estimate
+/// lags the clock by the time one reading takes, never leads it by more than the
+/// rate's error over a millisecond (a microsecond at most, nanoseconds
+/// usually). Callers that must not go back
+/// keep their own floor (as [`crate::uuid::UuidV7Generator`] does).
+#[derive(Debug, Default, Clone)]
+pub struct WallExtrapolator {
+    /// Tick count and wall nanoseconds of the last OS reading.
+    anchor_ticks: u64,
+    anchor_ns: u64,
+    /// Ticks a reading is extrapolated for (one millisecond's; 0 until calibrated).
+    span: u64,
+    /// Nanoseconds per tick, ×2^32.
+    ns_per_tick_q32: u64,
+    /// Tick count and monotonic nanoseconds of the first reading (the rate's base).
+    base_ticks: u64,
+    base_mono_ns: u64,
+}
+
+/// How long the tick rate is measured before it is used.
+const CALIBRATE_NS: u64 = 20_000_000;
+/// The most two monotonic readings around a tick count may differ for the
+/// pair to time the rate: 20 µs in 20 ms and more is an error of 0.1 % at most.
+const PAIR_NS: u64 = 20_000;
+
+impl WallExtrapolator {
+    /// A new one: its first calls read the OS clock.
+    pub const fn new() -> Self {
+        WallExtrapolator {
+            anchor_ticks: 0,
+            anchor_ns: 0,
+            span: 0,
+            ns_per_tick_q32: 0,
+            base_ticks: 0,
+            base_mono_ns: 0,
+        }
+    }
+
+    /// Nanoseconds since the Unix epoch on `clock`'s wall clock (see the type).
+    #[inline]
+    pub fn wall_ns<C: Clock>(&mut self, clock: &C) -> u64 {
+        if let Some(t) = clock.fast_ticks() {
+            // Ticks below the anchor (a counter that went back) wrap to a large
+            // difference and take the OS reading below.
+            let dt = t.wrapping_sub(self.anchor_ticks);
+            if dt < self.span {
+                // dt < span = 1 ms of ticks: the product stays below 2^32 × 10^6.
+                return self.anchor_ns + ((dt * self.ns_per_tick_q32) >> 32);
+            }
+        }
+        self.read(clock)
+    }
+
+    #[cold]
+    fn read<C: Clock>(&mut self, clock: &C) -> u64 {
+        // The wall reading first: any delay before the tick count only makes
+        // the estimates that follow lag.
+        let ns = clock.wall_ns();
+        let m1 = clock.monotonic_ns();
+        let Some(t) = clock.fast_ticks() else {
+            return ns;
+        };
+        let m2 = clock.monotonic_ns();
+        // A (ticks, monotonic) pair for the rate only when the thread was not
+        // held up between the two monotonic readings around the tick count.
+        let paired = m2.wrapping_sub(m1) < PAIR_NS;
+        let mono = m1 + m2.wrapping_sub(m1) / 2;
+        if self.base_ticks == 0 {
+            if paired {
+                (self.base_ticks, self.base_mono_ns) = (t, mono);
+            }
+        } else if let (Some(dm), Some(dt)) = (
+            mono.checked_sub(self.base_mono_ns),
+            t.checked_sub(self.base_ticks),
+        ) && paired
+            && dm >= CALIBRATE_NS
+            && dt > 0
+        {
+            let q = ((u128::from(dm) << 32) / u128::from(dt)).min(u128::from(u64::MAX >> 1));
+            self.ns_per_tick_q32 = (q as u64).max(1);
+            self.span = ((1_000_000u128 << 32) / u128::from(self.ns_per_tick_q32)) as u64;
+        }
+        (self.anchor_ticks, self.anchor_ns) = (t, ns);
+        ns
+    }
+}
+
 /// Milliseconds on the wall-clock scale, measured on the monotonic clock from one
 /// wall-clock reading, with the TSC gate: the OS clock is read only when the tick
 /// counter says the current millisecond may be over.
@@ -315,6 +412,63 @@ mod tests {
         c.sleep(Duration::from_micros(1500));
         assert_eq!(c.slept(), Duration::from_micros(1500));
         assert_eq!(c.sleeps(), 1);
+    }
+
+    /// A manual clock with a tick counter: `ticks` per nanosecond × 1000.
+    struct Ticked {
+        inner: ManualClock,
+        ticks_per_us: u64,
+    }
+
+    impl Clock for Ticked {
+        fn wall_ns(&self) -> u64 {
+            self.inner.wall_ns()
+        }
+        fn monotonic_ns(&self) -> u64 {
+            self.inner.monotonic_ns()
+        }
+        fn fast_ticks(&self) -> Option<u64> {
+            Some(self.inner.monotonic_ns() * self.ticks_per_us / 1_000)
+        }
+    }
+
+    #[test]
+    fn wall_extrapolator_reads_the_os_then_extrapolates_within_a_millisecond() {
+        let c = Ticked {
+            inner: ManualClock::at_unix_ms(1_000),
+            ticks_per_us: 2_900,
+        };
+        let mut w = WallExtrapolator::new();
+        assert_eq!(w.wall_ns(&c), 1_000_000_000);
+        // Until 20 ms have been measured, every call reads the clock: a wall
+        // step shows at once.
+        c.inner.advance(Duration::from_micros(300));
+        c.inner.set_wall_unix_ms(900);
+        assert_eq!(w.wall_ns(&c), 900_000_000);
+        c.inner.advance(Duration::from_millis(25));
+        assert_eq!(w.wall_ns(&c), 925_000_000, "calibrated at this reading");
+        // Now a step is seen only at the next reading, within 1 ms; between
+        // readings the time moves with the ticks (to within a nanosecond or two).
+        c.inner.set_wall_unix_ms(5_000);
+        c.inner.advance(Duration::from_micros(400));
+        let got = w.wall_ns(&c);
+        assert!(got.abs_diff(925_400_000) <= 2, "{got}");
+        c.inner.advance(Duration::from_micros(599));
+        let got = w.wall_ns(&c);
+        assert!(got.abs_diff(925_999_000) <= 2, "{got}");
+        c.inner.advance(Duration::from_micros(2));
+        assert_eq!(w.wall_ns(&c), 5_001_001_000, "a millisecond on: read again");
+    }
+
+    #[test]
+    fn wall_extrapolator_without_ticks_reads_every_time() {
+        let c = ManualClock::at_unix_ms(1_000);
+        let mut w = WallExtrapolator::new();
+        for i in 0..50 {
+            c.advance(Duration::from_millis(1));
+            c.set_wall_unix_ms(1_000 + 7 * i);
+            assert_eq!(w.wall_ns(&c), (1_000 + 7 * i) * 1_000_000);
+        }
     }
 
     #[test]

@@ -57,8 +57,11 @@ fn seeded() -> Local {
     }
 }
 
-/// Fills `out` with cryptographically strong random bytes.
-pub fn fill(out: &mut [u8]) {
+/// Runs `draw` on this thread's generator, seeding it first where it is new,
+/// after a `fork()`, and every [`RESEED_AFTER`] bytes; `draw` returns what it
+/// drew and how many bytes that took.
+#[inline]
+fn with_rng<T>(draw: impl FnOnce(&mut ChaCha12Rng) -> (T, u64)) -> T {
     LOCAL.with(|cell| {
         let mut slot = cell.borrow_mut();
         let fresh = match slot.as_ref() {
@@ -71,16 +74,24 @@ pub fn fill(out: &mut [u8]) {
             *slot = Some(seeded());
         }
         let local = slot.as_mut().expect("seeded above");
-        local.rng.fill_bytes(out);
-        local.drawn += out.len() as u64;
+        let (value, bytes) = draw(&mut local.rng);
+        local.drawn += bytes;
+        value
     })
 }
 
-/// A random u64.
+/// Fills `out` with cryptographically strong random bytes.
+pub fn fill(out: &mut [u8]) {
+    with_rng(|rng| {
+        rng.fill_bytes(out);
+        ((), out.len() as u64)
+    })
+}
+
+/// A random u64 (the generator's word call, not a fill of 8 bytes).
+#[inline]
 pub fn u64() -> u64 {
-    let mut b = [0u8; 8];
-    fill(&mut b);
-    u64::from_ne_bytes(b)
+    with_rng(|rng| (rng.next_u64(), 8))
 }
 
 #[cfg(test)]

@@ -24,12 +24,17 @@
 //! References: RFC 9562 §5.7 and §6.2.
 
 use super::rng;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, SystemClock, WallExtrapolator};
 
 /// Makes monotonic UUIDv7s. One per thread (or per PostgreSQL backend).
+///
+/// The wall clock is read from the OS about once a millisecond and extrapolated
+/// on the TSC in between ([`WallExtrapolator`]): an OS read costs more than the
+/// rest of an id.
 #[derive(Debug)]
 pub struct UuidV7Generator<C: Clock = SystemClock> {
     clock: C,
+    wall: WallExtrapolator,
     /// The last (unix ms << 12 | fraction) issued.
     last: u64,
 }
@@ -43,14 +48,18 @@ impl Default for UuidV7Generator<SystemClock> {
 impl UuidV7Generator<SystemClock> {
     /// A generator on the system clock.
     pub fn new() -> Self {
-        Self::with_clock(SystemClock::without_tsc())
+        Self::with_clock(SystemClock::new())
     }
 }
 
 impl<C: Clock> UuidV7Generator<C> {
     /// A generator on another clock (a manual one in tests).
     pub fn with_clock(clock: C) -> Self {
-        UuidV7Generator { clock, last: 0 }
+        UuidV7Generator {
+            clock,
+            wall: WallExtrapolator::new(),
+            last: 0,
+        }
     }
 
     /// The next UUIDv7.
@@ -123,7 +132,7 @@ impl<C: Clock> UuidV7Generator<C> {
 
     /// The next tick of this generator's monotonic sequence.
     fn next_tick(&mut self) -> u64 {
-        let mut t = tick_of_ns(self.clock.wall_ns());
+        let mut t = tick_of_ns(self.wall.wall_ns(&self.clock));
         if t <= self.last {
             t = self.last + 1;
         }
@@ -232,6 +241,40 @@ mod tests {
         clock.set_wall_unix_ms(1_700_000_000_000);
         clock.advance(Duration::from_millis(10));
         assert_eq!(super::super::unix_ms(&g.generate()), 1_700_000_000_010);
+    }
+
+    #[test]
+    fn on_the_system_clock_ids_follow_the_wall_clock() {
+        // Past the 20 ms the TSC's rate is measured over, ids are stamped with
+        // extrapolated time: still between the wall clock read before and after.
+        let wall_ms = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as u64
+        };
+        let mut g = UuidV7Generator::new();
+        let mut last = g.generate();
+        let start = std::time::Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < Duration::from_millis(80) {
+            // About one id a microsecond: slower than the 4,096 a millisecond
+            // that would push the sequence ahead of the clock.
+            let spin = std::time::Instant::now();
+            while spin.elapsed() < Duration::from_micros(1) {}
+            let before = wall_ms();
+            let id = g.generate();
+            let after = wall_ms();
+            assert!(id > last);
+            last = id;
+            let ms = super::super::unix_ms(&id);
+            assert!(
+                ms + 1 >= before && ms <= after + 1,
+                "{before} <= {ms} <= {after}"
+            );
+            n += 1;
+        }
+        assert!(n > 100);
     }
 
     #[test]
