@@ -228,7 +228,9 @@ impl Clock for ManualClock {
 /// reading on (so a step of the wall clock never skews it), and used after 20 ms
 /// of it; until then, and on a clock without a tick counter (the manual clock of
 /// tests), every call reads the wall clock. A reading is extrapolated for at most
-/// one millisecond, so a step of the wall clock shows within one; the estimate
+/// one millisecond, so a step of the wall clock shows within one (and, as any
+/// estimate more than 50 µs off at the next reading, has the rate measured
+/// again: 20 ms of OS readings); the estimate
 /// lags the clock by the time one reading takes, never leads it by more than the
 /// rate's error over a millisecond (a microsecond at most, nanoseconds
 /// usually). Callers that must not go back
@@ -249,6 +251,9 @@ pub struct WallExtrapolator {
 
 /// How long the tick rate is measured before it is used.
 const CALIBRATE_NS: u64 = 20_000_000;
+/// How far an estimate may be from the reading that replaces it before the
+/// rate is measured again (a reading every millisecond at most is 5 % of one).
+const DRIFT_NS: u64 = 50_000;
 /// The most two monotonic readings around a tick count may differ for the
 /// pair to time the rate: 20 µs in 20 ms and more is an error of 0.1 % at most.
 const PAIR_NS: u64 = 20_000;
@@ -295,6 +300,17 @@ impl WallExtrapolator {
         // held up between the two monotonic readings around the tick count.
         let paired = m2.wrapping_sub(m1) < PAIR_NS;
         let mono = m1 + m2.wrapping_sub(m1) / 2;
+        // The estimate this reading replaces, checked against it: a wall clock
+        // stepped, a tick counter that jumped (a virtual machine moved) or a
+        // rate gone wrong shows here, and the rate is measured again from now.
+        if self.span > 0 {
+            let dt = t.wrapping_sub(self.anchor_ticks);
+            let est = u128::from(self.anchor_ns)
+                + ((u128::from(dt) * u128::from(self.ns_per_tick_q32)) >> 32);
+            if est.abs_diff(u128::from(ns)) > u128::from(DRIFT_NS) {
+                *self = WallExtrapolator::new();
+            }
+        }
         if self.base_ticks == 0 {
             if paired {
                 (self.base_ticks, self.base_mono_ns) = (t, mono);
@@ -458,6 +474,16 @@ mod tests {
         assert!(got.abs_diff(925_999_000) <= 2, "{got}");
         c.inner.advance(Duration::from_micros(2));
         assert_eq!(w.wall_ns(&c), 5_001_001_000, "a millisecond on: read again");
+        // That reading was 4 s from the estimate: the rate is measured again,
+        // and for the next 20 ms every call reads the clock.
+        c.inner.advance(Duration::from_micros(100));
+        c.inner.set_wall_unix_ms(6_000);
+        assert_eq!(w.wall_ns(&c), 6_000_000_000);
+        c.inner.advance(Duration::from_millis(21));
+        assert_eq!(w.wall_ns(&c), 6_021_000_000, "calibrated again");
+        c.inner.advance(Duration::from_micros(500));
+        let got = w.wall_ns(&c);
+        assert!(got.abs_diff(6_021_500_000) <= 2, "{got}");
     }
 
     #[test]
