@@ -224,17 +224,16 @@ impl Clock for ManualClock {
 /// read of the OS clock costs more than the rest of an id (bench/RESULTS.md,
 /// issue 50).
 ///
-/// The tick rate is measured against the monotonic clock, from the first
-/// reading on (so a step of the wall clock never skews it), and used after 20 ms
-/// of it; until then, and on a clock without a tick counter (the manual clock of
-/// tests), every call reads the wall clock. A reading is extrapolated for at most
-/// one millisecond, so a step of the wall clock shows within one (and, as any
-/// estimate more than 50 µs off at the next reading, has the rate measured
-/// again: 20 ms of OS readings); the estimate
-/// lags the clock by the time one reading takes, never leads it by more than the
-/// rate's error over a millisecond (a microsecond at most, nanoseconds
-/// usually). Callers that must not go back
-/// keep their own floor (as [`crate::uuid::UuidV7Generator`] does).
+/// The tick rate is timed against the monotonic clock, from the first reading
+/// on (so a step of the wall clock never skews it), and used after 20 ms of it;
+/// until then, and on a clock without a tick counter (the manual clock of
+/// tests), every call reads the wall clock. A reading is extrapolated for at
+/// most one millisecond of ticks, so a step of the wall clock shows within one;
+/// each reading checks the estimate it replaces, and one more than 50 µs off (a
+/// stepped clock, a tick counter that jumped, a rate gone wrong) has the rate
+/// timed again. An estimate lags the clock by the time a reading takes and
+/// leads it by at most the rate's error over a millisecond. Callers that must
+/// not go back keep their own floor (as [`crate::uuid::UuidV7Generator`] does).
 #[derive(Debug, Default, Clone)]
 pub struct WallExtrapolator {
     /// Tick count and wall nanoseconds of the last OS reading.
@@ -430,7 +429,7 @@ mod tests {
         assert_eq!(c.sleeps(), 1);
     }
 
-    /// A manual clock with a tick counter: `ticks` per nanosecond × 1000.
+    /// A manual clock with a tick counter running `ticks_per_us` a microsecond.
     struct Ticked {
         inner: ManualClock,
         ticks_per_us: u64,
