@@ -24,27 +24,16 @@ use support::{Etcd, Postgres, Proc, Redis, RedisFailover, TempDir, drawing, seri
 
 const SEC: Duration = Duration::from_secs(1);
 
-/// How long members hold a lease: long enough to ride out the store's
-/// failover instead of lapsing, so each member hears what happened.
-#[derive(Clone, Copy)]
-enum Hold {
-    /// TTL 4 s (a hold of 3.6 s, less a renewal period).
-    Short,
-    /// TTL 8 s: PostgreSQL's restarts (recovery from a base backup),
-    /// Sentinel's failovers and etcd's restore from a snapshot (kill, restore,
-    /// start) took more than 3.6 s on a loaded 2-core machine, where members
-    /// lapsed before the store came back (make test, both lanes at work).
-    Long,
-}
-
 /// A wave of members; B waits for the store to come back (acquiring tries
-/// again until the connect timeout).
-fn wave(url: &str, ns: &str, n: usize, hold: Hold) -> Vec<(&'static str, Proc)> {
-    let (ttl, connect) = match hold {
-        Hold::Short => ("4s", "10s"),
-        Hold::Long => ("8s", "20s"),
-    };
-    support::wave(url, ns, n, &["--ttl", ttl, "--connect-timeout", connect])
+/// again until the connect timeout). Members hold their leases long enough to
+/// ride out the store's failover instead of lapsing, so each hears what
+/// happened: TTL 8 s, as PostgreSQL's restarts (recovery from a base backup),
+/// Sentinel's failovers, etcd's restore from a snapshot (kill, restore, start)
+/// and Redis's restart from an older dump took more than a TTL-4 s member's
+/// hold (3.6 s) on a loaded 2-core machine (make test, both lanes at work;
+/// Redis's on a fresh clone, 2026-11-28).
+fn wave(url: &str, ns: &str, n: usize) -> Vec<(&'static str, Proc)> {
+    support::wave(url, ns, n, &["--ttl", "8s", "--connect-timeout", "20s"])
 }
 
 /// The machine id a member leased, from its first line on stderr.
@@ -103,18 +92,17 @@ fn until(at: Instant) {
 fn scenario(
     what: &str,
     url: &str,
-    hold: Hold,
     age: Duration,
     take_copy: impl FnOnce(),
     go_back: impl FnOnce(&mut dyn FnMut()),
 ) {
     let ns = "rollback";
-    let a = wave(url, ns, 3, hold);
+    let a = wave(url, ns, 3);
     // A holds ids 0-2 (it draws once its start is over, beside P's).
     for (_, p) in &a {
         leased_id(p);
     }
-    let p = wave(url, ns, 4, hold);
+    let p = wave(url, ns, 4);
     drawing(&p);
     stop(&p);
     let mut p_out = Vec::new();
@@ -125,13 +113,13 @@ fn scenario(
     }
     take_copy();
     let copied = Instant::now();
-    let c = wave(url, ns, 4, hold);
+    let c = wave(url, ns, 4);
     until(copied + age);
     let mut b = Vec::new();
     // B asks while the store is away (acquiring tries again until the
     // connect timeout), so it takes the two lowest ids the copy shows free
     // the moment it answers: 3 and 4, released by P, held by C.
-    go_back(&mut || b = wave(url, ns, 2, hold));
+    go_back(&mut || b = wave(url, ns, 2));
     assert_eq!(b.len(), 2, "{what}: go_back did not start B");
     let taken: Vec<u16> = b.iter().map(|(_, p)| leased_id(p)).collect();
     for (id, went_back) in all_report_loss(&c, what) {
@@ -190,7 +178,6 @@ fn redis_replica_behind_promoted_by_sentinel() {
         scenario(
             &what,
             &url,
-            Hold::Long,
             age,
             || f.borrow().relay.cut(),
             |then| {
@@ -215,7 +202,6 @@ fn redis_restored_from_an_older_dump() {
         scenario(
             &format!("Redis restored from a dump {age:?} old"),
             &url,
-            Hold::Short,
             age,
             || redis.borrow().snapshot(&dump),
             |then| redis.borrow_mut().restore_then(&dump, then),
@@ -258,7 +244,6 @@ fn postgres_standby_behind_promoted() {
         scenario(
             &format!("PostgreSQL standby {age:?} behind, promoted"),
             &url,
-            Hold::Long,
             age,
             || {
                 caught_up();
@@ -285,7 +270,6 @@ fn postgres_restored_from_an_older_backup() {
         scenario(
             &format!("PostgreSQL restored from a backup {age:?} old"),
             &url,
-            Hold::Long,
             age,
             || *backup.borrow_mut() = Some(primary.copy(false)),
             |then| primary.restore_from_then(backup.borrow_mut().take().unwrap(), then),
@@ -307,7 +291,6 @@ fn etcd_restored_from_an_older_snapshot() {
         scenario(
             &format!("etcd restored from a snapshot {age:?} old"),
             &url,
-            Hold::Long,
             age,
             || etcd.borrow().snapshot(0, &snap),
             |then| etcd.borrow_mut().restore(&snap, then),
