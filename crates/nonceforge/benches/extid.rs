@@ -146,10 +146,40 @@ fn latency(c: &mut Criterion) {
     }
 }
 
-/// 64 chained AES-128 encryptions of `block` under fixed round keys (their
-/// values do not change the timing), in one vector register from the first to
-/// the last: the latency floor of `aes128` ids, 64 at a time so that the call
-/// and the two trips through memory are spread thin.
+/// Fixed AES-128 round keys for the floor rows (their values do not change
+/// the timing).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn floor_round_keys() -> [std::arch::x86_64::__m128i; 11] {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of x86-64.
+    std::array::from_fn(|i| unsafe { _mm_set1_epi8(i as i8 * 17 + 3) })
+}
+
+/// One AES-128 block in a vector register, the ten rounds back to back.
+///
+/// # Safety
+/// The CPU must have AES-NI (the callers are compiled for it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn aes_block(
+    rk: &[std::arch::x86_64::__m128i; 11],
+    x: std::arch::x86_64::__m128i,
+) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller checked AES-NI.
+    unsafe {
+        let mut x = _mm_xor_si128(x, rk[0]);
+        for k in &rk[1..10] {
+            x = _mm_aesenc_si128(x, *k);
+        }
+        _mm_aesenclast_si128(x, rk[10])
+    }
+}
+
+/// 64 chained AES-128 encryptions of `block`, in one vector register from the
+/// first to the last: the latency floor of `aes128` ids, 64 at a time so that
+/// the call and the two trips through memory are spread thin.
 ///
 /// # Safety
 /// The CPU must have AES-NI.
@@ -157,20 +187,18 @@ fn latency(c: &mut Criterion) {
 #[target_feature(enable = "aes")]
 unsafe fn aesni_chain(block: &[u8; 16]) -> [u8; 16] {
     use std::arch::x86_64::*;
-    let rk: [__m128i; 11] = std::array::from_fn(|i| _mm_set1_epi8(i as i8 * 17 + 3));
-    // SAFETY: `block` and `out` are 16 bytes each; loadu/storeu take any alignment.
-    let mut x = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
-    for _ in 0..64 {
-        x = _mm_xor_si128(x, rk[0]);
-        for k in &rk[1..10] {
-            x = _mm_aesenc_si128(x, *k);
+    let rk = floor_round_keys();
+    // SAFETY: `block` and `out` are 16 bytes each; loadu/storeu take any
+    // alignment; the caller checked AES-NI.
+    unsafe {
+        let mut x = _mm_loadu_si128(block.as_ptr().cast());
+        for _ in 0..64 {
+            x = aes_block(&rk, x);
         }
-        x = _mm_aesenclast_si128(x, rk[10]);
+        let mut out = [0u8; 16];
+        _mm_storeu_si128(out.as_mut_ptr().cast(), x);
+        out
     }
-    let mut out = [0u8; 16];
-    // SAFETY: as above.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) };
-    out
 }
 
 /// [`aesni_chain`] with each block taken from, and given back as, two 64-bit
@@ -184,15 +212,12 @@ unsafe fn aesni_chain(block: &[u8; 16]) -> [u8; 16] {
 #[target_feature(enable = "aes,ssse3")]
 unsafe fn aesni_chain_words((mut hi, mut lo): (u64, u64)) -> (u64, u64) {
     use std::arch::x86_64::*;
-    let rk: [__m128i; 11] = std::array::from_fn(|i| _mm_set1_epi8(i as i8 * 17 + 3));
+    let rk = floor_round_keys();
     let swap = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for _ in 0..64 {
-        let mut x = _mm_shuffle_epi8(_mm_set_epi64x(hi as i64, lo as i64), swap);
-        x = _mm_xor_si128(x, rk[0]);
-        for k in &rk[1..10] {
-            x = _mm_aesenc_si128(x, *k);
-        }
-        x = _mm_shuffle_epi8(_mm_aesenclast_si128(x, rk[10]), swap);
+        let x = _mm_shuffle_epi8(_mm_set_epi64x(hi as i64, lo as i64), swap);
+        // SAFETY: the caller checked AES-NI.
+        let x = _mm_shuffle_epi8(unsafe { aes_block(&rk, x) }, swap);
         lo = _mm_cvtsi128_si64(x) as u64;
         hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
     }
