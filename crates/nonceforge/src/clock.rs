@@ -297,8 +297,9 @@ impl WallExtrapolator {
         let m2 = clock.monotonic_ns();
         // A (ticks, monotonic) pair for the rate only when the thread was not
         // held up between the two monotonic readings around the tick count.
-        let paired = m2.wrapping_sub(m1) < PAIR_NS;
-        let mono = m1 + m2.wrapping_sub(m1) / 2;
+        let gap = m2.wrapping_sub(m1);
+        let paired = gap < PAIR_NS;
+        let mono = m1 + gap / 2;
         // The estimate this reading replaces, checked against it: a wall clock
         // stepped, a tick counter that jumped (a virtual machine moved) or a
         // rate gone wrong shows here, and the rate is measured again from now.
