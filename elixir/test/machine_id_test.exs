@@ -245,7 +245,7 @@ defmodule Nonceforge.MachineIdTest do
     end
   end
 
-  test "Lease with :id_from: two pods with one index take turns (the second waits, saying so), no value repeats" do
+  test "StatefulSet (Lease with :id_from): two pods with one index take turns (the second waits, saying so), no value repeats" do
     store = Stores.redis()
     System.put_env("NF_TEST_POD_NAME", "nonces-3")
 
@@ -253,7 +253,7 @@ defmodule Nonceforge.MachineIdTest do
       opts = fn name, inst ->
         [
           name: name,
-          strategy: Nonceforge.MachineId.Strategy.Lease,
+          strategy: Nonceforge.MachineId.Strategy.StatefulSet,
           strategy_opts: [
             url: store.url,
             ttl: 1000,
@@ -307,8 +307,21 @@ defmodule Nonceforge.MachineIdTest do
       assert msg =~ ":id_from"
       assert {:error, msg} = L.acquire(0, url: store.url, id_from: :env)
       assert msg =~ ":id_from"
+
+      # StatefulSet reads POD_INDEX unless told otherwise; no variable, no id.
+      alias Nonceforge.MachineId.Strategy.StatefulSet, as: S
+      assert S.default_id_from() == "env:POD_INDEX"
+      System.delete_env("POD_INDEX")
+      assert {:error, msg} = S.acquire(0, url: store.url, namespace: "pods2")
+      assert msg =~ "POD_INDEX", msg
+      assert {:error, msg} = S.acquire(0, url: store.url, ids: 3)
+      assert msg =~ ":ids"
+      System.put_env("POD_INDEX", "17")
+      assert {:ok, 17, lease, _ttl} = S.acquire(0, url: store.url, namespace: "pods2")
+      :ok = S.release(lease, [])
     after
       System.delete_env("NF_TEST_POD_NAME")
+      System.delete_env("POD_INDEX")
       Stores.stop(store)
     end
   end

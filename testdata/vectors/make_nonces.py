@@ -17,6 +17,8 @@ except ImportError:  # older cryptography
 
 EPOCH = 1_735_689_600_000  # 2025-01-01T00:00:00Z
 CTR_BITS = {64: 13, 96: 45, 128: 64}
+# The wide layout: a 16-bit machine id, 96 and 128 bits only.
+WIDE_CTR_BITS = {96: 38, 128: 64}
 
 
 def compose(bits, ts, machine, counter):
@@ -25,6 +27,14 @@ def compose(bits, ts, machine, counter):
     if bits == 96:
         return (ts << 54) | (machine << 45) | counter
     return (ts << 86) | (machine << 77) | counter
+
+
+def compose_wide(bits, ts, machine, counter):
+    assert machine < 1 << 16 and counter < 1 << WIDE_CTR_BITS[bits]
+    if bits == 96:
+        return (ts << 54) | (machine << 38) | counter
+    # 42 | 16 | 6 zero bits | 64
+    return (ts << 86) | (machine << 70) | counter
 
 
 def hexof(bits, v):
@@ -99,11 +109,36 @@ def main():
             plain = compose(bits, ts, machine, c).to_bytes(bits // 8, "big")
             encrypted.append({"bits": bits, "cipher": name, "index": i, "plain_hex": plain.hex(), "hex": enc(key, plain).hex()})
 
+    # The wide layout: the same generator at machine id 40,000 (above 9 bits).
+    wide_machine = 40_000
+    wide_layout = []
+    for bits in (96, 128):
+        cmax = (1 << WIDE_CTR_BITS[bits]) - 1
+        for ts, m, c in [(0, 0, 0), (1, 1, 1), ((1 << 42) - 1, 65535, cmax), (123456789, 50_000, cmax // 3), (0x2AAAAAAAAAA, 0xAAAA, 0), (1, 512, 0)]:
+            wide_layout.append({"bits": bits, "timestamp_ms": ts, "machine_id": m, "counter": c, "hex": hexof(bits, compose_wide(bits, ts, m, c))})
+    wide_counters = []
+    for bits in (96, 128):
+        for i in [0, 1, 2, 8191, 8192, 100_000]:
+            wide_counters.append({"bits": bits, "index": i, "hex": hexof(bits, compose_wide(bits, start, wide_machine, i))})
+    wide_encrypted = []
+    for (name, bits), (klen, enc) in CIPHERS.items():
+        if bits == 64:
+            continue
+        key = hkdf_sha256(base_key, f"nonceforge/encrypted-nonce/v1/{name}/{bits}".encode(), klen)
+        for i in [0, 1, 100_000]:
+            plain = compose_wide(bits, start, wide_machine, i).to_bytes(bits // 8, "big")
+            wide_encrypted.append({"bits": bits, "cipher": name, "index": i, "plain_hex": plain.hex(), "hex": enc(key, plain).hex()})
+
     doc = {
         "about": "nonceforge nonce vectors, written by make_nonces.py (an independent implementation). Layout: 42-bit ms timestamp since the epoch | 9-bit machine id | counter (64: 13 bits; 96: 45 bits; 128: 13 zero bits + 64 bits), big-endian.",
         "epoch_unix_ms": EPOCH,
         "layout": layout,
         "generator": {"clock_unix_ms": clock, "machine_id": machine, "base_key_hex": base_key.hex(), "counter": counters, "encrypted": encrypted},
+        "wide": {
+            "about": "The wide layout (chosen explicitly): 42-bit ms timestamp | 16-bit machine id | counter (96: 38 bits; 128: 6 zero bits + 64 bits); no 64-bit nonces. The generator is the one above at machine id 40000, built with the wide layout.",
+            "layout": wide_layout,
+            "generator": {"clock_unix_ms": clock, "machine_id": wide_machine, "base_key_hex": base_key.hex(), "counter": wide_counters, "encrypted": wide_encrypted},
+        },
     }
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nonces.json")
     with open(path, "w") as f:

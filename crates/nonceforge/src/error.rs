@@ -26,6 +26,35 @@ pub enum Error {
         /// The rejected value.
         value: u64,
     },
+    /// A machine id outside 0..=65535 in the wide layout.
+    #[error(
+        "machine_id {value} is out of range: it must be in 0..=65535 (16 bits, the wide layout)"
+    )]
+    MachineIdOutOfWideRange {
+        /// The rejected value.
+        value: u64,
+    },
+    /// A machine id above 511 given to a generator of the standard layout.
+    #[error(
+        "machine_id {value} needs the wide layout: the standard layout's machine ids are 0..=511 (9 bits); choose layout \"wide\" (16 bits, 96- and 128-bit nonces)"
+    )]
+    MachineIdNeedsWide {
+        /// The rejected value.
+        value: u64,
+    },
+    /// A layout name other than `standard` or `wide`.
+    #[error(
+        "layout {value:?} is not a layout: it must be \"standard\" (9-bit machine ids, NoNoncense's) or \"wide\" (16-bit machine ids, 96 and 128 bits)"
+    )]
+    InvalidLayout {
+        /// The rejected name (its first 40 characters).
+        value: String,
+    },
+    /// A 64-bit nonce asked of the wide layout.
+    #[error(
+        "the wide layout has no 64-bit nonces: 64 bits leave no room for a 16-bit machine id; use 96 or 128 bits, or the standard layout (9-bit machine ids)"
+    )]
+    WideLayoutNo64,
     /// The environment variable that should carry the machine id is not set.
     #[error("machine id: environment variable {name} is not set (or not valid UTF-8)")]
     MachineIdEnvMissing {

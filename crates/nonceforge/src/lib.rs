@@ -81,7 +81,7 @@ pub use cipher::{Cipher64, Cipher128};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Result};
 pub use machine::MachineId;
-pub use nonce::layout::{self, Bits, NonceParts, decompose};
+pub use nonce::layout::{self, Bits, Layout, NonceParts, decompose};
 pub use nonce::{
     GeneratorStats, LocalNonces, Nonce, NonceGenerator, NonceGeneratorBuilder, NonceKind, Refusals,
     SortableSequence, shared_sortable_word,

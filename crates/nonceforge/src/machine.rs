@@ -9,7 +9,8 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
-/// A machine id: a number in 0..=511 (9 bits of every nonce).
+/// A machine id: a number in 0..=511 (9 bits of every nonce), or in 0..=65535
+/// for a generator of the wide layout ([`MachineId::new_in`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MachineId(u16);
 
@@ -29,6 +30,28 @@ impl MachineId {
             return Err(Error::MachineIdOutOfRange { value });
         }
         Ok(MachineId(value as u16))
+    }
+
+    /// The largest machine id of the wide layout, 65535.
+    pub const MAX_WIDE: u16 = u16::MAX;
+
+    /// A machine id of `layout`: 0..=511 (standard, as [`new`](Self::new)) or
+    /// 0..=65535 (wide).
+    ///
+    /// ```
+    /// use nonceforge::{MachineId, layout::Layout};
+    /// assert_eq!(MachineId::new_in(Layout::Wide, 40_000).unwrap().get(), 40_000);
+    /// assert!(MachineId::new_in(Layout::Wide, 65_536).is_err());
+    /// assert!(MachineId::new_in(Layout::Standard, 512).is_err());
+    /// ```
+    pub fn new_in(layout: crate::layout::Layout, value: u64) -> Result<Self> {
+        match layout {
+            crate::layout::Layout::Standard => Self::new(value),
+            crate::layout::Layout::Wide if value > Self::MAX_WIDE as u64 => {
+                Err(Error::MachineIdOutOfWideRange { value })
+            }
+            crate::layout::Layout::Wide => Ok(MachineId(value as u16)),
+        }
     }
 
     /// The number.

@@ -4,9 +4,12 @@
 //! the same state. A manual clock moves underneath, pushed by a third thread and
 //! by the generators' own throttling sleeps.
 //!
-//! Run in release mode (`make test` does): 360 million nonces in all.
+//! Then the wide layout's six (a quarter as many each: the paths are the same,
+//! only the fields' places differ), at a machine id above 9 bits.
+//!
+//! Run in release mode (`make test` does): 420 million nonces in all.
 
-use nonceforge::{Bits, MachineId, ManualClock, NonceGenerator, NonceKind};
+use nonceforge::{Bits, Layout, MachineId, ManualClock, NonceGenerator, NonceKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -19,10 +22,10 @@ fn value(bytes: &[u8]) -> u128 {
 }
 
 /// Thread A: one call at a time on a per-thread handle.
-fn thread_a(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits) -> Vec<u128> {
+fn thread_a(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits, n: usize) -> Vec<u128> {
     let mut local = g.local();
-    let mut out = Vec::with_capacity(PER_THREAD);
-    for _ in 0..PER_THREAD {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
         let v = match (kind, bits) {
             (NonceKind::Counter, Bits::B64) => value(&local.counter_64().unwrap()),
             (NonceKind::Counter, Bits::B96) => value(&local.counter_96().unwrap()),
@@ -40,24 +43,33 @@ fn thread_a(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits) -> Vec
 }
 
 /// Thread B: alternately single calls on the shared generator and batches.
-fn thread_b(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits) -> Vec<u128> {
+fn thread_b(g: &NonceGenerator<ManualClock>, kind: NonceKind, bits: Bits, n: usize) -> Vec<u128> {
     let width = bits.bytes();
-    let mut out = Vec::with_capacity(PER_THREAD);
+    let mut out = Vec::with_capacity(n);
     let mut buf = vec![0u8; 1000 * width];
-    while out.len() < PER_THREAD {
+    while out.len() < n {
         for _ in 0..1000 {
             out.push(g.next(kind, bits).unwrap().to_u128());
         }
         g.fill(kind, bits, &mut buf).unwrap();
         out.extend(buf.chunks_exact(width).map(value));
     }
-    out.truncate(PER_THREAD);
+    out.truncate(n);
     out
 }
 
 fn run(kind: NonceKind, bits: Bits) {
+    run_in(Layout::Standard, kind, bits)
+}
+
+fn run_in(layout: Layout, kind: NonceKind, bits: Bits) {
+    let (machine, n) = match layout {
+        Layout::Standard => (77, PER_THREAD),
+        Layout::Wide => (40_077, PER_THREAD / 4),
+    };
     let clock = ManualClock::at_unix_ms(1_767_225_600_000);
-    let g = NonceGenerator::builder(MachineId::new(77).unwrap())
+    let g = NonceGenerator::builder(MachineId::new_in(layout, machine).unwrap())
+        .layout(layout)
         .key(&[9; 32])
         .clock(clock.clone())
         .build()
@@ -70,8 +82,8 @@ fn run(kind: NonceKind, bits: Bits) {
                 std::thread::sleep(Duration::from_micros(200));
             }
         });
-        let a = s.spawn(|| thread_a(&g, kind, bits));
-        let b = s.spawn(|| thread_b(&g, kind, bits));
+        let a = s.spawn(|| thread_a(&g, kind, bits, n));
+        let b = s.spawn(|| thread_b(&g, kind, bits, n));
         let r = (a.join().unwrap(), b.join().unwrap());
         stop.store(true, Ordering::Relaxed);
         r
@@ -89,7 +101,7 @@ fn run(kind: NonceKind, bits: Bits) {
     }
     let mut all = a;
     all.extend(b);
-    assert_eq!(all.len(), 2 * PER_THREAD);
+    assert_eq!(all.len(), 2 * n);
     all.sort_unstable();
     let before = all.len();
     all.dedup();
@@ -105,7 +117,12 @@ fn run(kind: NonceKind, bits: Bits) {
         for &v in all.iter().step_by(1_000_003) {
             let bytes = &v.to_be_bytes()[16 - bits.bytes()..];
             let plain = g.decrypt(bytes).unwrap().to_vec();
-            assert_eq!(g.decompose(&plain).unwrap().machine_id, 77);
+            assert_eq!(g.decompose(&plain).unwrap().machine_id, machine);
+        }
+    } else {
+        for &v in all.iter().step_by(1_000_003) {
+            let bytes = &v.to_be_bytes()[16 - bits.bytes()..];
+            assert_eq!(g.decompose(bytes).unwrap().machine_id, machine);
         }
     }
 }
@@ -145,4 +162,29 @@ fn encrypted_96() {
 #[test]
 fn encrypted_128() {
     run(NonceKind::Encrypted, Bits::B128);
+}
+
+#[test]
+fn wide_counter_96() {
+    run_in(Layout::Wide, NonceKind::Counter, Bits::B96);
+}
+#[test]
+fn wide_counter_128() {
+    run_in(Layout::Wide, NonceKind::Counter, Bits::B128);
+}
+#[test]
+fn wide_sortable_96() {
+    run_in(Layout::Wide, NonceKind::Sortable, Bits::B96);
+}
+#[test]
+fn wide_sortable_128() {
+    run_in(Layout::Wide, NonceKind::Sortable, Bits::B128);
+}
+#[test]
+fn wide_encrypted_96() {
+    run_in(Layout::Wide, NonceKind::Encrypted, Bits::B96);
+}
+#[test]
+fn wide_encrypted_128() {
+    run_in(Layout::Wide, NonceKind::Encrypted, Bits::B128);
 }

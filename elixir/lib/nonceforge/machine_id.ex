@@ -17,7 +17,7 @@ defmodule Nonceforge.MachineId do
 
   | option | default | |
   |---|---|---|
-  | `:strategy` | required | `EnvironmentVariable`, `HostIdentifiers`, `RedisLease`, `SqlLease`, `Lease` (under `Nonceforge.MachineId.Strategy`), or your own |
+  | `:strategy` | required | `EnvironmentVariable`, `HostIdentifiers`, `RedisLease`, `SqlLease`, `Lease`, `StatefulSet` (under `Nonceforge.MachineId.Strategy`), or your own |
   | `:strategy_opts` | `[]` | passed to the strategy |
   | `:instances` | `[[]]` | a keyword list of `Nonceforge.init/1` options per instance (no `:machine_id`); `:name` defaults to `Nonceforge` |
   | `:name` | `Nonceforge.MachineId` | this tree's name; the guard is `<name>.ConflictGuard`, the manager `<name>.LeaseManager` |

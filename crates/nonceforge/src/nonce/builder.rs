@@ -6,6 +6,7 @@ use super::*;
 #[derive(Debug)]
 pub struct NonceGeneratorBuilder<C: Clock = SystemClock> {
     machine_id: MachineId,
+    layout: Layout,
     epoch_unix_ms: u64,
     key: Option<Zeroizing<Vec<u8>>>,
     cipher64: Cipher64,
@@ -20,6 +21,7 @@ impl NonceGeneratorBuilder<SystemClock> {
     pub(super) fn new(machine_id: MachineId) -> Self {
         NonceGeneratorBuilder {
             machine_id,
+            layout: Layout::Standard,
             epoch_unix_ms: DEFAULT_EPOCH_UNIX_MS,
             key: None,
             cipher64: Cipher64::default(),
@@ -33,6 +35,26 @@ impl NonceGeneratorBuilder<SystemClock> {
 }
 
 impl<C: Clock> NonceGeneratorBuilder<C> {
+    /// The layout (default [`Layout::Standard`], NoNoncense's 9-bit machine
+    /// id). [`Layout::Wide`] takes machine ids up to 65535 and makes 96- and
+    /// 128-bit nonces only (64-bit calls fail with [`Error::WideLayoutNo64`]).
+    /// Every member of a cluster must use the same layout.
+    ///
+    /// ```
+    /// # use nonceforge::{Layout, MachineId, NonceGenerator};
+    /// let g = NonceGenerator::builder(MachineId::new_in(Layout::Wide, 40_000)?)
+    ///     .layout(Layout::Wide)
+    ///     .build()?;
+    /// let n = g.counter_96()?;
+    /// assert_eq!(g.decompose(&n)?.machine_id, 40_000);
+    /// assert!(g.counter_64().is_err());
+    /// # Ok::<(), nonceforge::Error>(())
+    /// ```
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
     /// The epoch, in milliseconds since 1970 (default 2025-01-01T00:00:00Z).
     /// Every member of a cluster must use the same epoch.
     pub fn epoch_unix_ms(mut self, epoch_unix_ms: u64) -> Self {
@@ -110,6 +132,7 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
     pub fn clock<D: Clock>(self, clock: D) -> NonceGeneratorBuilder<D> {
         NonceGeneratorBuilder {
             machine_id: self.machine_id,
+            layout: self.layout,
             epoch_unix_ms: self.epoch_unix_ms,
             key: self.key,
             cipher64: self.cipher64,
@@ -124,6 +147,11 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
     /// Checks the settings, waits for a fresh millisecond (and past the floor),
     /// and returns the generator.
     pub fn build(self) -> Result<NonceGenerator<C>> {
+        if self.machine_id.get() > self.layout.max_machine_id() {
+            return Err(Error::MachineIdNeedsWide {
+                value: self.machine_id.get() as u64,
+            });
+        }
         let ciphers = match &self.key {
             Some(k) => Some(NonceCiphers::new(k, self.cipher64, self.cipher128)?),
             None => None,
@@ -191,9 +219,13 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
                 CachePadded::new(AtomicU64::new(init_ts << sortable::state_counter_bits(b)))
             }),
             sortable_slots: AtomicU64::new(1),
-            stopped: AtomicU8::new(0),
+            stopped: AtomicU8::new(match self.layout {
+                Layout::Standard => 0,
+                Layout::Wide => NO_64,
+            }),
             valid_until_unix_ms: AtomicU64::new(u64::MAX),
             machine_id: self.machine_id,
+            layout: self.layout,
             epoch_unix_ms: epoch,
             init_ts,
             ticker,

@@ -28,7 +28,7 @@ impl<C: Clock> Shared<C> {
     /// One counter nonce from the shared tick counter.
     #[inline]
     pub(crate) fn counter(&self, bits: Bits) -> Result<u128> {
-        self.check_enabled()?;
+        self.check_enabled(bits)?;
         let t = self.counters[bits as usize].fetch_add(1, Ordering::Relaxed);
         if let Err(e) = self.admit(bits, t) {
             return Err(self.untaken(bits, 1, e));
@@ -40,7 +40,7 @@ impl<C: Clock> Shared<C> {
     /// reserved tick is admitted (its timestamp has begun) when this returns.
     #[inline]
     pub(crate) fn reserve(&self, bits: Bits, n: u64) -> Result<u64> {
-        self.check_enabled()?;
+        self.check_enabled(bits)?;
         self.check_deadline()?;
         let t = self.counters[bits as usize].fetch_add(n, Ordering::Relaxed);
         if let Err(e) = self.admit(bits, t.saturating_add(n - 1)) {
@@ -69,7 +69,7 @@ impl<C: Clock> Shared<C> {
     ) -> Result<()> {
         debug_assert_eq!(N, bits.bytes());
         if out.is_empty() {
-            return self.check_enabled();
+            return self.check_enabled(bits);
         }
         let first = self.reserve(bits, out.len() as u64)?;
         self.write_ticks(bits, first, out);
@@ -79,10 +79,11 @@ impl<C: Clock> Shared<C> {
     /// Writes the nonces of ticks `first..first + out.len()` (all admitted).
     #[inline]
     pub(crate) fn write_ticks<const N: usize>(&self, bits: Bits, first: u64, out: &mut [[u8; N]]) {
-        let k = bits.counter_bits();
+        let k = self.layout.counter_bits(bits);
         let m = self.machine_id.get() as u64;
         match bits {
             Bits::B64 => {
+                // The standard layout's (the wide one has no 64-bit nonces).
                 let base = (self.init_ts << 22) | (m << 13);
                 for (i, o) in out.iter_mut().enumerate() {
                     let t = first + i as u64;
@@ -99,7 +100,8 @@ impl<C: Clock> Shared<C> {
                     let run =
                         ((1u64 << k) - (t & ((1 << k) - 1))).min((out.len() - i) as u64) as usize;
                     let hi = (ts >> 10) as u32;
-                    let lo_base = ((ts & 0x3ff) << 54) | (m << 45);
+                    // The machine id sits right above the counter.
+                    let lo_base = ((ts & 0x3ff) << 54) | (m << k);
                     let lo_t = t & ((1 << k) - 1);
                     for (j, o) in out[i..i + run].iter_mut().enumerate() {
                         o[..4].copy_from_slice(&hi.to_be_bytes());
@@ -110,7 +112,8 @@ impl<C: Clock> Shared<C> {
                 }
             }
             Bits::B128 => {
-                let hi = ((self.init_ts << 22) | (m << 13)).to_be_bytes();
+                let shift = self.layout.machine_shift(bits) - 64;
+                let hi = ((self.init_ts << 22) | (m << shift)).to_be_bytes();
                 for (i, o) in out.iter_mut().enumerate() {
                     o[..8].copy_from_slice(&hi);
                     o[8..].copy_from_slice(&(first + i as u64).to_be_bytes()[..N - 8]);
@@ -124,10 +127,11 @@ impl<C: Clock> Shared<C> {
     pub(crate) fn tick_value(&self, bits: Bits, t: u64) -> u128 {
         let m = self.machine_id.get();
         match bits {
-            Bits::B128 => layout::compose(bits, self.init_ts, m, t),
+            Bits::B128 => self.layout.compose(bits, self.init_ts, m, t),
             _ => {
-                let k = bits.counter_bits();
-                layout::compose(bits, self.init_ts + (t >> k), m, t & ((1 << k) - 1))
+                let k = self.layout.counter_bits(bits);
+                self.layout
+                    .compose(bits, self.init_ts + (t >> k), m, t & ((1 << k) - 1))
             }
         }
     }
@@ -146,7 +150,7 @@ impl<C: Clock> Shared<C> {
                 Ok(())
             }
             _ => {
-                let ts = self.init_ts + (t >> bits.counter_bits());
+                let ts = self.init_ts + (t >> self.layout.counter_bits(bits));
                 if ts <= self.verified_ts.load(Ordering::Relaxed) {
                     Ok(())
                 } else {

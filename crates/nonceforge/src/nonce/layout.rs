@@ -32,13 +32,41 @@
 //! - **sortable**: the millisecond the nonce was made; the counter restarts at 0
 //!   every millisecond.
 //! - **encrypted**: a counter nonce, encrypted; [`decompose`] works on the decrypted one.
+//!
+//! # The wide layout
+//!
+//! [`Layout::Wide`], chosen explicitly, gives the machine id 16 bits (65,536
+//! members) at 96 and 128 bits; the timestamp stays 42 bits, so wide and
+//! standard nonces of one epoch end on the same day:
+//!
+//! ```text
+//!  96 bits   0                                        42                58                   96
+//!            +----------------------------------------+-----------------+--------------------+
+//!            | timestamp (42)                         | machine id (16) | counter (38)       |
+//!            +----------------------------------------+-----------------+--------------------+
+//!
+//! 128 bits   0                                        42                58     64                          128
+//!            +----------------------------------------+-----------------+------+---------------------------+
+//!            | timestamp (42)                         | machine id (16) | 0 (6)| counter (64)              |
+//!            +----------------------------------------+-----------------+------+---------------------------+
+//! ```
+//!
+//! The seven bits come out of the 96-bit counter (2^38 = 275 billion nonces
+//! per start millisecond before it carries, against 2^45) and out of the
+//! 128-bit nonce's zero bits (the 64-bit counter is whole). A 64-bit nonce has
+//! no room: seven bits from its 13-bit counter would leave 64 nonces a
+//! millisecond per member, and seven from its timestamp 1.1 years of range,
+//! so the wide layout refuses 64 bits ([`Error::WideLayoutNo64`]).
+//! docs/contracts.md gives the trade-off in full.
 
 use crate::error::{Error, Result};
 
 /// Bits of the millisecond timestamp.
 pub const TIMESTAMP_BITS: u32 = 42;
-/// Bits of the machine id.
+/// Bits of the machine id (the standard layout).
 pub const MACHINE_ID_BITS: u32 = 9;
+/// Bits of the machine id in the wide layout ([`Layout::Wide`]).
+pub const WIDE_MACHINE_ID_BITS: u32 = 16;
 /// The first millisecond (since the epoch) that does not fit the timestamp.
 pub const TIMESTAMP_END: u64 = 1 << TIMESTAMP_BITS;
 /// The default epoch: 2025-01-01T00:00:00Z in milliseconds since 1970.
@@ -99,6 +127,166 @@ impl std::fmt::Display for Bits {
     }
 }
 
+/// Where the machine id sits in a nonce, and how wide it is: NoNoncense's 9
+/// bits (the default) or 16 bits at 96 and 128 bits. Every member of a fleet
+/// uses one layout (a lease namespace records it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layout {
+    /// NoNoncense's layout: a 9-bit machine id (0..=511), every size.
+    #[default]
+    Standard = 0,
+    /// A 16-bit machine id (0..=65535), 96- and 128-bit nonces only.
+    Wide = 1,
+}
+
+impl Layout {
+    /// Both layouts, the default first.
+    pub const ALL: [Layout; 2] = [Layout::Standard, Layout::Wide];
+
+    /// The layout named `name`: `standard` or `wide`.
+    ///
+    /// ```
+    /// use nonceforge::layout::Layout;
+    /// assert_eq!(Layout::parse("wide").unwrap(), Layout::Wide);
+    /// assert!(Layout::parse("16").is_err());
+    /// ```
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "standard" => Ok(Layout::Standard),
+            "wide" => Ok(Layout::Wide),
+            _ => Err(Error::InvalidLayout {
+                value: name.chars().take(40).collect(),
+            }),
+        }
+    }
+
+    /// The layout's name, as [`parse`](Self::parse) reads it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layout::Standard => "standard",
+            Layout::Wide => "wide",
+        }
+    }
+
+    /// Bits of the machine id: 9 or 16.
+    pub const fn machine_id_bits(self) -> u32 {
+        match self {
+            Layout::Standard => MACHINE_ID_BITS,
+            Layout::Wide => WIDE_MACHINE_ID_BITS,
+        }
+    }
+
+    /// The largest machine id: 511 or 65535.
+    pub const fn max_machine_id(self) -> u16 {
+        ((1u32 << self.machine_id_bits()) - 1) as u16
+    }
+
+    /// Whether the layout has nonces of `bits` (the wide one has no 64-bit nonces).
+    pub const fn has(self, bits: Bits) -> bool {
+        !matches!((self, bits), (Layout::Wide, Bits::B64))
+    }
+
+    /// Fails with [`Error::WideLayoutNo64`] unless the layout has nonces of `bits`.
+    pub fn check(self, bits: Bits) -> Result<()> {
+        if self.has(bits) {
+            Ok(())
+        } else {
+            Err(Error::WideLayoutNo64)
+        }
+    }
+
+    /// Where the machine id starts, counted from the least significant bit:
+    /// below it lies the counter field (and, at 128 bits, the zero bits).
+    #[inline(always)]
+    pub const fn machine_shift(self, bits: Bits) -> u32 {
+        bits.bits() - TIMESTAMP_BITS - self.machine_id_bits()
+    }
+
+    /// Bits of the counter field: 13, 45 and 64 (standard); 38 and 64 (wide;
+    /// 64-bit nonces: 13, unused).
+    #[inline(always)]
+    pub const fn counter_bits(self, bits: Bits) -> u32 {
+        match (self, bits) {
+            (Layout::Wide, Bits::B96) => 38,
+            _ => bits.counter_bits(),
+        }
+    }
+
+    /// Puts the three fields together into the nonce's value (big-endian
+    /// integer). Fields wider than their slot are cut to it; callers validate
+    /// first.
+    #[inline(always)]
+    pub const fn compose(
+        self,
+        bits: Bits,
+        timestamp_ms: u64,
+        machine_id: u16,
+        counter: u64,
+    ) -> u128 {
+        let ts = (timestamp_ms & (TIMESTAMP_END - 1)) as u128;
+        let m = (machine_id as u128) & ((1 << self.machine_id_bits()) - 1);
+        let k = self.counter_bits(bits);
+        let c = if k == 64 {
+            counter as u128
+        } else {
+            (counter & ((1 << k) - 1)) as u128
+        };
+        let shift = self.machine_shift(bits);
+        (ts << (shift + self.machine_id_bits())) | (m << shift) | c
+    }
+
+    /// Takes a nonce value apart, with `epoch_unix_ms` to give `unix_ms`.
+    pub const fn decompose_value(self, bits: Bits, value: u128, epoch_unix_ms: u64) -> NonceParts {
+        let shift = self.machine_shift(bits);
+        let k = self.counter_bits(bits);
+        let ts = (value >> (shift + self.machine_id_bits())) as u64 & (TIMESTAMP_END - 1);
+        let m = (value >> shift) as u64 & ((1 << self.machine_id_bits()) - 1);
+        let counter = if k == 64 {
+            value as u64
+        } else {
+            value as u64 & ((1 << k) - 1)
+        };
+        NonceParts {
+            timestamp_ms: ts,
+            // Wrapping: an epoch before 1970 is a negative number in two's complement.
+            unix_ms: ts.wrapping_add(epoch_unix_ms),
+            machine_id: m as u16,
+            counter,
+        }
+    }
+
+    /// Takes apart the plain nonce in `bytes` (its size from its length) in
+    /// this layout.
+    ///
+    /// ```
+    /// use nonceforge::layout::{Layout, DEFAULT_EPOCH_UNIX_MS};
+    /// let hex = "000000000070d4000000002a"; // 96 bits: ms 1, machine 50,000, counter 42
+    /// let bytes: Vec<u8> = (0..12).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+    /// let parts = Layout::Wide.decompose(&bytes, DEFAULT_EPOCH_UNIX_MS).unwrap();
+    /// assert_eq!((parts.timestamp_ms, parts.machine_id, parts.counter), (1, 50_000, 42));
+    /// assert!(Layout::Wide.decompose(&[0u8; 8], 0).is_err()); // no 64-bit nonces
+    /// ```
+    pub fn decompose(self, bytes: &[u8], epoch_unix_ms: u64) -> Result<NonceParts> {
+        let (bits, v) = value_from_bytes("nonce", bytes)?;
+        self.check(bits)?;
+        if bits == Bits::B128 {
+            // The bits between the machine id and the counter, always clear in
+            // a plain 128-bit nonce.
+            let gap = self.machine_shift(bits) - 64;
+            if (v >> 64) & ((1 << gap) - 1) != 0 {
+                return Err(Error::NotPlainNonce { argument: "nonce" });
+            }
+        }
+        Ok(self.decompose_value(bits, v, epoch_unix_ms))
+    }
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The three fields of a plain (not encrypted) nonce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NonceParts {
@@ -112,39 +300,19 @@ pub struct NonceParts {
     pub counter: u64,
 }
 
-/// Puts the three fields together into the nonce's value (big-endian integer).
+/// Puts the three fields together into the nonce's value (big-endian integer),
+/// in the standard layout ([`Layout::compose`] for either).
 ///
 /// Fields wider than their slot are cut to it; callers validate first.
 #[inline(always)]
 pub const fn compose(bits: Bits, timestamp_ms: u64, machine_id: u16, counter: u64) -> u128 {
-    let ts = (timestamp_ms & (TIMESTAMP_END - 1)) as u128;
-    let m = (machine_id & 0x1ff) as u128;
-    match bits {
-        Bits::B64 => (ts << 22) | (m << 13) | (counter & 0x1fff) as u128,
-        Bits::B96 => (ts << 54) | (m << 45) | (counter & ((1 << 45) - 1)) as u128,
-        Bits::B128 => (ts << 86) | (m << 77) | counter as u128,
-    }
+    Layout::Standard.compose(bits, timestamp_ms, machine_id, counter)
 }
 
-/// Takes a nonce value apart, with `epoch_unix_ms` to give `unix_ms`.
+/// Takes a nonce value apart in the standard layout, with `epoch_unix_ms` to
+/// give `unix_ms` ([`Layout::decompose_value`] for either).
 pub const fn decompose_value(bits: Bits, value: u128, epoch_unix_ms: u64) -> NonceParts {
-    let (ts, m, counter) = match bits {
-        Bits::B64 => (value >> 22, (value >> 13) & 0x1ff, value & 0x1fff),
-        Bits::B96 => (value >> 54, (value >> 45) & 0x1ff, value & ((1 << 45) - 1)),
-        Bits::B128 => (
-            value >> 86,
-            (value >> 77) & 0x1ff,
-            value & (u64::MAX as u128),
-        ),
-    };
-    let timestamp_ms = (ts as u64) & (TIMESTAMP_END - 1);
-    NonceParts {
-        timestamp_ms,
-        // Wrapping: an epoch before 1970 is a negative number in two's complement.
-        unix_ms: timestamp_ms.wrapping_add(epoch_unix_ms),
-        machine_id: m as u16,
-        counter: counter as u64,
-    }
+    Layout::Standard.decompose_value(bits, value, epoch_unix_ms)
 }
 
 /// Reads the nonce in `bytes` (8, 12 or 16 bytes, big-endian) as an integer.
@@ -162,7 +330,8 @@ pub fn value_from_bytes(argument: &'static str, bytes: &[u8]) -> Result<(Bits, u
     Ok((bits, u128::from_be_bytes(buf)))
 }
 
-/// Takes apart the plain nonce in `bytes` (its size from its length).
+/// Takes apart the plain nonce in `bytes` (its size from its length), in the
+/// standard layout ([`Layout::decompose`] for either).
 ///
 /// ```
 /// use nonceforge::{decompose, layout::DEFAULT_EPOCH_UNIX_MS};
@@ -170,12 +339,7 @@ pub fn value_from_bytes(argument: &'static str, bytes: &[u8]) -> Result<(Bits, u
 /// assert_eq!((parts.timestamp_ms, parts.machine_id, parts.counter), (1, 1, 5));
 /// ```
 pub fn decompose(bytes: &[u8], epoch_unix_ms: u64) -> Result<NonceParts> {
-    let (bits, v) = value_from_bytes("nonce", bytes)?;
-    if bits == Bits::B128 && (v >> 64) & 0x1fff != 0 {
-        // 13 bits that a plain 128-bit nonce always has clear.
-        return Err(Error::NotPlainNonce { argument: "nonce" });
-    }
-    Ok(decompose_value(bits, v, epoch_unix_ms))
+    Layout::Standard.decompose(bytes, epoch_unix_ms)
 }
 
 /// The low `N` bytes of `value`, big-endian.
@@ -207,6 +371,21 @@ mod tests {
         }
 
         #[test]
+        fn wide_compose_decompose_round_trip(ts in 0..TIMESTAMP_END, m: u16, c: u64, wide96: bool) {
+            let bits = if wide96 { Bits::B96 } else { Bits::B128 };
+            let k = Layout::Wide.counter_bits(bits);
+            let c = if k == 64 { c } else { c & ((1u64 << k) - 1) };
+            let v = Layout::Wide.compose(bits, ts, m, c);
+            prop_assert!(bits == Bits::B128 || v >> 96 == 0);
+            let bytes = v.to_be_bytes();
+            let p = Layout::Wide.decompose(&bytes[16 - bits.bytes()..], 10).unwrap();
+            prop_assert_eq!((p.timestamp_ms, p.machine_id, p.counter, p.unix_ms), (ts, m, c, ts + 10));
+            // The standard layout's fields are the same value read another way,
+            // the timestamp included: both layouts sort by time first.
+            prop_assert_eq!(decompose_value(bits, v, 0).timestamp_ms, ts);
+        }
+
+        #[test]
         fn order_of_bytes_is_order_of_fields(a in 0..TIMESTAMP_END, b in 0..TIMESTAMP_END, m in 0u16..512, c1 in 0u64..8192, c2 in 0u64..8192) {
             let x = to_bytes::<8>(compose(Bits::B64, a, m, c1));
             let y = to_bytes::<8>(compose(Bits::B64, b, m, c2));
@@ -234,6 +413,25 @@ mod tests {
         );
         let e = decompose(&[0u8; 7], 0).unwrap_err().to_string();
         assert!(e.contains("8, 12 or 16") && e.contains("got 7"), "{e}");
+        assert_eq!(
+            Layout::Wide.compose(Bits::B96, TIMESTAMP_END - 1, u16::MAX, (1 << 38) - 1),
+            (1u128 << 96) - 1
+        );
+        assert_eq!(Layout::Wide.compose(Bits::B128, 0, 1, 0), 1u128 << 70);
+        let mut gap = [0u8; 16];
+        gap[7] = 1; // bit 64: one of the wide layout's six zero bits
+        assert_eq!(
+            Layout::Wide.decompose(&gap, 0),
+            Err(Error::NotPlainNonce { argument: "nonce" })
+        );
+        gap[7] = 0x40; // bit 70: the machine id's lowest
+        assert_eq!(Layout::Wide.decompose(&gap, 0).unwrap().machine_id, 1);
+        assert_eq!(
+            Layout::Wide.decompose(&[0u8; 8], 0),
+            Err(Error::WideLayoutNo64)
+        );
+        assert_eq!(Layout::Standard.max_machine_id(), 511);
+        assert_eq!(Layout::Wide.max_machine_id(), 65535);
         assert_eq!(Bits::new(96).unwrap(), Bits::B96);
         assert_eq!(Bits::new(32), Err(Error::InvalidSize { value: 32 }));
     }

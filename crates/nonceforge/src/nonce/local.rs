@@ -84,12 +84,13 @@ pub struct SortableSequence<C: Clock = SystemClock> {
 impl<C: Clock> SortableSequence<C> {
     pub(crate) fn new(generator: NonceGenerator<C>, bits: Bits, slot: u64) -> Result<Self> {
         // 64-bit nonces have no room for slots (and 13 − 21 bits would underflow).
-        let slots = 1u64 << bits.counter_bits().saturating_sub(SORTABLE_COUNTER_BITS);
+        let k = generator.shared().layout.counter_bits(bits);
+        let slots = 1u64 << k.saturating_sub(SORTABLE_COUNTER_BITS);
         if bits == Bits::B64 || slot == 0 || slot >= slots {
             return Err(crate::Error::InvalidOption {
                 option: "slot",
                 value: slot,
-                rule: "sortable sequences are 96 or 128 bits, with a slot in 1..2^24 (96) or 1..2^43 (128)",
+                rule: "sortable sequences are 96 or 128 bits, with a slot in 1..2^24 (96; 1..2^17 in the wide layout) or 1..2^43 (128)",
             });
         }
         Ok(SortableSequence {
@@ -106,7 +107,7 @@ impl<C: Clock> SortableSequence<C> {
     #[inline]
     pub fn next_value(&mut self) -> Result<u128> {
         let shared = self.generator.shared();
-        shared.check_enabled()?;
+        shared.check_enabled(self.bits)?;
         let now = shared.now_ts()?;
         if now > self.ts {
             (self.ts, self.counter) = (now, 0);
@@ -126,12 +127,9 @@ impl<C: Clock> SortableSequence<C> {
         }
         let field = (self.slot << SORTABLE_COUNTER_BITS) | self.counter;
         self.uncounted += 1;
-        Ok(layout::compose(
-            self.bits,
-            self.ts,
-            shared.machine_id.get(),
-            field,
-        ))
+        Ok(shared
+            .layout
+            .compose(self.bits, self.ts, shared.machine_id.get(), field))
     }
 
     /// The next nonce of this sequence, as a [`crate::Nonce`].
@@ -190,7 +188,7 @@ impl<C: Clock> LocalNonces<C> {
         if self.next[i] == self.end[i] {
             self.refill(bits)?;
         } else {
-            self.generator.shared().check_enabled()?;
+            self.generator.shared().check_enabled(bits)?;
         }
         let t = self.next[i];
         self.next[i] += 1;
@@ -217,7 +215,7 @@ impl<C: Clock> LocalNonces<C> {
         if self.handed[i] == LANES {
             self.refill_encrypted(bits)?;
         } else {
-            self.generator.shared().check_enabled()?;
+            self.generator.shared().check_enabled(bits)?;
         }
         let v = self.encrypted[i][self.handed[i]];
         self.handed[i] += 1;
@@ -248,7 +246,7 @@ impl<C: Clock> LocalNonces<C> {
         if bits == Bits::B64 {
             return shared.sortable(bits);
         }
-        shared.check_enabled()?;
+        shared.check_enabled(bits)?;
         let j = bits as usize - 1;
         if self.sortable[j].is_none() {
             let slot = shared.sortable_slot(bits, SORTABLE_COUNTER_BITS)?;

@@ -54,7 +54,7 @@ use crate::clock::{Clock, SystemClock, Ticker};
 use crate::error::{Error, Result};
 use crate::machine::MachineId;
 use crossbeam_utils::CachePadded;
-use layout::{Bits, DEFAULT_EPOCH_UNIX_MS, NonceParts, TIMESTAMP_END};
+use layout::{Bits, DEFAULT_EPOCH_UNIX_MS, Layout, NonceParts, TIMESTAMP_END};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
@@ -67,6 +67,10 @@ const YEAR_MS: u64 = 365 * 24 * 3600 * 1000 + 6 * 3600 * 1000;
 const STOPPED_BY_USER: u8 = 1;
 /// [`Shared::stopped`]: the clock was found past the deadline.
 const STOPPED_PAST_DEADLINE: u8 = 2;
+/// [`Shared::stopped`], for 64-bit nonces only and never cleared: the wide
+/// layout has none. (One flag beside the others, so that checking it costs
+/// a 64-bit call nothing more than the check it makes anyway.)
+const NO_64: u8 = 4;
 
 /// The initial value of a shared sortable word ([`NonceGenerator::sortable_shared`])
 /// created at `now_unix_ms`: the next millisecond, counter 0.
@@ -86,12 +90,13 @@ pub(crate) struct Shared<C: Clock> {
     /// The next sortable slot for a per-thread handle (0 is the shared sequence).
     sortable_slots: AtomicU64,
     /// Why the generator does not issue: [`STOPPED_BY_USER`], [`STOPPED_PAST_DEADLINE`]
-    /// (0: it issues).
+    /// (0: it issues); [`NO_64`] for 64-bit nonces in the wide layout.
     stopped: AtomicU8,
     /// The last millisecond (since 1970, on this generator's clock) whose
     /// timestamps it may issue: a machine-id lease's deadline, or `u64::MAX`.
     valid_until_unix_ms: AtomicU64,
     pub(crate) machine_id: MachineId,
+    pub(crate) layout: Layout,
     epoch_unix_ms: u64,
     /// The start time, in ms since the epoch.
     init_ts: u64,
@@ -284,6 +289,7 @@ impl<C: Clock> NonceGenerator<C> {
     /// [`decrypt`](Self::decrypt) undoes it.
     pub fn encrypt(&self, nonce: &[u8]) -> Result<Nonce> {
         let (bits, value) = layout::value_from_bytes("nonce", nonce)?;
+        self.shared.layout.check(bits)?;
         let ciphers = self.shared.ciphers()?;
         Ok(Nonce {
             bits,
@@ -294,6 +300,7 @@ impl<C: Clock> NonceGenerator<C> {
     /// Decrypts an encrypted nonce of any size (8, 12 or 16 bytes).
     pub fn decrypt(&self, nonce: &[u8]) -> Result<Nonce> {
         let (bits, value) = layout::value_from_bytes("nonce", nonce)?;
+        self.shared.layout.check(bits)?;
         let ciphers = self.shared.ciphers()?;
         let value = match bits {
             Bits::B64 => {
@@ -318,7 +325,9 @@ impl<C: Clock> NonceGenerator<C> {
     /// The (timestamp, machine id, counter) of a plain nonce (8, 12 or 16 bytes).
     /// For an encrypted nonce, [`decrypt`](Self::decrypt) it first.
     pub fn decompose(&self, nonce: &[u8]) -> Result<NonceParts> {
-        layout::decompose(nonce, self.shared.epoch_unix_ms)
+        self.shared
+            .layout
+            .decompose(nonce, self.shared.epoch_unix_ms)
     }
 
     /// The counter or encrypted nonce of `tick`, a tick reserved outside this
@@ -339,7 +348,7 @@ impl<C: Clock> NonceGenerator<C> {
                 });
             }
         };
-        self.shared.check_enabled()?;
+        self.shared.check_enabled(bits)?;
         self.shared.admit(bits, tick)?;
         let plain = self.shared.tick_value(bits, tick);
         let value = match ciphers {
@@ -400,6 +409,11 @@ impl<C: Clock> NonceGenerator<C> {
         self.shared.machine_id
     }
 
+    /// This generator's layout.
+    pub fn layout(&self) -> Layout {
+        self.shared.layout
+    }
+
     /// This generator's epoch, in ms since 1970 (for an epoch before 1970, see
     /// [`epoch_unix_ms_signed`](Self::epoch_unix_ms_signed)).
     pub fn epoch_unix_ms(&self) -> u64 {
@@ -449,7 +463,7 @@ impl<C: Clock> NonceGenerator<C> {
 
     /// Whether the generator issues nonces (neither disabled nor past its deadline).
     pub fn is_enabled(&self) -> bool {
-        self.shared.stopped.load(Ordering::Relaxed) == 0
+        self.shared.stopped.load(Ordering::Relaxed) & !NO_64 == 0
     }
 
     /// Sets a deadline: the generator issues no nonce whose timestamp is later than
@@ -539,12 +553,19 @@ fn encrypt_value(ciphers: &NonceCiphers, bits: Bits, plain: u128) -> u128 {
 }
 
 impl<C: Clock> Shared<C> {
+    /// Fails unless the generator issues nonces of `bits` (a constant at
+    /// every hot call site, so the mask is too).
     #[inline(always)]
-    pub(crate) fn check_enabled(&self) -> Result<()> {
-        if self.stopped.load(Ordering::Relaxed) == 0 {
+    pub(crate) fn check_enabled(&self, bits: Bits) -> Result<()> {
+        let mask = if matches!(bits, Bits::B64) {
+            u8::MAX
+        } else {
+            !NO_64
+        };
+        if self.stopped.load(Ordering::Relaxed) & mask == 0 {
             Ok(())
         } else {
-            Err(self.refuse_stopped())
+            Err(self.refuse_stopped(bits))
         }
     }
 
@@ -611,7 +632,7 @@ impl<C: Clock> Shared<C> {
     /// keeps `low` bits below the slot.
     pub(crate) fn sortable_slot(&self, bits: Bits, low: u32) -> Result<u64> {
         let slot = self.sortable_slots.fetch_add(1, Ordering::Relaxed);
-        if slot >> (bits.counter_bits() - low) != 0 {
+        if slot >> (self.layout.counter_bits(bits) - low) != 0 {
             return Err(self.refuse(
                 stats::Refusal::CounterExhausted,
                 Error::CounterExhausted { bits: bits.bits() },

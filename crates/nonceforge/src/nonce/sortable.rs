@@ -45,7 +45,7 @@ impl<C: Clock> Shared<C> {
     /// word; the epoch: a word in Unix ms, shared with other generators).
     #[inline]
     pub(crate) fn sortable_on(&self, bits: Bits, state: &AtomicU64, offset: u64) -> Result<u128> {
-        self.check_enabled()?;
+        self.check_enabled(bits)?;
         let k = state_counter_bits(bits);
         // The generator's own word is counted (stats.rs); a shared one is not.
         let own = std::ptr::eq(state, &*self.sortables[bits as usize]);
@@ -78,7 +78,9 @@ impl<C: Clock> Shared<C> {
                 }
             }
             let counter = word & ((1 << k) - 1);
-            return Ok(layout::compose(bits, ts, self.machine_id.get(), counter));
+            return Ok(self
+                .layout
+                .compose(bits, ts, self.machine_id.get(), counter));
         }
     }
 }

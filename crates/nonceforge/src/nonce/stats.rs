@@ -11,7 +11,7 @@
 //! fail or drop.
 
 use super::layout::Bits;
-use super::{NonceGenerator, STOPPED_PAST_DEADLINE, Shared, sortable};
+use super::{NO_64, NonceGenerator, STOPPED_PAST_DEADLINE, Shared, sortable};
 use crate::clock::Clock;
 use crate::error::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -166,8 +166,12 @@ impl<C: Clock> Shared<C> {
     /// The refusal of a stopped generator, by why it stopped.
     #[cold]
     #[inline(never)]
-    pub(crate) fn refuse_stopped(&self) -> Error {
+    pub(crate) fn refuse_stopped(&self, bits: Bits) -> Error {
         let stopped = self.stopped.load(Ordering::Relaxed);
+        if bits == Bits::B64 && stopped & NO_64 != 0 {
+            // Not a refusal of a working generator: a call the layout has not.
+            return Error::WideLayoutNo64;
+        }
         let why = if stopped & STOPPED_PAST_DEADLINE != 0 {
             Refusal::Deadline
         } else {
@@ -243,7 +247,7 @@ impl<C: Clock> NonceGenerator<C> {
             epoch_ends_in: Duration::from_millis(s.end_unix_ms().saturating_sub(now)),
             deadline_in: (until != u64::MAX)
                 .then(|| Duration::from_millis(until.saturating_sub(now))),
-            enabled: s.stopped.load(Ordering::Relaxed) == 0,
+            enabled: s.stopped.load(Ordering::Relaxed) & !NO_64 == 0,
         }
     }
 }

@@ -3,8 +3,9 @@ defmodule Nonceforge.MachineId.Strategy do
   How `Nonceforge.MachineId` gets this node's machine id: NoNoncense 2.0's
   strategy behaviour, under our name. Implement it to take ids from your own
   coordinator; the built-in strategies are `EnvironmentVariable`,
-  `HostIdentifiers`, `RedisLease`, `SqlLease` and `Lease` (any store of the
-  lease crate, etcd included).
+  `HostIdentifiers`, `RedisLease`, `SqlLease`, `Lease` (any store of the
+  lease crate, etcd included) and `StatefulSet` (a pod index fenced by a
+  lease).
 
   * `acquire(lease_duration, opts)` — `{:ok, machine_id, lease, ttl_ms}` or
     `{:error, reason}`. `lease` is anything the strategy needs later.

@@ -23,7 +23,9 @@ defmodule Nonceforge.MachineId.Strategy.Lease do
   with one index (the pod being replaced in a rolling update, one cut off by a
   partition) never both issue: the newcomer logs a warning, once, and waits
   while the other holds it, up to `:id_wait` ms (default: as long as it
-  takes); not with `:ids`. docs/operations.md has the manifest.
+  takes); not with `:ids`. docs/operations.md has the manifest;
+  `Nonceforge.MachineId.Strategy.StatefulSet` is this strategy with
+  `:id_from` defaulting to `"env:POD_INDEX"`.
 
       {Nonceforge.MachineId,
        strategy: Nonceforge.MachineId.Strategy.Lease,
