@@ -64,11 +64,11 @@ fn run(kind: NonceKind, bits: Bits) {
 
 fn run_in(layout: Layout, kind: NonceKind, bits: Bits) {
     let (machine, n) = match layout {
-        Layout::Standard => (77, PER_THREAD),
+        Layout::Standard => (77u16, PER_THREAD),
         Layout::Wide => (40_077, PER_THREAD / 4),
     };
     let clock = ManualClock::at_unix_ms(1_767_225_600_000);
-    let g = NonceGenerator::builder(MachineId::new_in(layout, machine).unwrap())
+    let g = NonceGenerator::builder(MachineId::new_in(layout, machine.into()).unwrap())
         .layout(layout)
         .key(&[9; 32])
         .clock(clock.clone())
