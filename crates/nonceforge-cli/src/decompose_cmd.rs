@@ -2,7 +2,7 @@
 
 use crate::CliError;
 use clap::Args;
-use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, decompose};
+use nonceforge::layout::{DEFAULT_EPOCH_UNIX_MS, Layout};
 use std::io::{BufRead, Write};
 
 #[derive(Debug, Args)]
@@ -12,6 +12,10 @@ pub struct DecomposeArgs {
     /// The epoch they were made with, Unix milliseconds (default 2025-01-01).
     #[arg(long, default_value_t = DEFAULT_EPOCH_UNIX_MS)]
     epoch: u64,
+    /// The layout they were made in: standard (9-bit machine id) or wide
+    /// (16-bit machine id; 96 and 128 bits only). The bytes do not say which.
+    #[arg(long, default_value = "standard", value_parser = crate::gen_cmd::parse_layout)]
+    layout: Layout,
     /// One JSON object a line instead of text.
     #[arg(long)]
     json: bool,
@@ -24,7 +28,10 @@ fn line(args: &DecomposeArgs, text: &str, out: &mut impl Write) -> Result<(), Cl
             "{text:?} is not a nonce in hex: 16, 24 or 32 hex digits"
         ))
     })?;
-    let p = decompose(&bytes, args.epoch).map_err(CliError::Nonce)?;
+    let p = args
+        .layout
+        .decompose(&bytes, args.epoch)
+        .map_err(CliError::Nonce)?;
     let r = if args.json {
         writeln!(
             out,
