@@ -34,6 +34,9 @@ var (
 	ErrNoKey = errors.New("nonce: no base key")
 	// ErrNoMachineID: Options.MachineID was not set (New has no default id).
 	ErrNoMachineID = errors.New("nonce: no machine id chosen")
+	// ErrWideLayoutNo64: a 64-bit nonce asked of a generator of the Wide
+	// layout, which has none.
+	ErrWideLayoutNo64 = errors.New("nonce: the wide layout has no 64-bit nonces")
 	// ErrNotBuilt: the Generator was not made by New (a zero value).
 	ErrNotBuilt = errors.New("nonce: the Generator was not made by New: it issues nothing")
 )

@@ -75,6 +75,10 @@ type Options struct {
 	// members that both fell back on a default id would repeat each other's
 	// nonces.
 	MachineID MachineID
+	// Layout: Standard (the zero value, NoNoncense's 9-bit machine id) or
+	// Wide (a 16-bit machine id, 96- and 128-bit nonces only). Every member
+	// of a cluster must use the same layout.
+	Layout Layout
 	// Key, the base key for encrypted nonces: at least 32 bytes (nil: no
 	// encrypted nonces). Never used for anything else.
 	Key []byte
@@ -107,6 +111,9 @@ type Generator struct {
 	validUntil atomic.Uint64 // Unix ms; MaxUint64: none
 	state      atomic.Uint32 // stateLive | stoppedByUser | stoppedPastDeadline
 	machine    uint64
+	layout     Layout
+	k96        uint   // the 96-bit counter field's width: 45 (standard), 38 (wide)
+	m128       uint64 // the machine id in place in a 128-bit nonce's first 8 bytes
 	epoch      uint64
 	initTs     uint64
 	clock      Clock
@@ -130,12 +137,13 @@ func sizeIndex(bits int) int {
 	return -1
 }
 
-func counterBits(bits int) uint {
+// counterBits is the counter field's width at bits in this generator's layout.
+func (g *Generator) counterBits(bits int) uint {
 	switch bits {
 	case 64:
 		return 13
 	case 96:
-		return 45
+		return g.k96
 	}
 	return 64
 }
@@ -154,8 +162,13 @@ func NewContext(ctx context.Context, o Options) (*Generator, error) {
 		return nil, &Error{Op: "New", Arg: "MachineID", Err: ErrNoMachineID,
 			Rule: "not set: choose one on purpose — nonce.Machine(n) for a planned id, nonce.MachineIDFromEnv, nonce.MachineIDFromHostList, or a lease (lease.Acquire, then Lease.Generator)"}
 	}
-	if o.MachineID.id < 0 || o.MachineID.id > maxMachineID {
-		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("must be in 0..511, got %d", o.MachineID.id)}
+	if o.Layout != Standard && o.Layout != Wide {
+		return nil, &Error{Op: "New", Arg: "Layout", Rule: fmt.Sprintf("must be Standard or Wide, got %d", int(o.Layout))}
+	}
+	if id := o.MachineID.id; id < 0 || id > 1<<16-1 {
+		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("must be in 0..511 (0..65535 in the wide layout), got %d", id)}
+	} else if id > o.Layout.MaxMachineID() {
+		return nil, &Error{Op: "New", Arg: "MachineID", Rule: fmt.Sprintf("%d needs the wide layout: the standard layout's machine ids are 0..511 (9 bits); set Options.Layout to Wide (16 bits, 96- and 128-bit nonces)", id)}
 	}
 	epoch, err := epochMilli("New", o.Epoch)
 	if err != nil {
@@ -168,6 +181,7 @@ func NewContext(ctx context.Context, o Options) (*Generator, error) {
 		return nil, &Error{Op: "New", Arg: "MaxWait", Rule: fmt.Sprintf("must not be negative (0: the default, 1 s), got %v", o.MaxWait)}
 	}
 	g := &Generator{machine: uint64(o.MachineID.id), epoch: uint64(epoch), clock: o.Clock, counts: &counts{}}
+	g.setLayout(o.Layout)
 	if g.clock == nil {
 		base := time.Now()
 		g.clock = systemClock{base: base}
@@ -204,7 +218,7 @@ func NewContext(ctx context.Context, o Options) (*Generator, error) {
 		return nil, &Error{Op: "New", Arg: "Epoch", Rule: fmt.Sprintf("the 42-bit timestamp range of epoch %d has ended", g.epoch), Err: ErrExhausted}
 	}
 	g.initTs = now - g.epoch
-	g.hi128 = g.initTs<<22 | g.machine<<13
+	g.hi128 = g.initTs<<22 | g.m128
 	g.verifiedTs.Store(g.initTs)
 	for i, k := range []uint{13, 21, 21} {
 		g.sortables[i].Store(g.initTs << k)
@@ -373,11 +387,12 @@ func (g *Generator) compose(n *Nonce, bits int, ts, counter uint64) {
 	case 64:
 		n.hi, n.lo = ts<<22|g.machine<<13|counter, 0
 	case 96:
-		// 42 + 9 + 45 bits: the top 32 bits (bytes 0-3), then 64 (bytes 4-11).
-		x := ts<<54 | g.machine<<45 | counter
+		// 42 + 9 + 45 bits (wide: 42 + 16 + 38): the top 32 bits (bytes 0-3),
+		// then 64 (bytes 4-11); the machine id sits right above the counter.
+		x := ts<<54 | g.machine<<g.k96 | counter
 		n.hi, n.lo = uint64(uint32(ts>>10))<<32|x>>32, x<<32
 	default:
-		n.hi, n.lo = ts<<22|g.machine<<13, counter
+		n.hi, n.lo = ts<<22|g.m128, counter
 	}
 }
 
@@ -389,7 +404,7 @@ func (g *Generator) admit(bits int, t uint64) error {
 		}
 		return nil
 	}
-	ts := g.initTs + t>>counterBits(bits)
+	ts := g.initTs + t>>g.counterBits(bits)
 	if ts <= g.verifiedTs.Load() {
 		return nil
 	}
@@ -444,7 +459,7 @@ func (g *Generator) tickNonce(n *Nonce, bits int, t uint64) {
 		g.compose(n, bits, g.initTs, t)
 		return
 	}
-	k := counterBits(bits)
+	k := g.counterBits(bits)
 	g.compose(n, bits, g.initTs+t>>k, t&(1<<k-1))
 }
 
@@ -463,9 +478,9 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 		}
 		return Nonce{hi: g.hi128, lo: t, bits: 128}, nil
 	}
-	i := sizeIndex(bits)
-	if i < 0 {
-		return n, badBits("Counter", bits)
+	i, err := g.index("Counter", bits)
+	if err != nil {
+		return n, err
 	}
 	if err := g.check(); err != nil {
 		return n, err
@@ -515,9 +530,9 @@ func (g *Generator) Encrypted(bits int) (Nonce, error) {
 // call sleeps into the next millisecond).
 func (g *Generator) Sortable(bits int) (Nonce, error) {
 	var n Nonce
-	i := sizeIndex(bits)
-	if i < 0 {
-		return n, badBits("Sortable", bits)
+	i, err := g.index("Sortable", bits)
+	if err != nil {
+		return n, err
 	}
 	if err := g.check(); err != nil {
 		return n, err
@@ -592,9 +607,9 @@ func (g *Generator) Next(kind Kind, bits int) (Nonce, error) {
 // of nonces); counter and encrypted nonces come from one reservation. Nothing
 // is written on error.
 func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
-	i := sizeIndex(bits)
-	if i < 0 {
-		return badBits("Fill", bits)
+	i, err := g.index("Fill", bits)
+	if err != nil {
+		return err
 	}
 	size := bits / 8
 	if len(dst)%size != 0 {
@@ -662,14 +677,15 @@ func (g *Generator) writeTicks(bits int, first uint64, dst []byte) {
 			binary.BigEndian.PutUint64(dst[j:j+8], (g.initTs+t>>13)<<22|m<<13|t&0x1fff)
 		}
 	case 96:
+		k := g.k96
 		for j := 0; j+12 <= len(dst); j += 12 {
 			t := first + uint64(j/12)
-			ts := g.initTs + t>>45
+			ts := g.initTs + t>>k
 			binary.BigEndian.PutUint32(dst[j:j+4], uint32(ts>>10))
-			binary.BigEndian.PutUint64(dst[j+4:j+12], ts<<54|m<<45|t&(1<<45-1))
+			binary.BigEndian.PutUint64(dst[j+4:j+12], ts<<54|m<<k|t&(1<<k-1))
 		}
 	default:
-		hi := g.initTs<<22 | m<<13
+		hi := g.hi128
 		for j := 0; j+16 <= len(dst); j += 16 {
 			binary.BigEndian.PutUint64(dst[j:j+8], hi)
 			binary.BigEndian.PutUint64(dst[j+8:j+16], first+uint64(j/16))
@@ -688,6 +704,9 @@ func (g *Generator) Encrypt(plain []byte) (Nonce, error) {
 		err.(*Error).Op = "Encrypt"
 		return n, err
 	}
+	if n.bits == 64 && g.layout == Wide {
+		return Nonce{}, wide64("Encrypt")
+	}
 	g.ciphers.encrypt(&n)
 	return n, nil
 }
@@ -702,11 +721,17 @@ func (g *Generator) Decrypt(encrypted []byte) (Nonce, error) {
 		err.(*Error).Op = "Decrypt"
 		return n, err
 	}
+	if n.bits == 64 && g.layout == Wide {
+		return Nonce{}, wide64("Decrypt")
+	}
 	g.ciphers.decrypt(&n)
 	return n, nil
 }
 
 // Decompose reads the fields of one of this generator's counter or sortable nonces.
 func (g *Generator) Decompose(nonce []byte) (Parts, error) {
-	return Decompose(nonce, g.Epoch())
+	return g.layout.Decompose(nonce, g.Epoch())
 }
+
+// Layout is the generator's layout.
+func (g *Generator) Layout() Layout { return g.layout }

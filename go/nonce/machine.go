@@ -15,7 +15,8 @@ type MachineID struct {
 	set bool
 }
 
-// Machine is the machine id n (0..511; New checks the range).
+// Machine is the machine id n (0..511, or 0..65535 with Options.Layout Wide;
+// New checks the range).
 func Machine(n int) MachineID { return MachineID{id: n, set: true} }
 
 // Int is the id as a number, and whether one was chosen.

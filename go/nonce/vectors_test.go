@@ -62,6 +62,7 @@ func TestLayoutVectors(t *testing.T) {
 	}
 	for _, c := range v.Layout {
 		g := &Generator{machine: c.Machine}
+		g.setLayout(Standard)
 		var n Nonce
 		g.compose(&n, c.Bits, c.Timestamp, c.Counter)
 		if n.String() != c.Hex {
