@@ -7,13 +7,22 @@ export type NonceKind = 'counter' | 'sortable' | 'encrypted';
 export type NonceBits = 64 | 96 | 128;
 type Bytes = Buffer | NodeJS.TypedArray | DataView;
 
+/**
+ * Where the machine id sits: 'standard' (NoNoncense's 9 bits, every size; the
+ * default) or 'wide' (16 bits, 0..65535, 96- and 128-bit nonces only). Every
+ * member of a fleet uses one layout.
+ */
+export type NonceLayout = 'standard' | 'wide';
+
 export interface NonceGeneratorOptions {
-  /** 0..511, unique among the live generators of a cluster. */
+  /** 0..511 (0..65535 with layout 'wide'), unique among the live generators of a cluster. */
   machineId: number;
   /** At least 32 bytes; needed for encrypted nonces. */
   key?: Bytes;
   /** Move the epoch (Unix ms); every generator of a cluster must use the same. */
   epochUnixMs?: number;
+  /** The layout (default 'standard'); 64-bit calls on a 'wide' generator throw. */
+  layout?: NonceLayout;
 }
 
 export interface NonceParts {
@@ -143,6 +152,8 @@ export declare class NonceGenerator extends EventEmitter {
   once(event: 'lapsed' | 'resumed', listener: () => void): this;
   once(event: 'lost', listener: (reason: LeaseLostReason | null) => void): this;
   readonly machineId: number;
+  /** The layout it was built with. */
+  readonly layout: NonceLayout;
   readonly enabled: boolean;
   /** One nonce as a new Buffer (8, 12 or 16 bytes). Throws when disabled. */
   next(kind?: NonceKind, bits?: NonceBits): Buffer;

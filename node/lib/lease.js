@@ -40,7 +40,7 @@ function binding() {
 // left out takes the lease crate's default; the lease crate checks the rules between them (TTL 1 s..1 h,
 // renewal and margin against the TTL) and names the option that breaks one.
 function leaseOptions(options) {
-  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'idFrom', 'idWait', 'namespace', 'holder', 'pgSchema', 'fastStart', 'key', 'epochUnixMs']);
+  const known = new Set(['ttl', 'renewEvery', 'margin', 'connectTimeout', 'ids', 'idFrom', 'idWait', 'namespace', 'holder', 'pgSchema', 'fastStart', 'key', 'epochUnixMs', 'layout']);
   for (const k of Object.keys(options)) {
     if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
   }

@@ -60,6 +60,17 @@ function take(pool, out, size) {
   pool.at = at + size;
 }
 
+// The layout: 'standard' (undefined: the default) or 'wide' (16-bit machine
+// ids, 96- and 128-bit nonces only).
+function checkLayout(layout, name) {
+  if (layout === undefined) return 'standard';
+  checkString(layout, name);
+  if (layout !== 'standard' && layout !== 'wide') {
+    throw argValue(name, "must be 'standard' (9-bit machine ids, NoNoncense's) or 'wide' (16-bit machine ids, 96 and 128 bits)", layout);
+  }
+  return layout;
+}
+
 function checkGeneratorOptions(options, name) {
   const { key, epochUnixMs } = options;
   if (key !== undefined) checkKey(key, `${name}.key`);
@@ -89,7 +100,7 @@ async function acquire(url, opts) {
 
 class NonceGenerator extends EventEmitter {
   /**
-   * @param {{machineId: number, key?: Buffer, epochUnixMs?: number}} options
+   * @param {{machineId: number, key?: Buffer, epochUnixMs?: number, layout?: 'standard' | 'wide'}} options
    */
   constructor(options, leased) {
     super();
@@ -103,9 +114,10 @@ class NonceGenerator extends EventEmitter {
       return;
     }
     checkOptions(options, 'options');
-    checkInteger(options.machineId, 'options.machineId', 0, 511);
+    const layout = checkLayout(options.layout, 'options.layout');
+    checkInteger(options.machineId, 'options.machineId', 0, layout === 'wide' ? 65535 : 511);
     checkGeneratorOptions(options, 'options');
-    this._init(native('options', () => new binding.Generator(options.machineId, options.key, options.epochUnixMs)), options.epochUnixMs, null);
+    this._init(native('options', () => new binding.Generator(options.machineId, options.key, options.epochUnixMs, layout)), options.epochUnixMs, null);
   }
 
   _init(nativeGenerator, epochUnixMs, lease) {
@@ -136,6 +148,11 @@ class NonceGenerator extends EventEmitter {
     checkOptions(options, 'options');
     const opts = leaseOptions(options);
     checkGeneratorOptions(options, 'options');
+    if (checkLayout(options.layout, 'options.layout') === 'wide') {
+      // A namespace that does not say its layout could hand one id to a
+      // standard member and a wide one, whose values can meet.
+      throw argValue('options.layout', "cannot be 'wide' with a lease yet: lease namespaces do not record their layout, so wide and standard members could share one; give wide members their ids by plan", options.layout);
+    }
     let handle;
     try {
       handle = await acquire(url, opts);
@@ -235,6 +252,10 @@ class NonceGenerator extends EventEmitter {
 
   get machineId() {
     return this._native.machineId;
+  }
+
+  get layout() {
+    return this._native.layout;
   }
 
   /** One nonce of `kind` ('counter' | 'sortable' | 'encrypted') and `bits` (64 | 96 | 128), as a Buffer. */

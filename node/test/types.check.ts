@@ -15,6 +15,10 @@ const filled: Uint8Array = g.fillInto('counter', 64, new Uint8Array(80));
 g.counter(32);
 // @ts-expect-error machineId is required
 new nf.NonceGenerator({});
+const wide = new nf.NonceGenerator({ machineId: 40000, layout: 'wide' });
+const wideLayout: nf.NonceLayout = wide.layout;
+// @ts-expect-error the layout is 'standard' or 'wide'
+new nf.NonceGenerator({ machineId: 1, layout: 'narrow' });
 const samples: nf.MetricSample[] = g.metrics();
 const sampleType: 'counter' | 'gauge' = samples[0].type;
 const ready = g.readiness();

@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 use napi::{Env, Unknown};
 use napi_derive::napi;
 use nonceforge::nonce::NonceKind;
-use nonceforge::{Bits, MachineId, NonceGenerator};
+use nonceforge::{Bits, Layout, MachineId, NonceGenerator};
 
 /// The kind and size a JS call names by one number, `kind * 3 + size` (kind:
 /// 0 counter, 1 sortable, 2 encrypted; size: 0 = 64, 1 = 96, 2 = 128 bits):
@@ -31,12 +31,29 @@ pub struct Generator {
 
 #[napi]
 impl Generator {
-    /// `machineId` in 0..=511; `key` (≥ 32 bytes) for encrypted nonces;
-    /// `epochUnixMs` to move the epoch.
+    /// `machineId` in 0..=511 (0..=65535 with `layout` "wide"); `key` (≥ 32
+    /// bytes) for encrypted nonces; `epochUnixMs` to move the epoch; `layout`
+    /// "standard" (default) or "wide".
     #[napi(constructor, catch_unwind)]
-    pub fn new(machine_id: u32, key: Option<&[u8]>, epoch_unix_ms: Option<f64>) -> Result<Self> {
-        let b = NonceGenerator::builder(MachineId::new(machine_id as u64).map_err(core_err)?);
+    pub fn new(
+        machine_id: u32,
+        key: Option<&[u8]>,
+        epoch_unix_ms: Option<f64>,
+        layout: Option<String>,
+    ) -> Result<Self> {
+        let layout = match layout {
+            Some(name) => Layout::parse(&name).map_err(core_err)?,
+            None => Layout::Standard,
+        };
+        let id = MachineId::new_in(Layout::Wide, machine_id as u64).map_err(core_err)?;
+        let b = NonceGenerator::builder(id).layout(layout);
         Self::build(b, key, epoch_unix_ms)
+    }
+
+    /// The layout: "standard" or "wide".
+    #[napi(getter)]
+    pub fn layout(&self) -> &'static str {
+        self.inner.layout().name()
     }
 
     /// A generator on a leased machine id: started above the previous
