@@ -72,7 +72,7 @@ defmodule Nonceforge do
   @type nonce_size :: 64 | 96 | 128
   @type nonce :: <<_::64>> | <<_::96>> | <<_::128>>
 
-  @init_opts ~w(name machine_id epoch base_key key64 key96 key128 cipher64 cipher96 cipher128 mode)a
+  @init_opts ~w(name machine_id epoch base_key key64 key96 key128 cipher64 cipher96 cipher128 mode layout)a
 
   @doc """
   Initializes an instance. Several instances, under different names, may run
@@ -88,6 +88,7 @@ defmodule Nonceforge do
   | `:cipher64`, `:cipher96` | `:blowfish` | `:blowfish`, `:des3`, `:speck` (`:nononcense` mode) |
   | `:cipher128` | `:aes` | `:aes`, `:speck` (`:nononcense` mode) |
   | `:mode` | `:nononcense` | `:nononcense` or `:nonceforge` (see the module docs) |
+  | `:layout` | `:standard` | `:standard` (NoNoncense's 9-bit machine id) or `:wide` (16 bits, 0..65535, 96- and 128-bit nonces only; needs `mode: :nonceforge`, an integer or `{:env, var}` machine id, no lease yet: docs/contracts.md, "The wide layout") |
 
   Lease options (`{:lease, url, opts}`, url `postgres://…`, `redis://…` or
   `etcd://…`): `:ttl` (ms, default 10000), `:renew_every`, `:margin`,
@@ -99,19 +100,33 @@ defmodule Nonceforge do
 
       iex> Nonceforge.init(name: :ids, machine_id: 3, epoch: 1_609_459_200_000)
       :ok
+      iex> Nonceforge.init(name: :wide, machine_id: 40_000, mode: :nonceforge, layout: :wide)
+      :ok
+      iex> Nonceforge.decompose(:wide, Nonceforge.nonce(:wide, 96)).machine_id
+      40000
   """
   @spec init(keyword()) :: :ok
   def init(opts \\ [])
 
   def init(opts) when is_list(opts) do
     {name, epoch, crypt} = checked(opts)
+    layout = crypt.layout
 
     case Keyword.fetch!(opts, :machine_id) do
+      {:lease, _url, _lease_opts} when layout == :wide ->
+        # A namespace that does not say its layout could hand one id to a
+        # standard member and a wide one, whose values can meet.
+        raise ArgumentError,
+              "layout: :wide cannot be leased yet: lease namespaces do not record their layout, so wide and standard members could share one; give wide members their ids by plan (an integer or {:env, var})"
+
       {:lease, url, lease_opts} ->
         {:ok, _id} =
           nif_init_leased(name, check_url(url), lease_options(lease_opts), epoch, crypt)
 
         :ok
+
+      spec when layout == :wide ->
+        nif_init(name, Nonceforge.MachineId.wide_id!(spec), epoch, crypt)
 
       spec ->
         nif_init(name, Nonceforge.MachineId.id!(spec), epoch, crypt)
@@ -190,7 +205,7 @@ defmodule Nonceforge do
         })
 
     case Keyword.fetch!(opts, :machine_id) do
-      id when is_integer(id) and (id < 0 or id > 511) ->
+      id when is_integer(id) and (id < 0 or id > 511) and opts[:layout] != :wide ->
         raise ArgumentError, "machine ID out of range 0-511"
 
       _ ->
@@ -214,6 +229,13 @@ defmodule Nonceforge do
 
     # Every check of init/1, with a placeholder id that is never used.
     {name, epoch, crypt} = checked(Keyword.put(opts, :machine_id, 0))
+
+    if crypt.layout == :wide,
+      do:
+        raise(
+          ArgumentError,
+          "layout: :wide is not taken by Nonceforge.MachineId yet (its strategies hand out 9-bit ids and lease namespaces do not record their layout): init the instance with a planned machine_id"
+        )
     nif_init_on_lease(name, lease, epoch, crypt)
   end
 
@@ -277,7 +299,23 @@ defmodule Nonceforge do
       end
     end
 
-    Map.merge(%{mode: mode, base_key: base_key}, Map.merge(keys, ciphers))
+    layout = Keyword.get(opts, :layout, :standard)
+
+    unless layout in [:standard, :wide],
+      do:
+        raise(
+          ArgumentError,
+          "layout must be :standard (9-bit machine ids, NoNoncense's) or :wide (16-bit machine ids, 96 and 128 bits), got: #{Kernel.inspect(layout)}"
+        )
+
+    if layout == :wide and mode != :nonceforge,
+      do:
+        raise(
+          ArgumentError,
+          "layout: :wide needs mode: :nonceforge (NoNoncense's layout, the :nononcense mode's, has 9-bit machine ids)"
+        )
+
+    Map.merge(%{mode: mode, base_key: base_key, layout: layout}, Map.merge(keys, ciphers))
   end
 
   @doc false
@@ -427,7 +465,8 @@ defmodule Nonceforge do
 
   def get_datetime(name, <<ms::42, _::bits>> = nonce) when bit_size(nonce) in [64, 96, 128] do
     # The epoch: the time of a nonce whose 42 bits are zero.
-    {epoch, _machine_id, _counter} = nif_decompose(name, <<0::64>>)
+    # (96 bits: a wide instance has no 64-bit nonces.)
+    {epoch, _machine_id, _counter} = nif_decompose(name, <<0::96>>)
     DateTime.from_unix!(epoch + ms, :millisecond)
   end
 
@@ -473,7 +512,7 @@ defmodule Nonceforge do
   """
   @spec decompose(name(), nonce()) :: %{
           unix_ms: non_neg_integer(),
-          machine_id: 0..511,
+          machine_id: 0..65_535,
           counter: non_neg_integer()
         }
   def decompose(name \\ __MODULE__, nonce) do
@@ -492,7 +531,7 @@ defmodule Nonceforge do
       )
 
   @doc "The machine id of an instance."
-  @spec machine_id(name()) :: 0..511
+  @spec machine_id(name()) :: 0..65_535
   def machine_id(name \\ __MODULE__), do: nif_machine_id(name)
 
   @doc """

@@ -228,6 +228,106 @@ defmodule NonceforgeTest do
     end
   end
 
+  describe "the wide layout (16-bit machine ids)" do
+    test "decomposes the vectors' wide rows, makes nonces at machine id 65535, refuses 64 bits" do
+      text = File.read!(Path.expand("../../testdata/vectors/nonces.json", __DIR__))
+      [_, wide] = String.split(text, ~s("wide": {), parts: 2)
+
+      rows =
+        Regex.scan(
+          ~r/"bits": (\d+),\s*"timestamp_ms": (\d+),\s*"machine_id": (\d+),\s*"counter": (\d+),\s*"hex": "([0-9a-f]+)"/,
+          wide
+        )
+
+      assert length(rows) >= 12
+      :ok = Nonceforge.init(name: :wide_rows, machine_id: 1, mode: :nonceforge, layout: :wide, epoch: 0)
+
+      for [_, _bits, ts, m, c, hex] <- rows do
+        assert Nonceforge.decompose(:wide_rows, Base.decode16!(hex, case: :lower)) ==
+                 %{unix_ms: String.to_integer(ts), machine_id: String.to_integer(m), counter: String.to_integer(c)},
+               hex
+      end
+
+      :ok =
+        Nonceforge.init(
+          name: :wide,
+          machine_id: 65_535,
+          mode: :nonceforge,
+          layout: :wide,
+          base_key: :binary.copy(<<7>>, 32)
+        )
+
+      values =
+        for bits <- [96, 128], kind <- [:counter, :sortable, :encrypted] do
+          batch = Nonceforge.nonces(:wide, kind, bits, 300)
+          singles = for _ <- 1..300, do: Nonceforge.nonces(:wide, kind, bits, 1)
+
+          if kind != :encrypted,
+            do: assert(Nonceforge.decompose(:wide, hd(singles)).machine_id == 65_535)
+
+          [for(<<n::binary-size(div(bits, 8)) <- batch>>, do: n) | singles]
+        end
+        |> List.flatten()
+
+      assert length(Enum.uniq(values)) == 2 * 3 * 600
+      assert byte_size(Nonceforge.nonce(:wide, 96)) == 12
+      assert %DateTime{} = Nonceforge.get_datetime(:wide, Nonceforge.nonce(:wide, 128))
+
+      for f <- [
+            fn -> Nonceforge.nonce(:wide, 64) end,
+            fn -> Nonceforge.sortable_nonce(:wide, 64) end,
+            fn -> Nonceforge.encrypted_nonce(:wide, 64) end,
+            fn -> Nonceforge.nonces(:wide, :counter, 64, 3) end,
+            fn -> Nonceforge.decompose(:wide, <<0::64>>) end
+          ] do
+        assert_raise ArgumentError, ~r/the wide layout has no 64-bit nonces/, f
+      end
+    end
+
+    test "bad options are clear errors" do
+      assert_raise ArgumentError, ~r/needs mode: :nonceforge/, fn ->
+        Nonceforge.init(name: :w1, machine_id: 1, layout: :wide)
+      end
+
+      assert_raise ArgumentError, ~r/layout must be :standard .* or :wide/, fn ->
+        Nonceforge.init(name: :w2, machine_id: 1, mode: :nonceforge, layout: :narrow)
+      end
+
+      assert_raise ArgumentError, "machine ID out of range 0-511", fn ->
+        Nonceforge.init(name: :w3, machine_id: 600, mode: :nonceforge)
+      end
+
+      assert_raise ArgumentError, ~r/out of range 0-65535/, fn ->
+        Nonceforge.init(name: :w4, machine_id: 65_536, mode: :nonceforge, layout: :wide)
+      end
+
+      assert_raise ArgumentError, ~r/cannot be leased yet/, fn ->
+        Nonceforge.init(
+          name: :w5,
+          machine_id: {:lease, "redis://127.0.0.1:1", []},
+          mode: :nonceforge,
+          layout: :wide
+        )
+      end
+
+      System.put_env("NF_TEST_WIDE_POD", "web-40000")
+
+      try do
+        :ok =
+          Nonceforge.init(
+            name: :w6,
+            machine_id: {:env, "NF_TEST_WIDE_POD"},
+            mode: :nonceforge,
+            layout: :wide
+          )
+
+        assert Nonceforge.machine_id(:w6) == 40_000
+      after
+        System.delete_env("NF_TEST_WIDE_POD")
+      end
+    end
+  end
+
   describe "cross-face: the time-prefixed id vectors" do
     # testdata/vectors/uuid.json (written from the layouts by make_uuid.py,
     # read by the Rust, Go and Node tests too): compact text both ways, the

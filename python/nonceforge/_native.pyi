@@ -11,6 +11,7 @@ MAX_MACHINE_ID: int
 
 Bits = Literal[64, 96, 128]
 Kind = Literal["counter", "sortable", "encrypted"]
+Layout = Literal["standard", "wide"]
 BytesLike = Union[bytes, bytearray, memoryview]
 IdLike = Union[uuid.UUID, str, bytes]
 
@@ -64,7 +65,12 @@ class NonceParts(_Record):
 @final
 class NonceGenerator:
     def __init__(
-        self, machine_id: int, *, key: Optional[BytesLike] = None, epoch_unix_ms: Optional[int] = None
+        self,
+        machine_id: int,
+        *,
+        key: Optional[BytesLike] = None,
+        epoch_unix_ms: Optional[int] = None,
+        layout: Layout = "standard",
     ) -> None: ...
     @staticmethod
     def _leased(
@@ -72,6 +78,8 @@ class NonceGenerator:
     ) -> NonceGenerator: ...
     @property
     def machine_id(self) -> int: ...
+    @property
+    def layout(self) -> Layout: ...
     @property
     def epoch_unix_ms(self) -> int: ...
     @property

@@ -41,6 +41,62 @@ def test_encrypted_vectors_decrypt_with_the_default_ciphers() -> None:
     assert seen >= 9
 
 
+def test_wide_layout_vectors_decompose_and_decrypt() -> None:
+    wide = NONCES["wide"]
+    g = nf.NonceGenerator(1, epoch_unix_ms=NONCES["epoch_unix_ms"], layout="wide")
+    assert g.layout == "wide"
+    assert len(wide["layout"]) >= 12
+    for v in wide["layout"]:
+        assert g.decompose(bytes.fromhex(v["hex"])) == nf.NonceParts(
+            NONCES["epoch_unix_ms"] + v["timestamp_ms"], v["machine_id"], v["counter"]
+        ), v
+    gen = wide["generator"]
+    k = nf.NonceGenerator(gen["machine_id"], key=bytes.fromhex(gen["base_key_hex"]), layout="wide")
+    seen = 0
+    for v in gen["encrypted"]:
+        if v["cipher"] != DEFAULT_CIPHERS[v["bits"]]:
+            continue
+        plain = k.decrypt(bytes.fromhex(v["hex"]))
+        assert plain.hex() == v["plain_hex"], v
+        assert k.decompose(plain).machine_id == 40_000
+        seen += 1
+    assert seen >= 6
+
+
+def test_wide_layout_makes_16_bit_machine_ids_and_refuses_64_bits() -> None:
+    g = nf.NonceGenerator(65_535, key=b"\x07" * 32, layout="wide")
+    values: set[bytes] = set()
+    for bits in (96, 128):
+        for kind in ("counter", "sortable", "encrypted"):
+            many = g.many(kind, bits, 500)
+            for i in range(500):
+                one = g.next(kind, bits)
+                values.update((one, many[i * bits // 8 : (i + 1) * bits // 8]))
+                if kind != "encrypted":
+                    assert g.decompose(one).machine_id == 65_535
+    assert len(values) == 2 * 3 * 1000
+    for call in (
+        lambda: g.counter(64),
+        lambda: g.sortable(64),
+        lambda: g.encrypted(64),
+        lambda: g.many("counter", 64, 3),
+        lambda: g.next_int("sortable", 64),
+        lambda: g.local().counter(64),
+        lambda: g.decompose(bytes(8)),
+    ):
+        with pytest.raises(ValueError, match="the wide layout has no 64-bit nonces"):
+            call()
+    assert g.enabled
+    with pytest.raises(ValueError, match=r'0\.\.=511, got 600 \(0\.\.=65535 with layout="wide"\)'):
+        nf.NonceGenerator(600)
+    with pytest.raises(ValueError, match=r"machine_id must be in 0\.\.=65535, got 65536"):
+        nf.NonceGenerator(65_536, layout="wide")
+    with pytest.raises(ValueError, match=r'layout "Wide" is not a layout'):
+        nf.NonceGenerator(1, layout="Wide")
+    with pytest.raises(TypeError):
+        nf.NonceGenerator(1, layout=16)
+
+
 def test_kinds_sizes_and_forms() -> None:
     g = nf.NonceGenerator(37, key=b"\x07" * 32)
     for bits in (64, 96, 128):

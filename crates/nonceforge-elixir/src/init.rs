@@ -5,7 +5,7 @@ use crate::atoms;
 use crate::errors::{arg_error, core_error};
 use crate::registry::{Crypt, Held, Instance, display_name, register, release_replaced};
 use nonceforge::cipher::nononcense::{NoNoncenseCiphers, NoNoncenseKeys, SmallCipher, WideCipher};
-use nonceforge::{MachineId, NonceGenerator};
+use nonceforge::{Layout, MachineId, NonceGenerator};
 use rustler::types::atom::Atom;
 use rustler::{Binary, NifResult, Term};
 use std::sync::Mutex;
@@ -21,6 +21,7 @@ pub(crate) struct CryptOpts<'a> {
     cipher64: Atom,
     cipher96: Atom,
     cipher128: Atom,
+    layout: Atom,
 }
 
 fn small(a: Atom, option: &str) -> NifResult<SmallCipher> {
@@ -45,6 +46,21 @@ pub(crate) fn build(
     opts: &CryptOpts<'_>,
 ) -> NifResult<(NonceGenerator, Crypt)> {
     let builder = builder.epoch_unix_ms_signed(epoch_unix_ms);
+    if opts.layout == atoms::wide() {
+        if opts.mode != atoms::nonceforge() {
+            return Err(arg_error("layout: :wide needs mode: :nonceforge"));
+        }
+        let builder = builder.layout(Layout::Wide);
+        let builder = match &opts.base_key {
+            Some(k) => builder.key(k.as_slice()),
+            None => builder,
+        };
+        let generator = builder.build().map_err(core_error)?;
+        return Ok((generator, Crypt::Native));
+    }
+    if opts.layout != atoms::standard() {
+        return Err(arg_error("layout must be :standard or :wide"));
+    }
     if opts.mode == atoms::nonceforge() {
         let builder = match &opts.base_key {
             Some(k) => builder.key(k.as_slice()),
@@ -85,7 +101,9 @@ pub(crate) fn nif_init<'a>(
     epoch_unix_ms: i64,
     opts: CryptOpts<'a>,
 ) -> NifResult<Atom> {
-    let machine = MachineId::new(machine_id).map_err(core_error)?;
+    // Either layout's range here; the build refuses an id above 511 in the
+    // standard layout.
+    let machine = MachineId::new_in(Layout::Wide, machine_id).map_err(core_error)?;
     let (generator, crypt) = build(NonceGenerator::builder(machine), epoch_unix_ms, &opts)?;
     install(name, generator, crypt, None)?;
     Ok(atoms::ok())

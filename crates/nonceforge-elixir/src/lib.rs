@@ -49,6 +49,8 @@ pub(crate) mod atoms {
         aes,
         nononcense,
         nonceforge,
+        standard,
+        wide,
     }
 }
 

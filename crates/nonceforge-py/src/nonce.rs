@@ -6,7 +6,7 @@ use crate::metrics::{samples_to_py, types};
 use crate::records::NonceParts;
 use crate::{bad_value, bytes_like, core_err, int_in};
 use nonceforge::nonce::NonceKind;
-use nonceforge::{Bits, MachineId, NonceGenerator, NonceGeneratorBuilder};
+use nonceforge::{Bits, Layout, MachineId, NonceGenerator, NonceGeneratorBuilder};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use std::cell::RefCell;
@@ -104,21 +104,43 @@ impl Generator {
 
 #[pymethods]
 impl Generator {
-    /// `machine_id` in 0..=511, unique across the fleet at any moment (a lease
-    /// gives one: `nonceforge.Lease`); `key` (at least 32 bytes) for
-    /// encrypted nonces; `epoch_unix_ms` to move the epoch (every member of a
-    /// fleet must use the same).
+    /// `machine_id` in 0..=511 (0..=65535 with `layout="wide"`), unique
+    /// across the fleet at any moment (a lease gives one: `nonceforge.Lease`);
+    /// `key` (at least 32 bytes) for encrypted nonces; `epoch_unix_ms` to move
+    /// the epoch; `layout` "standard" (NoNoncense's 9-bit machine id) or
+    /// "wide" (16 bits, 96- and 128-bit nonces only). Every member of a fleet
+    /// uses the same epoch and layout.
     #[new]
-    #[pyo3(signature = (machine_id, *, key=None, epoch_unix_ms=None))]
+    #[pyo3(signature = (machine_id, *, key=None, epoch_unix_ms=None, layout="standard"))]
     fn new(
         machine_id: &Bound<'_, PyAny>,
         key: Option<&Bound<'_, PyAny>>,
         epoch_unix_ms: Option<&Bound<'_, PyAny>>,
+        layout: &str,
     ) -> PyResult<Self> {
-        let id = int_in("machine_id", machine_id, u64::from(MachineId::MAX))?;
-        let id = MachineId::new(id).map_err(core_err)?;
+        let layout = Layout::parse(layout).map_err(core_err)?;
+        let id =
+            int_in("machine_id", machine_id, u64::from(layout.max_machine_id())).map_err(|e| {
+                match machine_id.extract::<u16>() {
+                    // A wide layout's id in the standard layout: say which takes it.
+                    Ok(id)
+                        if layout == Layout::Standard
+                            && !machine_id.is_instance_of::<pyo3::types::PyBool>() =>
+                    {
+                        bad_value(
+                            "machine_id",
+                            format!(
+                                "must be in 0..=511, got {id} (0..=65535 with layout=\"wide\")"
+                            ),
+                        )
+                    }
+                    _ => e,
+                }
+            })?;
+        let id = MachineId::new_in(layout, id).map_err(core_err)?;
+        let builder = NonceGenerator::builder(id).layout(layout);
         Ok(Generator {
-            inner: Self::build(NonceGenerator::builder(id), key, epoch_unix_ms)?,
+            inner: Self::build(builder, key, epoch_unix_ms)?,
             lease: None,
             forks: crate::forks(),
         })
@@ -151,6 +173,12 @@ impl Generator {
     #[getter]
     fn machine_id(&self) -> u16 {
         self.inner.machine_id().get()
+    }
+
+    /// The layout: "standard" or "wide".
+    #[getter]
+    fn layout(&self) -> &'static str {
+        self.inner.layout().name()
     }
 
     /// The epoch (Unix ms) its timestamps count from.

@@ -269,13 +269,26 @@ defmodule Nonceforge.MachineId do
       else: raise(RuntimeError, "Node ID #{id} out of range 0-#{max - 1}")
   end
 
-  def id!({:env, var}) when is_binary(var) do
+  def id!({:env, var}) when is_binary(var), do: id!(env_number!(var))
+
+  @doc false
+  # A spec's id in `Nonceforge.init/1`'s `layout: :wide` (0..65535): an
+  # integer or `{:env, var}`; the other specs are 9-bit by nature.
+  def wide_id!(id) when is_integer(id) and id in 0..65_535, do: id
+
+  def wide_id!(id) when is_integer(id),
+    do: raise(ArgumentError, "machine ID out of range 0-65535 (layout: :wide)")
+
+  def wide_id!({:env, var}) when is_binary(var), do: wide_id!(env_number!(var))
+  def wide_id!(spec), do: id!(spec)
+
+  defp env_number!(var) do
     value =
       System.get_env(var) ||
         raise ArgumentError, "machine_id: environment variable #{var} is not set"
 
     case Regex.run(~r/(\d+)$/, value) do
-      [_, digits] -> id!(String.to_integer(digits))
+      [_, digits] -> String.to_integer(digits)
       _ -> raise ArgumentError, "machine_id: #{var}=#{inspect(value)} does not end in a number"
     end
   end
