@@ -204,8 +204,10 @@ defmodule Nonceforge do
             "key :machine_id not found: machine_id is required (0..511, {:env, var}, {:node_list, list} or {:lease, url, opts}; or start Nonceforge.MachineId)"
         })
 
+    wide? = Keyword.get(opts, :layout) == :wide
+
     case Keyword.fetch!(opts, :machine_id) do
-      id when is_integer(id) and (id < 0 or id > 511) and opts[:layout] != :wide ->
+      id when is_integer(id) and (id < 0 or id > 511) and not wide? ->
         raise ArgumentError, "machine ID out of range 0-511"
 
       _ ->
@@ -236,6 +238,7 @@ defmodule Nonceforge do
           ArgumentError,
           "layout: :wide is not taken by Nonceforge.MachineId yet (its strategies hand out 9-bit ids and lease namespaces do not record their layout): init the instance with a planned machine_id"
         )
+
     nif_init_on_lease(name, lease, epoch, crypt)
   end
 

@@ -271,6 +271,18 @@ defmodule Nonceforge.MachineId do
 
   def id!({:env, var}) when is_binary(var), do: id!(env_number!(var))
 
+  def id!({:node_list, list}) when is_list(list), do: node_list_id!(node_list: list)
+
+  def id!({:node_list, list, opts}) when is_list(list) and is_list(opts),
+    do: node_list_id!(node_list: list, ordered: Keyword.get(opts, :ordered, false))
+
+  def id!(spec),
+    do:
+      raise(
+        ArgumentError,
+        "machine_id must be 0..511, {:env, var}, {:node_list, list}, {:node_list, list, ordered: true} or {:lease, url, opts}, got: #{inspect(spec)}"
+      )
+
   @doc false
   # A spec's id in `Nonceforge.init/1`'s `layout: :wide` (0..65535): an
   # integer or `{:env, var}`; the other specs are 9-bit by nature.
@@ -292,18 +304,6 @@ defmodule Nonceforge.MachineId do
       _ -> raise ArgumentError, "machine_id: #{var}=#{inspect(value)} does not end in a number"
     end
   end
-
-  def id!({:node_list, list}) when is_list(list), do: node_list_id!(node_list: list)
-
-  def id!({:node_list, list, opts}) when is_list(list) and is_list(opts),
-    do: node_list_id!(node_list: list, ordered: Keyword.get(opts, :ordered, false))
-
-  def id!(spec),
-    do:
-      raise(
-        ArgumentError,
-        "machine_id must be 0..511, {:env, var}, {:node_list, list}, {:node_list, list, ordered: true} or {:lease, url, opts}, got: #{inspect(spec)}"
-      )
 
   defp node_list_id!(opts) do
     case HostIdentifiers.acquire(1, opts) do
