@@ -135,3 +135,12 @@ CREATE FUNCTION @extschema@.nonceforge_metrics() RETURNS TABLE (
 STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonceforge_metrics_wrapper';
 REVOKE EXECUTE ON FUNCTION @extschema@.nonceforge_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION @extschema@.nonceforge_metrics() TO pg_monitor;
+
+-- New: the parts of a plain nonce in either layout (standard or wide, which
+-- the bytes do not say). Reads no server state: any role may call it.
+CREATE FUNCTION @extschema@.nonce_inspect(nonce pg_catalog.bytea, layout pg_catalog.text DEFAULT 'standard', epoch_unix_ms pg_catalog.int8 DEFAULT 1735689600000) RETURNS TABLE (
+    unix_ms pg_catalog.int8,
+    machine_id pg_catalog.int4,
+    counter pg_catalog.numeric
+)
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'nonce_inspect_wrapper';

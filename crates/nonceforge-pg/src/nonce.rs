@@ -23,8 +23,8 @@
 //! `encrypted_nonce()` uses the server's key: it is not executable by PUBLIC
 //! after `CREATE EXTENSION` (grant it to the roles that need it).
 //!
-//! **Machine id.** `nonceforge.machine_id` must be set for the server (0..511),
-//! or be `lease` (the lease keeper's id, see `lease`): until it is, every
+//! **Machine id.** `nonceforge.machine_id` must be set for the server (0..511,
+//! or 0..65535 with `nonceforge.layout = wide`), or be `lease` (the lease keeper's id, see `lease`): until it is, every
 //! function here refuses with a hint; there is no default. Under a lease, a
 //! value leaves only if the lease covers the millisecond it was made in.
 //!
@@ -36,7 +36,7 @@ use crate::lease;
 use crate::metrics::Refusal;
 use crate::server::{self, ServerClock, SharedState};
 use crate::settings::{self, MachineSource};
-use nonceforge_core::{Bits, MachineId, NonceGenerator, NonceKind, SortableSequence};
+use nonceforge_core::{Bits, Layout, MachineId, NonceGenerator, NonceKind, SortableSequence};
 use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -46,6 +46,8 @@ type Generator = NonceGenerator<ServerClock>;
 /// One backend's generator and what it has reserved.
 struct Backend {
     machine_id: u64,
+    /// `nonceforge.layout` when the generator was made.
+    layout: Layout,
     /// The id is the lease keeper's.
     leased: bool,
     state: &'static SharedState,
@@ -88,11 +90,13 @@ fn bits_arg(function: &str, bits: i32) -> Bits {
 fn generator(
     state: &'static SharedState,
     machine_id: u64,
+    layout: Layout,
     start: u64,
     key: Option<&[u8]>,
 ) -> Generator {
-    let machine = MachineId::new(machine_id).unwrap_or_else(|e| refuse(e));
+    let machine = MachineId::new_in(layout, machine_id).unwrap_or_else(|e| refuse(e));
     let builder = NonceGenerator::builder(machine)
+        .layout(layout)
         .clock(ServerClock::new(state))
         .start_unix_ms(start);
     let builder = match key {
@@ -107,14 +111,16 @@ fn generator(
 struct Tally(bool, Bits, u64);
 
 /// Runs `f` on this backend's generator (made at the first call, again when
-/// `nonceforge.machine_id` changes); under a lease, what `f` made leaves only
+/// `nonceforge.machine_id` or `nonceforge.layout` changes); under a lease, what `f` made leaves only
 /// if the lease still covers it. What leaves is counted as `tally` says.
 fn with_backend<T>(function: &str, tally: Tally, f: impl FnOnce(&mut Backend) -> T) -> T {
     let source = settings::machine_source(function);
+    let layout = settings::layout();
     BACKEND.with(|cell| {
         let mut slot = cell.borrow_mut();
         let stale = match (slot.as_ref(), &source) {
             (None, _) => true,
+            (Some(b), _) if b.layout != layout => true,
             (Some(b), MachineSource::Fixed(id)) => b.leased || b.machine_id != *id,
             (Some(b), MachineSource::Lease) => !b.leased,
         };
@@ -140,9 +146,10 @@ fn with_backend<T>(function: &str, tally: Tally, f: impl FnOnce(&mut Backend) ->
             state.wait_for_clock(function, start + 1);
             *slot = Some(Backend {
                 machine_id,
+                layout,
                 leased: matches!(source, MachineSource::Lease),
                 state,
-                generator: generator(state, machine_id, start, None),
+                generator: generator(state, machine_id, layout, start, None),
                 keyed: None,
                 blocks: [(0, 0); 3],
                 sortable: [None, None],
@@ -193,7 +200,7 @@ fn next_tick(function: &str, b: &mut Backend, bits: Bits) -> u64 {
         let carry = if bits == Bits::B128 {
             0
         } else {
-            last >> bits.counter_bits()
+            last >> b.layout.counter_bits(bits)
         };
         let ms = b.generator.started_unix_ms().saturating_add(carry);
         b.state.admit(function, ms);
@@ -237,6 +244,36 @@ fn sortable_nonce(bits: i32) -> Vec<u8> {
     })
 }
 
+/// The parts of a plain (counter or sortable) nonce made in `layout`
+/// (`standard`, the default, or `wide`; the bytes do not say which) with the
+/// epoch `epoch_unix_ms` (default 2025-01-01): the millisecond it carries (Unix
+/// ms), its machine id and its counter field. For an encrypted nonce, the
+/// parts of what it encrypts are hidden: it is refused or gives noise. It
+/// reads no server state: IMMUTABLE, and any role may call it.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn nonce_inspect(
+    nonce: &[u8],
+    layout: default!(&str, "'standard'"),
+    epoch_unix_ms: default!(i64, 1_735_689_600_000),
+) -> TableIterator<
+    'static,
+    (
+        name!(unix_ms, i64),
+        name!(machine_id, i32),
+        name!(counter, pgrx::AnyNumeric),
+    ),
+> {
+    let layout = Layout::parse(layout).unwrap_or_else(|e| crate::errors::raise(e));
+    let p = layout
+        .decompose(nonce, epoch_unix_ms as u64)
+        .unwrap_or_else(|e| crate::errors::raise(e));
+    TableIterator::once((
+        p.unix_ms as i64,
+        i32::from(p.machine_id),
+        pgrx::AnyNumeric::from(p.counter),
+    ))
+}
+
 /// The three kinds, for the set-returning forms (`series`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -263,6 +300,7 @@ pub(crate) fn batch(function: &str, kind: Kind, bits: i32, count: usize) -> Vec<
 }
 
 fn counter_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
+    b.layout.check(bits).unwrap_or_else(|e| refuse(e));
     let tick = next_tick(function, b, bits);
     let nonce = b
         .generator
@@ -272,10 +310,11 @@ fn counter_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
 }
 
 fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<u8> {
+    b.layout.check(bits).unwrap_or_else(|e| refuse(e));
     let tick = next_tick(function, b, bits);
     if b.keyed.is_none() {
         let start = b.generator.started_unix_ms();
-        b.keyed = Some(generator(b.state, b.machine_id, start, Some(key)));
+        b.keyed = Some(generator(b.state, b.machine_id, b.layout, start, Some(key)));
     }
     let nonce = b
         .keyed
@@ -287,6 +326,7 @@ fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<
 }
 
 fn sortable_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
+    b.layout.check(bits).unwrap_or_else(|e| refuse(e));
     let nonce = if bits == Bits::B64 {
         if !b.sortable_64_started {
             // The word starts at the run's start (ms << 13, counter 0).

@@ -2,7 +2,8 @@
 //!
 //! | setting | context | what |
 //! |---|---|---|
-//! | `nonceforge.machine_id` | `postgresql.conf` / `ALTER SYSTEM` (reload) | this server's id in nonces, 0..511, or `lease` (server start, preloaded); unset means nonce functions refuse |
+//! | `nonceforge.machine_id` | `postgresql.conf` / `ALTER SYSTEM` (reload) | this server's id in nonces, 0..511 (0..65535 with `nonceforge.layout = wide`), or `lease` (server start, preloaded); unset means nonce functions refuse |
+//! | `nonceforge.layout` | `postgresql.conf` / `ALTER SYSTEM` (reload) | `standard` (default: NoNoncense's 9-bit machine id) or `wide` (16 bits, 96- and 128-bit nonces only); the same on every member of the fleet |
 //! | `nonceforge.lease_url` | server start, preloaded only | the lease store (`postgres://`, `redis://`, `etcd://`), without a password |
 //! | `nonceforge.lease_url_file` | server start, preloaded only | a file (mode 0600) holding the store's URL, password included |
 //! | `nonceforge.lease_namespace` | server start, preloaded only | the store's namespace, as every member of the fleet uses it (default `nonceforge`) |
@@ -28,7 +29,7 @@
 //! cannot be parked in a made-up `nonceforge.*` setting by mistake either.
 
 use crate::errors::{PRELOAD_HINT, not_configured};
-use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ffi::CString;
@@ -56,6 +57,24 @@ static EXTID_VERSION_IN_BAND: GucSetting<bool> = GucSetting::<bool>::new(true);
 static SERVER_ORDER: GucSetting<bool> = GucSetting::<bool>::new(false);
 static MAX_CLOCK_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 
+/// `nonceforge.layout`'s values.
+#[derive(Clone, Copy, PartialEq, Eq, PostgresGucEnum)]
+enum LayoutSetting {
+    #[name = c"standard"]
+    Standard,
+    #[name = c"wide"]
+    Wide,
+}
+static LAYOUT: GucSetting<LayoutSetting> = GucSetting::<LayoutSetting>::new(LayoutSetting::Standard);
+
+/// The layout `nonceforge.layout` names.
+pub(crate) fn layout() -> nonceforge_core::Layout {
+    match LAYOUT.get() {
+        LayoutSetting::Standard => nonceforge_core::Layout::Standard,
+        LayoutSetting::Wide => nonceforge_core::Layout::Wide,
+    }
+}
+
 /// Set when `nonceforge.server_order` was asked for in a server that did not
 /// preload the library: uuidv7()/tuid6() then refuse rather than quietly give
 /// per-backend order.
@@ -68,7 +87,7 @@ pub(crate) fn register(preloading: bool) {
     unsafe {
         GucRegistry::define_string_guc_with_hooks(
             c"nonceforge.machine_id",
-            c"This server's machine id in nonces: 0..511, or 'lease' to lease one from nonceforge.lease_url at server start; empty (the default) means not configured, and nonce functions refuse.",
+            c"This server's machine id in nonces: 0..511 (0..65535 with nonceforge.layout = wide), or 'lease' to lease one from nonceforge.lease_url at server start; empty (the default) means not configured, and nonce functions refuse.",
             c"Every server, process or service that makes nonces in the same id space needs its own: set it in postgresql.conf or with ALTER SYSTEM, then reload ('lease': restart).",
             &MACHINE_ID,
             GucContext::Sighup,
@@ -78,6 +97,14 @@ pub(crate) fn register(preloading: bool) {
             None,
         );
     }
+    GucRegistry::define_enum_guc(
+        c"nonceforge.layout",
+        c"Where the machine id sits in this server's nonces: standard (NoNoncense's 9 bits, machine ids 0..511, every size; the default) or wide (16 bits, machine ids 0..65535, 96- and 128-bit nonces only).",
+        c"Every member of the fleet must use the same layout: the bytes of a nonce do not say which made them. A machine id above 511 needs wide.",
+        &LAYOUT,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(
         c"nonceforge.max_clock_wait",
         c"The longest a call waits for the wall clock to catch up with values issued before (after a restart with the clock back, or a step back while running); a clock further behind is refused at once.",
@@ -192,7 +219,7 @@ fn placeholder_asks_for_order() -> bool {
 pub(crate) enum MachineSetting {
     /// Empty (or `-1`, as earlier versions wrote "not set").
     Unset,
-    /// A fixed id, 0..511.
+    /// A fixed id, 0..65535 (above 511: the wide layout's only).
     Fixed(u64),
     /// Leased from the store in `nonceforge.lease_url` by the lease keeper.
     Lease,
@@ -208,14 +235,14 @@ pub(crate) fn parse_machine_id(text: &str) -> Result<MachineSetting, ()> {
         return Ok(MachineSetting::Lease);
     }
     match t.parse::<u64>() {
-        Ok(id) if id <= 511 && t.bytes().all(|b| b.is_ascii_digit()) => {
+        Ok(id) if id <= 65_535 && t.bytes().all(|b| b.is_ascii_digit()) => {
             Ok(MachineSetting::Fixed(id))
         }
         _ => Err(()),
     }
 }
 
-/// `nonceforge.machine_id` as parsed by its assign hook: -1 unset, 0..511, or
+/// `nonceforge.machine_id` as parsed by its assign hook: -1 unset, 0..65535, or
 /// [`LEASE_CODE`]. Read on every nonce call, so parsed once per change, not per
 /// call (the string setting would be copied and parsed each time).
 static MACHINE_PARSED: AtomicI64 = AtomicI64::new(-1);
@@ -224,7 +251,7 @@ const LEASE_CODE: i64 = 1 << 20;
 fn machine_setting() -> Result<MachineSetting, ()> {
     Ok(match MACHINE_PARSED.load(Ordering::Relaxed) {
         LEASE_CODE => MachineSetting::Lease,
-        id @ 0..=511 => MachineSetting::Fixed(id as u64),
+        id @ 0..=65_535 => MachineSetting::Fixed(id as u64),
         _ => MachineSetting::Unset,
     })
 }
@@ -251,7 +278,7 @@ unsafe extern "C-unwind" fn assign_machine_id(
 }
 
 /// Rejects a value of `nonceforge.machine_id` that is neither a number from 0
-/// to 511, `lease`, nor empty, wherever it is set (postgresql.conf, ALTER
+/// to 65535, `lease`, nor empty, wherever it is set (postgresql.conf, ALTER
 /// SYSTEM, SET): 22023 with a hint.
 #[pg_guard]
 unsafe extern "C-unwind" fn check_machine_id(
@@ -274,7 +301,7 @@ unsafe extern "C-unwind" fn check_machine_id(
     // SAFETY: the hint must be palloc'd; PostgreSQL reads and frees it.
     unsafe {
         pg_sys::GUC_check_errhint_string = pg_sys::pstrdup(
-            c"nonceforge.machine_id is a number from 0 to 511 that no other member of the fleet uses, or 'lease' (the library preloaded, nonceforge.lease_url set), or empty."
+            c"nonceforge.machine_id is a number from 0 to 511 (to 65535 with nonceforge.layout = wide) that no other member of the fleet uses, or 'lease' (the library preloaded, nonceforge.lease_url set), or empty."
                 .as_ptr(),
         );
     }
@@ -301,6 +328,14 @@ pub(crate) fn machine_source(function: &str) -> MachineSource {
         crate::metrics::refused(crate::metrics::Refusal::Disabled);
     }
     match (setting, lease_mode) {
+        (Ok(MachineSetting::Lease), true) if layout() == nonceforge_core::Layout::Wide => {
+            not_configured(
+                format!(
+                    "{function}: nonceforge.layout = 'wide' with a leased machine id: not yet — lease namespaces do not record their layout, so wide and standard members could share one"
+                ),
+                "Give wide members their machine ids by plan (nonceforge.machine_id = N), or set nonceforge.layout = 'standard'.",
+            )
+        }
         (Ok(MachineSetting::Lease), true) => MachineSource::Lease,
         (Ok(MachineSetting::Lease), false) => not_configured(
             format!(
@@ -314,6 +349,16 @@ pub(crate) fn machine_source(function: &str) -> MachineSource {
             ),
             "Set nonceforge.machine_id back to 'lease', or restart the server to use the new value.",
         ),
+        (Ok(MachineSetting::Fixed(id)), false)
+            if id > 511 && layout() == nonceforge_core::Layout::Standard =>
+        {
+            not_configured(
+                format!(
+                    "{function}: nonceforge.machine_id = {id} needs nonceforge.layout = 'wide': the standard layout's machine ids are 0..511"
+                ),
+                "As a superuser, set nonceforge.layout = 'wide' (16-bit machine ids, 96- and 128-bit nonces; every member of the fleet the same) or give this server an id from 0 to 511, then SELECT pg_reload_conf().",
+            )
+        }
         (Ok(MachineSetting::Fixed(id)), false) => MachineSource::Fixed(id),
         (Ok(MachineSetting::Unset) | Err(()), false) => not_configured(
             format!("{function} needs this server's machine id: nonceforge.machine_id is not set"),

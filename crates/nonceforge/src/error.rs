@@ -154,7 +154,7 @@ pub enum Error {
     },
     /// A 128-bit value whose always-zero bits are set: not a plain nonce.
     #[error(
-        "{argument}: bits 51..64 of a plain 128-bit nonce are zero, and these are not: is it still encrypted? decrypt it first"
+        "{argument}: the bits between a plain 128-bit nonce's machine id and its counter are zero, and these are not: is it still encrypted? decrypt it first"
     )]
     NotPlainNonce {
         /// The argument's name.

@@ -67,7 +67,7 @@ echo "$extidhex" > "$cluster_dir/keys/extid.key"
 chown -R postgres "$cluster_dir/keys"
 chmod 600 "$cluster_dir/keys/"*.key
 keys=(-c "nonceforge.key_file=$cluster_dir/keys/nonce.key" -c "nonceforge.extid_key_file=$cluster_dir/keys/extid.key")
-step "ALTER SYSTEM: machine id 600 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = 600"
+step "ALTER SYSTEM: machine id 65536 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = 65536"
 step "ALTER SYSTEM: machine id -2 refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = -2"
 step "ALTER SYSTEM: not by app" refused 42501 app "ALTER SYSTEM SET nonceforge.machine_id = 5"
 step "ALTER SYSTEM: machine id 'leases' refused" refused 22023 postgres "ALTER SYSTEM SET nonceforge.machine_id = 'leases'"
@@ -93,6 +93,48 @@ counted_as_issued() { # what a call issues is what the counts add, by kind and s
 step "nonceforge_metrics(): what is issued is counted, by kind and size" counted_as_issued
 step "the shared uuid vectors (testdata/vectors/uuid.json), as app" \
     app_file -v "vectors=$(cat "$here/../../../../testdata/vectors/uuid.json")" -f "$here/uuid_vectors.sql"
+step "the shared nonce vectors (testdata/vectors/nonces.json, both layouts) through nonce_inspect(), as app" \
+    app_file -v "vectors=$(vectors nonces.json)" -f "$here/nonce_vectors.sql"
+# reloaded SETTING VALUE: polls (new sessions, 5 s at most) until a reload of
+# ALTER SYSTEM's value has reached the backends that start now.
+reloaded() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [ "$(app_sql -At -c "SHOW $1")" = "$2" ] && return 0
+        sleep 0.05
+    done
+    echo "$1 is not $2 after a reload"; return 1
+}
+# The wide layout (docs/contracts.md): a machine id above 511 needs
+# nonceforge.layout = wide, which the server's nonces then carry; 64-bit ones
+# are refused; back to machine id 7 and the standard layout.
+wide_layout() {
+    local out
+    su_sql -c "ALTER SYSTEM SET nonceforge.machine_id = 40000" -c "SELECT pg_reload_conf()" >/dev/null
+    reloaded nonceforge.machine_id 40000 || return 1
+    out=$(app_sql -c "SELECT nonce(96)" 2>&1) && { echo "id 40000 in the standard layout not refused"; return 1; }
+    grep -q "needs nonceforge.layout = 'wide'" <<<"$out" || { echo "refusal without the setting: $out"; return 1; }
+    su_sql -c "ALTER SYSTEM SET nonceforge.layout = 'wide'" -c "SELECT pg_reload_conf()" >/dev/null
+    reloaded nonceforge.layout wide || return 1
+    out=$(app_sql -At -c "SELECT string_agg(DISTINCT machine_id::text, ',') FROM (
+            SELECT (nonce_inspect(nonce(96), 'wide')).machine_id FROM generate_series(1, 1000)
+            UNION ALL SELECT (nonce_inspect(nonce(128), 'wide')).machine_id
+            UNION ALL SELECT (nonce_inspect(sortable_nonce(96), 'wide')).machine_id
+            UNION ALL SELECT (nonce_inspect(s, 'wide')).machine_id FROM sortable_nonce_series(128, 1000) s) t") || return 1
+    [ "$out" = 40000 ] || { echo "wide nonces carry machine ids $out"; return 1; }
+    out=$(su_sql -At -c "SELECT count(DISTINCT n) FROM (SELECT nonce(96) n FROM generate_series(1, 5000)
+            UNION ALL SELECT n FROM nonce_series(96, 5000) n) t") || return 1
+    [ "$out" = 10000 ] || { echo "10000 wide nonces, $out distinct"; return 1; }
+    [ "$(su_sql -At -c "SELECT length(encrypted_nonce(96)) + length(encrypted_nonce(128))")" = 28 ] || return 1
+    for f in "nonce(64)" "sortable_nonce(64)" "encrypted_nonce(64)" "count(*) FROM nonce_series(64, 3)"; do
+        out=$(su_sql -c "SELECT $f" 2>&1) && { echo "$f not refused"; return 1; }
+        grep -q "the wide layout has no 64-bit nonces" <<<"$out" || { echo "$f: $out"; return 1; }
+    done
+    su_sql -c "ALTER SYSTEM RESET nonceforge.layout" -c "ALTER SYSTEM SET nonceforge.machine_id = 7" -c "SELECT pg_reload_conf()" >/dev/null
+    reloaded nonceforge.layout standard && reloaded nonceforge.machine_id 7 || return 1
+    [ "$(app_sql -At -c "SELECT machine_id FROM nonce_inspect(nonce(64))")" = 7 ] || { echo "not back to 7"; return 1; }
+}
+step "the wide layout by reload: machine id 40000, 64 bits refused, and back" wide_layout
 step "the README's SQL blocks, as written (readme.sh)" "$here/readme.sh" "$port"
 # One id space across faces (docs/contracts.md): the server's external ids are
 # the command-line tool's for the same key, type, sequence number and random half.

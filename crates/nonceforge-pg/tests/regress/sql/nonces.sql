@@ -9,6 +9,23 @@ SELECT (('x' || encode(sortable_nonce(64), 'hex'))::bit(64)::bigint >> 13) & 511
 SELECT bool_and(n > p) AS increasing FROM (SELECT n, lag(n) OVER (ORDER BY i) p
   FROM (SELECT sortable_nonce(96) n, i FROM generate_series(1, 20000) i) g) s WHERE p IS NOT NULL;
 SELECT machine_id, source, state FROM machine_id_status();
+-- nonce_inspect(): the parts of a plain nonce, in the layout named (the bytes
+-- do not say which); any role may call it.
+SELECT * FROM nonce_inspect('\x0000000000402005'::bytea);
+SELECT * FROM nonce_inspect('\x000000000070d4000000002a'::bytea, 'wide');
+SELECT * FROM nonce_inspect('\x000000000070d4000000002a'::bytea);
+SELECT * FROM nonce_inspect('\xffffffffffffffc0ffffffffffffffff'::bytea, 'wide', 0);
+SELECT machine_id FROM nonce_inspect(nonce(96));
+SELECT machine_id, unix_ms > 1735689600000 AS after_epoch FROM nonce_inspect(sortable_nonce(128));
+SELECT * FROM nonce_inspect('\x0000000000000001'::bytea, 'wide');
+SELECT * FROM nonce_inspect('\x00000000000000'::bytea);
+SELECT * FROM nonce_inspect('\x0000000000402005'::bytea, 'Wide');
+SELECT * FROM nonce_inspect('\x0000000000000001ffffffffffffffff'::bytea, 'wide');
+SHOW nonceforge.layout;
+SET nonceforge.layout = 'wide';
+SET ROLE regress_app;
+SELECT machine_id FROM nonce_inspect('\x000000000070d4000000002a'::bytea, 'wide');
+RESET ROLE;
 -- Errors.
 SELECT nonce(65);
 SELECT nonce(-64);
