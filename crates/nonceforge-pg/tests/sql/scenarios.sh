@@ -84,7 +84,8 @@ check "DROP and CREATE EXTENSION"
 
 # ALTER EXTENSION UPDATE from 0.1.0 (its install script as a fixture) while
 # other backends draw nonces: values go on, all distinct, and the updated
-# extension is exactly a fresh install's (every member, its attributes, its grants).
+# extension is exactly a fresh install's (every member, its attributes, its
+# arguments with their defaults, its grants).
 sharedir=$("$pgbin/pg_config" --sharedir)
 old_script="$sharedir/extension/nonceforge--0.1.0.sql"
 cp "$here/fixtures/nonceforge--0.1.0.sql" "$old_script"
@@ -107,7 +108,8 @@ init_privs() {
 }
 members() {
     q "$port" "$1" -c "SELECT pg_describe_object(d.classid, d.objid, 0) || coalesce((SELECT ' ' || p.provolatile::text
-            || p.proparallel::text || p.proisstrict::text || p.prosecdef::text || ' ' || pg_get_function_result(p.oid)
+            || p.proparallel::text || p.proisstrict::text || p.prosecdef::text || ' (' || pg_get_function_arguments(p.oid)
+            || ') ' || pg_get_function_result(p.oid)
             || ' ' || coalesce(p.proacl::text, 'default') FROM pg_proc p WHERE p.oid = d.objid
             AND d.classid = 'pg_proc'::regclass), '')
         FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND d.refclassid = 'pg_extension'::regclass
