@@ -331,6 +331,9 @@ func (l *Lease) Holder() string { return l.s.holder }
 // clock to pass the previous holders' floor (at most MaxClockWait), or until
 // ctx ends.
 func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generator, error) {
+	if o.Layout != nonce.Standard {
+		return nil, errWideLeased
+	}
 	o.MachineID = nonce.Machine(l.id)
 	o.NotBeforeUnixMilli = l.floor
 	if o.MaxWait == 0 {
@@ -343,6 +346,10 @@ func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generato
 	return g, l.Attach(g)
 }
 
+// errWideLeased: a namespace that does not say its layout could hand one id
+// to a standard member and a wide one, whose values can meet.
+var errWideLeased = &Error{Code: "bad-option", Msg: "generator: it has the wide layout, which cannot be leased yet: lease namespaces do not record their layout, so wide and standard members could share one"}
+
 // Attach holds g to the lease: it issues only until the lease's local deadline.
 func (l *Lease) Attach(g *nonce.Generator) error {
 	if g.MachineID() != l.id {
@@ -350,6 +357,9 @@ func (l *Lease) Attach(g *nonce.Generator) error {
 	}
 	if g.StartedUnixMilli() <= l.floor {
 		return &Error{Code: "bad-option", Msg: "generator: it started at or below the previous holder's last timestamp: build it with Lease.Generator"}
+	}
+	if g.Layout() != nonce.Standard {
+		return errWideLeased
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

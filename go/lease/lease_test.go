@@ -102,6 +102,15 @@ func TestOutageLapses(t *testing.T) {
 	if err := l.Attach(other); err == nil {
 		t.Fatal("attached a generator of another machine id")
 	}
+	// The wide layout on the leased id: refused until namespaces record their
+	// layout (a standard and a wide member's values can meet).
+	if _, err := l.Generator(context.Background(), nonce.Options{Layout: nonce.Wide}); err == nil || !strings.Contains(err.Error(), "wide layout") {
+		t.Fatalf("a wide generator from the lease: %v", err)
+	}
+	wide, _ := nonce.New(nonce.Options{MachineID: nonce.Machine(l.MachineID()), Layout: nonce.Wide})
+	if err := l.Attach(wide); err == nil || !strings.Contains(err.Error(), "wide layout") {
+		t.Fatalf("attached a wide generator: %v", err)
+	}
 	port := strings.TrimPrefix(st.url, "redis://127.0.0.1:")
 	if out, err := exec.Command(need(t, "redis-cli"), "-p", port, "shutdown", "nosave").CombinedOutput(); err != nil && !strings.Contains(string(out), "") {
 		t.Fatal(err)

@@ -357,6 +357,13 @@ impl Lease {
                 rule: "it started at or below the previous holder's last timestamp: build it with Lease::builder",
             });
         }
+        if generator.layout() != nonceforge::Layout::Standard {
+            // A namespace that does not say its layout could hand one id to a
+            // standard member and a wide one, whose values can meet.
+            return Err(LeaseError::Generator {
+                rule: "it has the wide layout, which cannot be leased yet: lease namespaces do not record their layout, so wide and standard members could share one",
+            });
+        }
         self.shared
             .attach(Box::new(generator.clone()) as Box<dyn Gate>);
         Ok(())

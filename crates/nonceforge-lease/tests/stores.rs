@@ -63,6 +63,19 @@ fn library_floors_attach_rules_and_loss() {
         lease.attach(&stranger),
         Err(LeaseError::Generator { .. })
     ));
+    // The wide layout on the leased id: refused until namespaces record
+    // their layout (a standard and a wide member's values can meet).
+    let wide = lease
+        .builder()
+        .layout(nonceforge::Layout::Wide)
+        .build()
+        .unwrap();
+    match lease.attach(&wide) {
+        Err(e @ LeaseError::Generator { .. }) => {
+            assert!(e.to_string().contains("wide layout"), "{e}")
+        }
+        other => panic!("a wide generator attached: {other:?}"),
+    }
 
     // A generator whose clock runs a minute ahead of its host's issues
     // nothing, renewals or not: no holder issues above its host's clock plus
