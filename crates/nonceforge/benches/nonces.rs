@@ -3,7 +3,7 @@
 //! `cargo bench -p nonceforge` (the cross-kind table is `nonceforge bench`).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use nonceforge::{MachineId, NonceGenerator};
+use nonceforge::{Layout, MachineId, NonceGenerator};
 use std::hint::black_box;
 
 fn single(c: &mut Criterion) {
@@ -69,5 +69,39 @@ fn batch(c: &mut Criterion) {
     grp.finish();
 }
 
-criterion_group!(benches, single, batch);
+/// The two layouts side by side (issue 49: the wide one costs nothing per
+/// value): the same calls on a generator of each, machine id 1.
+fn layouts(c: &mut Criterion) {
+    let mut grp = c.benchmark_group("layout");
+    grp.throughput(Throughput::Elements(1));
+    for layout in Layout::ALL {
+        let g = NonceGenerator::builder(MachineId::new(1).unwrap())
+            .layout(layout)
+            .build()
+            .unwrap();
+        let mut local = g.local();
+        let mut b12 = vec![[0u8; 12]; 4096];
+        grp.bench_function(format!("{layout}/counter/96 local"), |b| {
+            b.iter(|| black_box(local.counter_96().unwrap()))
+        });
+        grp.bench_function(format!("{layout}/counter/128 local"), |b| {
+            b.iter(|| black_box(local.counter_128().unwrap()))
+        });
+        grp.bench_function(format!("{layout}/counter/96 shared"), |b| {
+            b.iter(|| black_box(g.counter_96().unwrap()))
+        });
+        grp.bench_function(format!("{layout}/sortable/96"), |b| {
+            b.iter(|| black_box(g.sortable_96().unwrap()))
+        });
+        grp.bench_function(format!("{layout}/sortable/128 local"), |b| {
+            b.iter(|| black_box(local.sortable_128().unwrap()))
+        });
+        grp.bench_function(format!("{layout}/counter_batch/96 x4096"), |b| {
+            b.iter(|| g.fill_counter_96(black_box(&mut b12)).unwrap())
+        });
+    }
+    grp.finish();
+}
+
+criterion_group!(benches, single, batch, layouts);
 criterion_main!(benches);
