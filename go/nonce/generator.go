@@ -113,6 +113,7 @@ type Generator struct {
 	machine    uint64
 	layout     Layout
 	k96        uint   // the 96-bit counter field's width: 45 (standard), 38 (wide)
+	m96        uint64 // the machine id in place in a 96-bit nonce's last 8 bytes (machine << k96)
 	m128       uint64 // the machine id in place in a 128-bit nonce's first 8 bytes
 	epoch      uint64
 	initTs     uint64
@@ -389,7 +390,7 @@ func (g *Generator) compose(n *Nonce, bits int, ts, counter uint64) {
 	case 96:
 		// 42 + 9 + 45 bits (wide: 42 + 16 + 38): the top 32 bits (bytes 0-3),
 		// then 64 (bytes 4-11); the machine id sits right above the counter.
-		x := ts<<54 | g.machine<<g.k96 | counter
+		x := ts<<54 | g.m96 | counter
 		n.hi, n.lo = uint64(uint32(ts>>10))<<32|x>>32, x<<32
 	default:
 		n.hi, n.lo = ts<<22|g.m128, counter
@@ -404,7 +405,8 @@ func (g *Generator) admit(bits int, t uint64) error {
 		}
 		return nil
 	}
-	ts := g.initTs + t>>g.counterBits(bits)
+	// (& 63: a shift Go need not check for 64 and more; k is 13, 38 or 45.)
+	ts := g.initTs + t>>(g.counterBits(bits)&63)
 	if ts <= g.verifiedTs.Load() {
 		return nil
 	}
@@ -459,7 +461,7 @@ func (g *Generator) tickNonce(n *Nonce, bits int, t uint64) {
 		g.compose(n, bits, g.initTs, t)
 		return
 	}
-	k := g.counterBits(bits)
+	k := g.counterBits(bits) & 63
 	g.compose(n, bits, g.initTs+t>>k, t&(1<<k-1))
 }
 
@@ -677,12 +679,13 @@ func (g *Generator) writeTicks(bits int, first uint64, dst []byte) {
 			binary.BigEndian.PutUint64(dst[j:j+8], (g.initTs+t>>13)<<22|m<<13|t&0x1fff)
 		}
 	case 96:
-		k := g.k96
+		k, m96 := g.k96&63, g.m96
+		mask := uint64(1)<<k - 1
 		for j := 0; j+12 <= len(dst); j += 12 {
 			t := first + uint64(j/12)
 			ts := g.initTs + t>>k
 			binary.BigEndian.PutUint32(dst[j:j+4], uint32(ts>>10))
-			binary.BigEndian.PutUint64(dst[j+4:j+12], ts<<54|m<<k|t&(1<<k-1))
+			binary.BigEndian.PutUint64(dst[j+4:j+12], ts<<54|m96|t&mask)
 		}
 	default:
 		hi := g.hi128

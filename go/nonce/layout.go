@@ -78,6 +78,7 @@ func wide64(op string) error {
 func (g *Generator) setLayout(l Layout) {
 	g.layout = l
 	g.k96 = l.counterBits(96)
+	g.m96 = g.machine << g.k96
 	g.m128 = g.machine << (l.machineShift(128) - 64)
 }
 

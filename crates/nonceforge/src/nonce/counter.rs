@@ -79,7 +79,7 @@ impl<C: Clock> Shared<C> {
     /// Writes the nonces of ticks `first..first + out.len()` (all admitted).
     #[inline]
     pub(crate) fn write_ticks<const N: usize>(&self, bits: Bits, first: u64, out: &mut [[u8; N]]) {
-        let k = self.layout.counter_bits(bits);
+        let k = self.counter_bits(bits);
         let m = self.machine_id.get() as u64;
         match bits {
             Bits::B64 => {
@@ -112,8 +112,7 @@ impl<C: Clock> Shared<C> {
                 }
             }
             Bits::B128 => {
-                let shift = self.layout.machine_shift(bits) - 64;
-                let hi = ((self.init_ts << 22) | (m << shift)).to_be_bytes();
+                let hi = ((self.compose(bits, self.init_ts, 0) >> 64) as u64).to_be_bytes();
                 for (i, o) in out.iter_mut().enumerate() {
                     o[..8].copy_from_slice(&hi);
                     o[8..].copy_from_slice(&(first + i as u64).to_be_bytes()[..N - 8]);
@@ -125,13 +124,11 @@ impl<C: Clock> Shared<C> {
     /// The nonce value of tick `t` (which must have been admitted).
     #[inline(always)]
     pub(crate) fn tick_value(&self, bits: Bits, t: u64) -> u128 {
-        let m = self.machine_id.get();
         match bits {
-            Bits::B128 => self.layout.compose(bits, self.init_ts, m, t),
+            Bits::B128 => self.compose(bits, self.init_ts, t),
             _ => {
-                let k = self.layout.counter_bits(bits);
-                self.layout
-                    .compose(bits, self.init_ts + (t >> k), m, t & ((1 << k) - 1))
+                let k = self.counter_bits(bits);
+                self.compose(bits, self.init_ts + (t >> k), t & ((1 << k) - 1))
             }
         }
     }
@@ -150,7 +147,7 @@ impl<C: Clock> Shared<C> {
                 Ok(())
             }
             _ => {
-                let ts = self.init_ts + (t >> self.layout.counter_bits(bits));
+                let ts = self.init_ts + (t >> self.counter_bits(bits));
                 if ts <= self.verified_ts.load(Ordering::Relaxed) {
                     Ok(())
                 } else {

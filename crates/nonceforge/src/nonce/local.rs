@@ -84,7 +84,7 @@ pub struct SortableSequence<C: Clock = SystemClock> {
 impl<C: Clock> SortableSequence<C> {
     pub(crate) fn new(generator: NonceGenerator<C>, bits: Bits, slot: u64) -> Result<Self> {
         // 64-bit nonces have no room for slots (and 13 − 21 bits would underflow).
-        let k = generator.shared().layout.counter_bits(bits);
+        let k = generator.shared().counter_bits(bits);
         let slots = 1u64 << k.saturating_sub(SORTABLE_COUNTER_BITS);
         if bits == Bits::B64 || slot == 0 || slot >= slots {
             return Err(crate::Error::InvalidOption {
@@ -127,9 +127,7 @@ impl<C: Clock> SortableSequence<C> {
         }
         let field = (self.slot << SORTABLE_COUNTER_BITS) | self.counter;
         self.uncounted += 1;
-        Ok(shared
-            .layout
-            .compose(self.bits, self.ts, shared.machine_id.get(), field))
+        Ok(shared.compose(self.bits, self.ts, field))
     }
 
     /// The next nonce of this sequence, as a [`crate::Nonce`].

@@ -553,6 +553,29 @@ fn encrypt_value(ciphers: &NonceCiphers, bits: Bits, plain: u128) -> u128 {
 }
 
 impl<C: Clock> Shared<C> {
+    /// The nonce value of (timestamp, counter) in this generator's layout.
+    /// Each layout's arm is [`Layout::compose`] with the layout a constant, so
+    /// that its shifts and masks fold as before there was a choice (a
+    /// run-time layout made 96-bit counter nonces 2.4 times slower).
+    #[inline(always)]
+    pub(crate) fn compose(&self, bits: Bits, timestamp_ms: u64, counter: u64) -> u128 {
+        let m = self.machine_id.get();
+        match self.layout {
+            Layout::Standard => Layout::Standard.compose(bits, timestamp_ms, m, counter),
+            Layout::Wide => Layout::Wide.compose(bits, timestamp_ms, m, counter),
+        }
+    }
+
+    /// The counter field's width at `bits` in this generator's layout (a
+    /// choice of two constants where `bits` is one).
+    #[inline(always)]
+    pub(crate) fn counter_bits(&self, bits: Bits) -> u32 {
+        match self.layout {
+            Layout::Standard => Layout::Standard.counter_bits(bits),
+            Layout::Wide => Layout::Wide.counter_bits(bits),
+        }
+    }
+
     /// Fails unless the generator issues nonces of `bits` (a constant at
     /// every hot call site, so the mask is too).
     #[inline(always)]
@@ -632,7 +655,7 @@ impl<C: Clock> Shared<C> {
     /// keeps `low` bits below the slot.
     pub(crate) fn sortable_slot(&self, bits: Bits, low: u32) -> Result<u64> {
         let slot = self.sortable_slots.fetch_add(1, Ordering::Relaxed);
-        if slot >> (self.layout.counter_bits(bits) - low) != 0 {
+        if slot >> (self.counter_bits(bits) - low) != 0 {
             return Err(self.refuse(
                 stats::Refusal::CounterExhausted,
                 Error::CounterExhausted { bits: bits.bits() },

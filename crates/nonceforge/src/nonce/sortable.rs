@@ -78,9 +78,7 @@ impl<C: Clock> Shared<C> {
                 }
             }
             let counter = word & ((1 << k) - 1);
-            return Ok(self
-                .layout
-                .compose(bits, ts, self.machine_id.get(), counter));
+            return Ok(self.compose(bits, ts, counter));
         }
     }
 }
