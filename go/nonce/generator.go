@@ -126,18 +126,6 @@ type Generator struct {
 	counts     *counts // slow-path figures (stats.go); nil in a zero Generator
 }
 
-func sizeIndex(bits int) int {
-	switch bits {
-	case 64:
-		return 0
-	case 96:
-		return 1
-	case 128:
-		return 2
-	}
-	return -1
-}
-
 // counterBits is the counter field's width at bits in this generator's layout.
 func (g *Generator) counterBits(bits int) uint {
 	switch bits {
@@ -480,9 +468,9 @@ func (g *Generator) Counter(bits int) (Nonce, error) {
 		}
 		return Nonce{hi: g.hi128, lo: t, bits: 128}, nil
 	}
-	i, err := g.index("Counter", bits)
-	if err != nil {
-		return n, err
+	i := g.sizeOf(bits)
+	if i < 0 {
+		return n, badSize("Counter", bits)
 	}
 	if err := g.check(); err != nil {
 		return n, err
@@ -532,9 +520,9 @@ func (g *Generator) Encrypted(bits int) (Nonce, error) {
 // call sleeps into the next millisecond).
 func (g *Generator) Sortable(bits int) (Nonce, error) {
 	var n Nonce
-	i, err := g.index("Sortable", bits)
-	if err != nil {
-		return n, err
+	i := g.sizeOf(bits)
+	if i < 0 {
+		return n, badSize("Sortable", bits)
 	}
 	if err := g.check(); err != nil {
 		return n, err
@@ -609,9 +597,9 @@ func (g *Generator) Next(kind Kind, bits int) (Nonce, error) {
 // of nonces); counter and encrypted nonces come from one reservation. Nothing
 // is written on error.
 func (g *Generator) Fill(kind Kind, bits int, dst []byte) error {
-	i, err := g.index("Fill", bits)
-	if err != nil {
-		return err
+	i := g.sizeOf(bits)
+	if i < 0 {
+		return badSize("Fill", bits)
 	}
 	size := bits / 8
 	if len(dst)%size != 0 {

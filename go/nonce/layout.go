@@ -82,15 +82,20 @@ func (g *Generator) setLayout(l Layout) {
 	g.m128 = g.machine << (l.machineShift(128) - 64)
 }
 
-// index is the size's index, or an error: bits not a nonce size, or 64 in
-// the wide layout.
-func (g *Generator) index(op string, bits int) (int, error) {
-	i := sizeIndex(bits)
-	if i < 0 {
-		return i, badBits(op, bits)
+// sizeOf is the size's index (64, 96, 128: 0, 1, 2) in this generator's layout, or -1:
+// bits not a nonce size, or 64 in the wide layout (badSize says which). Small
+// enough to inline on every call's path.
+func (g *Generator) sizeOf(bits int) int {
+	if bits == 96 || bits == 128 || (bits == 64 && g.layout != Wide) {
+		return (bits - 64) >> 5
 	}
-	if i == 0 && g.layout == Wide {
-		return i, wide64(op)
+	return -1
+}
+
+//go:noinline
+func badSize(op string, bits int) error {
+	if bits == 64 {
+		return wide64(op)
 	}
-	return i, nil
+	return badBits(op, bits)
 }

@@ -75,9 +75,9 @@ func (l *Local) Counter(bits int) (Nonce, error) {
 		l.next[2]++
 		return Nonce{hi: l.g.hi128, lo: t, bits: 128}, nil
 	}
-	i, err := l.g.index("Local.Counter", bits)
-	if err != nil {
-		return n, err
+	i := l.g.sizeOf(bits)
+	if i < 0 {
+		return n, badSize("Local.Counter", bits)
 	}
 	if err := l.g.check(); err != nil {
 		return n, err
@@ -94,9 +94,9 @@ func (l *Local) Counter(bits int) (Nonce, error) {
 func (l *Local) Encrypted(bits int) (Nonce, error) {
 	var n Nonce
 	g := l.g
-	i, err := g.index("Local.Encrypted", bits)
-	if err != nil {
-		return n, err
+	i := g.sizeOf(bits)
+	if i < 0 {
+		return n, badSize("Local.Encrypted", bits)
 	}
 	if g.ciphers == nil {
 		return n, g.noKey("Local.Encrypted", needKey)
