@@ -226,6 +226,11 @@ impl<C: Clock> NonceGeneratorBuilder<C> {
             valid_until_unix_ms: AtomicU64::new(u64::MAX),
             machine_id: self.machine_id,
             layout: self.layout,
+            machine_bits: Bits::ALL.map(|b| {
+                let shift = self.layout.machine_shift(b);
+                (u64::from(self.machine_id.get())) << (shift % 64)
+            }),
+            counter_k: Bits::ALL.map(|b| self.layout.counter_bits(b)),
             epoch_unix_ms: epoch,
             init_ts,
             ticker,

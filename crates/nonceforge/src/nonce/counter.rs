@@ -102,6 +102,7 @@ impl<C: Clock> Shared<C> {
                     let hi = (ts >> 10) as u32;
                     // The machine id sits right above the counter.
                     let lo_base = ((ts & 0x3ff) << 54) | (m << k);
+                    debug_assert_eq!(lo_base, (self.compose(bits, ts, 0) as u64));
                     let lo_t = t & ((1 << k) - 1);
                     for (j, o) in out[i..i + run].iter_mut().enumerate() {
                         o[..4].copy_from_slice(&hi.to_be_bytes());
