@@ -65,7 +65,8 @@ enum LayoutSetting {
     #[name = c"wide"]
     Wide,
 }
-static LAYOUT: GucSetting<LayoutSetting> = GucSetting::<LayoutSetting>::new(LayoutSetting::Standard);
+static LAYOUT: GucSetting<LayoutSetting> =
+    GucSetting::<LayoutSetting>::new(LayoutSetting::Standard);
 
 /// The layout `nonceforge.layout` names.
 pub(crate) fn layout() -> nonceforge_core::Layout {
