@@ -176,7 +176,11 @@ fn machine_id(args: &GenArgs) -> Result<MachineId, CliError> {
         Ok(v) => {
             let id = parse_machine_id(v.trim())
                 .map_err(|e| CliError::Usage(format!("{MACHINE_ID_ENV}={v:?}: {e}")))?;
-            Ok(MachineId::new_in(Layout::Wide, id as u64)?)
+            MachineId::new_in(args.layout, id as u64).map_err(|_| {
+                CliError::Usage(format!(
+                    "{MACHINE_ID_ENV}={v:?}: machine id {id} needs --layout wide (the standard layout's machine ids are 0..=511)"
+                ))
+            })
         }
         // No default: two members started alike would make the same nonces.
         Err(_) => Err(CliError::Usage(format!(
