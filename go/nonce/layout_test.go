@@ -14,37 +14,8 @@ import (
 	"github.com/nonceforge/nonceforge/go/internal/testvectors"
 )
 
-type wideVectors struct {
-	Wide struct {
-		Layout []struct {
-			Bits      int    `json:"bits"`
-			Timestamp uint64 `json:"timestamp_ms"`
-			Machine   uint64 `json:"machine_id"`
-			Counter   uint64 `json:"counter"`
-			Hex       string `json:"hex"`
-		} `json:"layout"`
-		Generator struct {
-			Clock   int64  `json:"clock_unix_ms"`
-			Machine int    `json:"machine_id"`
-			BaseKey string `json:"base_key_hex"`
-			Counter []struct {
-				Bits  int    `json:"bits"`
-				Index uint64 `json:"index"`
-				Hex   string `json:"hex"`
-			} `json:"counter"`
-			Encrypted []struct {
-				Bits   int    `json:"bits"`
-				Cipher string `json:"cipher"`
-				Index  uint64 `json:"index"`
-				Plain  string `json:"plain_hex"`
-				Hex    string `json:"hex"`
-			} `json:"encrypted"`
-		} `json:"generator"`
-	} `json:"wide"`
-}
-
 func TestWideLayoutVectors(t *testing.T) {
-	var v wideVectors
+	var v nonceVectors
 	testvectors.Read(t, "nonces.json", &v)
 	if len(v.Wide.Layout) < 12 {
 		t.Fatalf("%d wide layout vectors", len(v.Wide.Layout))
@@ -68,7 +39,7 @@ func TestWideLayoutVectors(t *testing.T) {
 }
 
 func TestWideGeneratorVectors(t *testing.T) {
-	var v wideVectors
+	var v nonceVectors
 	testvectors.Read(t, "nonces.json", &v)
 	gv := v.Wide.Generator
 	build := func(c128 Cipher128) *Generator {

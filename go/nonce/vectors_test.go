@@ -26,32 +26,42 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
+type layoutRow struct {
+	Bits      int    `json:"bits"`
+	Timestamp uint64 `json:"timestamp_ms"`
+	Machine   uint64 `json:"machine_id"`
+	Counter   uint64 `json:"counter"`
+	Hex       string `json:"hex"`
+}
+
+type generatorVectors struct {
+	Clock   int64  `json:"clock_unix_ms"`
+	Machine int    `json:"machine_id"`
+	BaseKey string `json:"base_key_hex"`
+	Counter []struct {
+		Bits  int    `json:"bits"`
+		Index uint64 `json:"index"`
+		Hex   string `json:"hex"`
+	} `json:"counter"`
+	Encrypted []struct {
+		Bits   int    `json:"bits"`
+		Cipher string `json:"cipher"`
+		Index  uint64 `json:"index"`
+		Plain  string `json:"plain_hex"`
+		Hex    string `json:"hex"`
+	} `json:"encrypted"`
+}
+
+// nonces.json: the standard layout's rows and generator, and the wide
+// layout's (layout_test.go).
 type nonceVectors struct {
-	Epoch  int64 `json:"epoch_unix_ms"`
-	Layout []struct {
-		Bits      int    `json:"bits"`
-		Timestamp uint64 `json:"timestamp_ms"`
-		Machine   uint64 `json:"machine_id"`
-		Counter   uint64 `json:"counter"`
-		Hex       string `json:"hex"`
-	} `json:"layout"`
-	Generator struct {
-		Clock   int64  `json:"clock_unix_ms"`
-		Machine int    `json:"machine_id"`
-		BaseKey string `json:"base_key_hex"`
-		Counter []struct {
-			Bits  int    `json:"bits"`
-			Index uint64 `json:"index"`
-			Hex   string `json:"hex"`
-		} `json:"counter"`
-		Encrypted []struct {
-			Bits   int    `json:"bits"`
-			Cipher string `json:"cipher"`
-			Index  uint64 `json:"index"`
-			Plain  string `json:"plain_hex"`
-			Hex    string `json:"hex"`
-		} `json:"encrypted"`
-	} `json:"generator"`
+	Epoch     int64            `json:"epoch_unix_ms"`
+	Layout    []layoutRow      `json:"layout"`
+	Generator generatorVectors `json:"generator"`
+	Wide      struct {
+		Layout    []layoutRow      `json:"layout"`
+		Generator generatorVectors `json:"generator"`
+	} `json:"wide"`
 }
 
 func TestLayoutVectors(t *testing.T) {

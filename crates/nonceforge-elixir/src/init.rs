@@ -46,21 +46,16 @@ pub(crate) fn build(
     opts: &CryptOpts<'_>,
 ) -> NifResult<(NonceGenerator, Crypt)> {
     let builder = builder.epoch_unix_ms_signed(epoch_unix_ms);
-    if opts.layout == atoms::wide() {
+    let builder = if opts.layout == atoms::wide() {
         if opts.mode != atoms::nonceforge() {
             return Err(arg_error("layout: :wide needs mode: :nonceforge"));
         }
-        let builder = builder.layout(Layout::Wide);
-        let builder = match &opts.base_key {
-            Some(k) => builder.key(k.as_slice()),
-            None => builder,
-        };
-        let generator = builder.build().map_err(core_error)?;
-        return Ok((generator, Crypt::Native));
-    }
-    if opts.layout != atoms::standard() {
+        builder.layout(Layout::Wide)
+    } else if opts.layout == atoms::standard() {
+        builder
+    } else {
         return Err(arg_error("layout must be :standard or :wide"));
-    }
+    };
     if opts.mode == atoms::nonceforge() {
         let builder = match &opts.base_key {
             Some(k) => builder.key(k.as_slice()),

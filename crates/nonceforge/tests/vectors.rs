@@ -18,9 +18,19 @@ fn hex_of(bytes: &[u8]) -> String {
 #[test]
 fn layout_vectors() {
     let doc = doc();
-    let epoch = doc["epoch_unix_ms"].as_u64().unwrap();
-    let rows = doc["layout"].as_array().unwrap();
-    assert!(rows.len() >= 15);
+    layout_rows(
+        Layout::Standard,
+        &doc["layout"],
+        doc["epoch_unix_ms"].as_u64().unwrap(),
+        15,
+    );
+}
+
+/// Every row of `rows` composed in `layout` gives its bytes, and its bytes
+/// decompose to its fields.
+fn layout_rows(layout: Layout, rows: &Value, epoch: u64, at_least: usize) {
+    let rows = rows.as_array().unwrap();
+    assert!(rows.len() >= at_least);
     for v in rows {
         let bits = Bits::new(v["bits"].as_u64().unwrap()).unwrap();
         let (ts, m, c) = (
@@ -28,15 +38,27 @@ fn layout_vectors() {
             v["machine_id"].as_u64().unwrap() as u16,
             v["counter"].as_u64().unwrap(),
         );
-        let value = layout::compose(bits, ts, m, c);
+        let value = layout.compose(bits, ts, m, c);
         let bytes = value.to_be_bytes()[16 - bits.bytes()..].to_vec();
         assert_eq!(hex_of(&bytes), v["hex"].as_str().unwrap(), "{v}");
-        let parts = decompose(&bytes, epoch).unwrap();
+        let parts = layout.decompose(&bytes, epoch).unwrap();
         assert_eq!(
-            (parts.timestamp_ms, parts.machine_id, parts.counter),
-            (ts, m, c)
+            (
+                parts.timestamp_ms,
+                parts.machine_id,
+                parts.counter,
+                parts.unix_ms
+            ),
+            (ts, m, c, ts + epoch)
         );
-        assert_eq!(parts.unix_ms, ts + epoch);
+        if layout == Layout::Standard {
+            assert_eq!(layout::compose(bits, ts, m, c), value);
+            assert_eq!(decompose(&bytes, epoch).unwrap(), parts);
+        } else if let Ok(p) = decompose(&bytes, epoch) {
+            // Read as the standard layout the same bytes mean something
+            // else: a fleet must know which it uses.
+            assert!(m < 512 || (p.machine_id, p.counter) != (m, c));
+        }
     }
 }
 
@@ -192,29 +214,7 @@ fn encrypted_vectors_in(layout: Layout, g: &Value) {
 fn wide_layout_vectors() {
     let doc = doc();
     let epoch = doc["epoch_unix_ms"].as_u64().unwrap();
-    let rows = doc["wide"]["layout"].as_array().unwrap();
-    assert!(rows.len() >= 12);
-    for v in rows {
-        let bits = Bits::new(v["bits"].as_u64().unwrap()).unwrap();
-        let (ts, m, c) = (
-            v["timestamp_ms"].as_u64().unwrap(),
-            v["machine_id"].as_u64().unwrap() as u16,
-            v["counter"].as_u64().unwrap(),
-        );
-        let value = Layout::Wide.compose(bits, ts, m, c);
-        let bytes = value.to_be_bytes()[16 - bits.bytes()..].to_vec();
-        assert_eq!(hex_of(&bytes), v["hex"].as_str().unwrap(), "{v}");
-        let parts = Layout::Wide.decompose(&bytes, epoch).unwrap();
-        assert_eq!(
-            (parts.timestamp_ms, parts.machine_id, parts.counter),
-            (ts, m, c)
-        );
-        // Read as the standard layout the same bytes mean something else: a
-        // fleet must know which it uses.
-        if let Ok(p) = decompose(&bytes, epoch) {
-            assert!(m < 512 || (p.machine_id, p.counter) != (m, c));
-        }
-    }
+    layout_rows(Layout::Wide, &doc["wide"]["layout"], epoch, 12);
 }
 
 #[test]
