@@ -158,6 +158,9 @@ fn with_backend<T>(function: &str, tally: Tally, f: impl FnOnce(&mut Backend) ->
             });
         }
         let b = slot.as_mut().expect("made above");
+        // A size the layout has not (64 bits, wide) is refused before a block
+        // of ticks is reserved for it.
+        b.layout.check(tally.1).unwrap_or_else(|e| refuse(e));
         let made = f(b);
         if b.leased {
             lease::admits(b.state, function);
@@ -300,7 +303,6 @@ pub(crate) fn batch(function: &str, kind: Kind, bits: i32, count: usize) -> Vec<
 }
 
 fn counter_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
-    b.layout.check(bits).unwrap_or_else(|e| refuse(e));
     let tick = next_tick(function, b, bits);
     let nonce = b
         .generator
@@ -310,7 +312,6 @@ fn counter_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
 }
 
 fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<u8> {
-    b.layout.check(bits).unwrap_or_else(|e| refuse(e));
     let tick = next_tick(function, b, bits);
     if b.keyed.is_none() {
         let start = b.generator.started_unix_ms();
@@ -326,7 +327,6 @@ fn encrypted_in(function: &str, b: &mut Backend, bits: Bits, key: &[u8]) -> Vec<
 }
 
 fn sortable_in(function: &str, b: &mut Backend, bits: Bits) -> Vec<u8> {
-    b.layout.check(bits).unwrap_or_else(|e| refuse(e));
     let nonce = if bits == Bits::B64 {
         if !b.sortable_64_started {
             // The word starts at the run's start (ms << 13, counter 0).

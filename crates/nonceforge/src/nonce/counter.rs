@@ -80,11 +80,12 @@ impl<C: Clock> Shared<C> {
     #[inline]
     pub(crate) fn write_ticks<const N: usize>(&self, bits: Bits, first: u64, out: &mut [[u8; N]]) {
         let k = self.counter_bits(bits);
-        let m = self.machine_id.get() as u64;
+        // The machine id in place for this size (set at build, per layout).
+        let mb = self.machine_bits[bits as usize];
         match bits {
             Bits::B64 => {
                 // The standard layout's (the wide one has no 64-bit nonces).
-                let base = (self.init_ts << 22) | (m << 13);
+                let base = (self.init_ts << 22) | mb;
                 for (i, o) in out.iter_mut().enumerate() {
                     let t = first + i as u64;
                     let v = base + ((t >> 13) << 22) + (t & 0x1fff);
@@ -100,9 +101,7 @@ impl<C: Clock> Shared<C> {
                     let run =
                         ((1u64 << k) - (t & ((1 << k) - 1))).min((out.len() - i) as u64) as usize;
                     let hi = (ts >> 10) as u32;
-                    // The machine id sits right above the counter.
-                    let lo_base = ((ts & 0x3ff) << 54) | (m << k);
-                    debug_assert_eq!(lo_base, (self.compose(bits, ts, 0) as u64));
+                    let lo_base = ((ts & 0x3ff) << 54) | mb;
                     let lo_t = t & ((1 << k) - 1);
                     for (j, o) in out[i..i + run].iter_mut().enumerate() {
                         o[..4].copy_from_slice(&hi.to_be_bytes());
@@ -113,7 +112,7 @@ impl<C: Clock> Shared<C> {
                 }
             }
             Bits::B128 => {
-                let hi = ((self.compose(bits, self.init_ts, 0) >> 64) as u64).to_be_bytes();
+                let hi = ((self.init_ts << 22) | mb).to_be_bytes();
                 for (i, o) in out.iter_mut().enumerate() {
                     o[..8].copy_from_slice(&hi);
                     o[8..].copy_from_slice(&(first + i as u64).to_be_bytes()[..N - 8]);
