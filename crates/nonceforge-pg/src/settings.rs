@@ -236,7 +236,7 @@ pub(crate) fn parse_machine_id(text: &str) -> Result<MachineSetting, ()> {
         return Ok(MachineSetting::Lease);
     }
     match t.parse::<u64>() {
-        Ok(id) if id <= 65_535 && t.bytes().all(|b| b.is_ascii_digit()) => {
+        Ok(id) if id <= u64::from(WIDE_MAX) && t.bytes().all(|b| b.is_ascii_digit()) => {
             Ok(MachineSetting::Fixed(id))
         }
         _ => Err(()),
@@ -246,13 +246,17 @@ pub(crate) fn parse_machine_id(text: &str) -> Result<MachineSetting, ()> {
 /// `nonceforge.machine_id` as parsed by its assign hook: -1 unset, 0..65535, or
 /// [`LEASE_CODE`]. Read on every nonce call, so parsed once per change, not per
 /// call (the string setting would be copied and parsed each time).
+/// The largest id either layout takes (the wide one's); the core owns it.
+const WIDE_MAX: u16 = nonceforge::MachineId::MAX_WIDE;
+const WIDE_MAX_I64: i64 = WIDE_MAX as i64;
+
 static MACHINE_PARSED: AtomicI64 = AtomicI64::new(-1);
 const LEASE_CODE: i64 = 1 << 20;
 
 fn machine_setting() -> Result<MachineSetting, ()> {
     Ok(match MACHINE_PARSED.load(Ordering::Relaxed) {
         LEASE_CODE => MachineSetting::Lease,
-        id @ 0..=65_535 => MachineSetting::Fixed(id as u64),
+        id @ 0..=WIDE_MAX_I64 => MachineSetting::Fixed(id as u64),
         _ => MachineSetting::Unset,
     })
 }
@@ -544,9 +548,14 @@ mod tests {
         assert_eq!(parse_machine_id("-1"), Ok(Unset));
         assert_eq!(parse_machine_id("0"), Ok(Fixed(0)));
         assert_eq!(parse_machine_id(" 511 "), Ok(Fixed(511)));
+        // The wide layout's ids: accepted when set, checked against the layout at use.
+        assert_eq!(parse_machine_id("512"), Ok(Fixed(512)));
+        assert_eq!(parse_machine_id("65535"), Ok(Fixed(65535)));
         assert_eq!(parse_machine_id("lease"), Ok(Lease));
         assert_eq!(parse_machine_id("LEASE"), Ok(Lease));
-        for bad in ["512", "-2", "+5", "1e2", "0x10", "leases", "lease 1", "7.0"] {
+        for bad in [
+            "65536", "-2", "+5", "1e2", "0x10", "leases", "lease 1", "7.0",
+        ] {
             assert_eq!(parse_machine_id(bad), Err(()), "{bad}");
         }
     }
