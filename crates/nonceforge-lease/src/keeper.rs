@@ -124,6 +124,7 @@ impl Shared {
             namespace: &self.settled.namespace,
             holder: &self.settled.holder,
             ttl: self.settled.ttl,
+            layout: self.settled.layout,
         }
     }
 
@@ -357,6 +358,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
         namespace: &settled.namespace,
         holder: &settled.holder,
         ttl: settled.ttl,
+        layout: settled.layout,
     };
     // An unreachable store is tried again until the connect timeout: a
     // failover (a sentinel naming no primary for a moment, a standby being
@@ -395,7 +397,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
         }
     };
     let acquired_in = t0.elapsed();
-    let machine_id = MachineId::new(grant.machine_id as u64)?;
+    let machine_id = MachineId::new_in(settled.layout, grant.machine_id as u64)?;
     let fast = match settled.fast_start {
         FastStart::Off => Err("fast_start is off".to_owned()),
         FastStart::Declared => Ok(()),

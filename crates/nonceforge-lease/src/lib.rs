@@ -138,7 +138,7 @@ pub use options::{DEFAULT_PG_SCHEMA, FastStart, LeaseOptions, MillisOptions};
 pub use pod::{POD_INDEX_LABEL, PodIndex};
 pub use secrets::{redact_url, url_has_secret};
 pub use store::{LostReason, Record, StoreInfo};
-pub use syntax::{parse_duration, parse_ids};
+pub use syntax::{parse_duration, parse_ids, parse_ids_in};
 
 use keeper::{Cmd, Gate, Shared};
 use nonceforge::clock::Clock;
@@ -300,6 +300,11 @@ impl Lease {
         self.shared.lost_reason()
     }
 
+    /// The layout of this lease's namespace, which every generator on it has.
+    pub fn layout(&self) -> nonceforge::Layout {
+        self.shared.settled.layout
+    }
+
     /// The TTL the lease is kept with.
     pub fn ttl(&self) -> Duration {
         self.shared.settled.ttl
@@ -330,6 +335,7 @@ impl Lease {
     /// [`attach`](Self::attach) (or use [`generator`](Self::generator)).
     pub fn builder(&self) -> NonceGeneratorBuilder {
         NonceGenerator::builder(self.shared.machine_id)
+            .layout(self.shared.settled.layout)
             .not_before(self.shared.floor_unix_ms)
             .max_wait(self.shared.settled.max_clock_wait + self.shared.start_wait)
     }
@@ -357,11 +363,11 @@ impl Lease {
                 rule: "it started at or below the previous holder's last timestamp: build it with Lease::builder",
             });
         }
-        if generator.layout() != nonceforge::Layout::Standard {
-            // A namespace that does not say its layout could hand one id to a
-            // standard member and a wide one, whose values can meet.
+        if generator.layout() != self.shared.settled.layout {
+            // The namespace holds members of the lease's layout only: a
+            // standard and a wide member's values can meet.
             return Err(LeaseError::Generator {
-                rule: "it has the wide layout, which cannot be leased yet: lease namespaces do not record their layout, so wide and standard members could share one",
+                rule: "its layout is not the lease's (LeaseOptions::layout, which the namespace records): build it with Lease::builder",
             });
         }
         self.shared
@@ -444,7 +450,7 @@ pub fn status(url: &str, options: &LeaseOptions) -> Result<Vec<Record>> {
 
 /// The namespace's own record (protocol, incarnation) and [`status`]'s records.
 pub fn status_of_store(url: &str, options: &LeaseOptions) -> Result<(StoreInfo, Vec<Record>)> {
-    options::check_ids(&options.ids)?;
+    options::check_ids(&options.ids, options.layout)?;
     options::check_namespace(&options.namespace)?;
     options::check_pg_schema(&options.pg_schema)?;
     let backend = spec::parse(url)?;
@@ -466,7 +472,7 @@ pub fn evict(
 ) -> Result<bool> {
     options::check_namespace(&options.namespace)?;
     options::check_pg_schema(&options.pg_schema)?;
-    MachineId::new(machine_id as u64)?;
+    MachineId::new_in(options.layout, machine_id as u64)?;
     let backend = spec::parse(url)?;
     let holder = holder.map(str::to_owned);
     keeper::one_shot(&backend, options, |store, backend| {

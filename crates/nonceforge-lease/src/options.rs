@@ -1,6 +1,7 @@
 //! Lease settings and their rules.
 
 use crate::error::{LeaseError, Result};
+use nonceforge::Layout;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
@@ -24,8 +25,15 @@ pub struct LeaseOptions {
     pub request_timeout: Option<Duration>,
     /// The longest connecting and acquiring may take (default 5 s).
     pub connect_timeout: Duration,
-    /// The machine ids this cluster leases (default 0..=511).
+    /// The machine ids this cluster leases (default 0..=511; within 0..=65535
+    /// with the wide layout, [`LeaseOptions::wide`] takes them all).
     pub ids: RangeInclusive<u16>,
+    /// Where the machine id sits in the members' nonces (default
+    /// [`Layout::Standard`], 0..=511). The namespace records the layout its
+    /// first member asked for, and refuses a member that asks for the other:
+    /// a standard and a wide member's values can meet (docs/contracts.md,
+    /// "The wide layout").
+    pub layout: Layout,
     /// Name of the lease table (`{namespace}_leases`) or key prefix; lower-case
     /// letters, digits and `_`, starting with a letter, at most 40 (default `nonceforge`).
     pub namespace: String,
@@ -117,7 +125,8 @@ impl Default for LeaseOptions {
             margin: None,
             request_timeout: None,
             connect_timeout: Duration::from_secs(5),
-            ids: 0..=nonceforge::MachineId::MAX,
+            ids: 0..=Layout::Standard.max_machine_id(),
+            layout: Layout::Standard,
             namespace: "nonceforge".into(),
             holder: None,
             pg_schema: DEFAULT_PG_SCHEMA.into(),
@@ -141,8 +150,10 @@ pub struct MillisOptions {
     pub margin_ms: Option<u64>,
     /// [`LeaseOptions::connect_timeout`], in ms.
     pub connect_timeout_ms: Option<u64>,
-    /// [`LeaseOptions::ids`]: the first and last id.
+    /// [`LeaseOptions::ids`]: the first and last id (default: every id of the layout).
     pub ids: Option<(u16, u16)>,
+    /// [`LeaseOptions::layout`].
+    pub layout: Option<Layout>,
     /// [`LeaseOptions::namespace`].
     pub namespace: Option<String>,
     /// [`LeaseOptions::holder`].
@@ -155,7 +166,7 @@ pub struct MillisOptions {
 
 impl From<MillisOptions> for LeaseOptions {
     fn from(o: MillisOptions) -> LeaseOptions {
-        let d = LeaseOptions::default();
+        let d = LeaseOptions::for_layout(o.layout.unwrap_or_default());
         let ms = Duration::from_millis;
         LeaseOptions {
             ttl: o.ttl_ms.map_or(d.ttl, ms),
@@ -181,6 +192,7 @@ pub(crate) struct Settled {
     pub(crate) request_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) ids: RangeInclusive<u16>,
+    pub(crate) layout: Layout,
     pub(crate) namespace: String,
     pub(crate) holder: String,
     pub(crate) pg_schema: String,
@@ -236,16 +248,39 @@ pub(crate) fn check_namespace(ns: &str) -> Result<()> {
     }
 }
 
-pub(crate) fn check_ids(ids: &RangeInclusive<u16>) -> Result<()> {
-    // The rule's text names the bound; this fails to compile if they part.
-    const _: () = assert!(nonceforge::MachineId::MAX == 511);
-    if ids.start() > ids.end() || *ids.end() > nonceforge::MachineId::MAX {
-        return Err(bad("ids", ids, "must be a non-empty range within 0..=511"));
+pub(crate) fn check_ids(ids: &RangeInclusive<u16>, layout: Layout) -> Result<()> {
+    // The rules' texts name the bounds; this fails to compile if they part.
+    const _: () = assert!(Layout::Standard.max_machine_id() == 511);
+    const _: () = assert!(Layout::Wide.max_machine_id() == 65_535);
+    if ids.start() > ids.end() || *ids.end() > layout.max_machine_id() {
+        let rule = match layout {
+            Layout::Standard => {
+                "must be a non-empty range within 0..=511 (0..=65535 with the wide layout)"
+            }
+            Layout::Wide => "must be a non-empty range within 0..=65535",
+        };
+        return Err(bad("ids", ids, rule));
     }
     Ok(())
 }
 
 impl LeaseOptions {
+    /// The defaults for members of `layout`: every id of it (0..=511, or
+    /// 0..=65535 for [`Layout::Wide`]).
+    ///
+    /// ```
+    /// use nonceforge_lease::LeaseOptions;
+    /// let o = LeaseOptions::for_layout(nonceforge::Layout::Wide);
+    /// assert_eq!(o.ids, 0..=65535);
+    /// ```
+    pub fn for_layout(layout: Layout) -> LeaseOptions {
+        LeaseOptions {
+            ids: 0..=layout.max_machine_id(),
+            layout,
+            ..LeaseOptions::default()
+        }
+    }
+
     /// How long after acquiring a grant that does not start fast waits for
     /// its first value: the TTL plus the margin (docs/lease-protocol.md,
     /// rule 3), with these options' defaults filled in. For callers that
@@ -296,7 +331,7 @@ impl LeaseOptions {
                 "must be more than 0",
             ));
         }
-        check_ids(&self.ids)?;
+        check_ids(&self.ids, self.layout)?;
         check_namespace(&self.namespace)?;
         check_pg_schema(&self.pg_schema)?;
         let holder = match &self.holder {
@@ -319,6 +354,7 @@ impl LeaseOptions {
             request_timeout,
             connect_timeout: self.connect_timeout,
             ids: self.ids.clone(),
+            layout: self.layout,
             namespace: self.namespace.clone(),
             holder,
             pg_schema: self.pg_schema.clone(),

@@ -36,8 +36,23 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// A range of machine ids: `FIRST-LAST` or one id, decimal digits only
 /// (spaces around each number allowed), `FIRST <= LAST <= 511`.
 pub fn parse_ids(s: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
-    let max = nonceforge::MachineId::MAX;
-    let bad = || format!("{s:?}: use FIRST-LAST (e.g. 0-{max}) or one id, within 0..={max}");
+    parse_ids_in(s, nonceforge::Layout::Standard)
+}
+
+/// [`parse_ids`] for members of `layout`: `LAST <= 65535` for the wide one.
+pub fn parse_ids_in(
+    s: &str,
+    layout: nonceforge::Layout,
+) -> Result<std::ops::RangeInclusive<u16>, String> {
+    let max = layout.max_machine_id();
+    let bad = || match layout {
+        nonceforge::Layout::Standard => {
+            format!("{s:?}: use FIRST-LAST (e.g. 0-{max}) or one id, within 0..={max}")
+        }
+        nonceforge::Layout::Wide => format!(
+            "{s:?}: use FIRST-LAST (e.g. 0-{max}) or one id, within 0..={max} (the wide layout)"
+        ),
+    };
     let (a, b) = s.split_once('-').unwrap_or((s, s));
     let num = |t: &str| {
         decimal(t.trim())
@@ -87,7 +102,9 @@ mod tests {
             let want = c["first"]
                 .as_u64()
                 .map(|f| f as u16..=c["last"].as_u64().expect("last") as u16);
-            assert_eq!(parse_ids(text).ok(), want, "{text:?}");
+            let layout = nonceforge::Layout::parse(c["layout"].as_str().unwrap_or("standard"))
+                .expect("layout");
+            assert_eq!(parse_ids_in(text, layout).ok(), want, "{text:?} {layout}");
         }
         for c in file["durations"].as_array().expect("durations") {
             let text = c["text"].as_str().expect("text");

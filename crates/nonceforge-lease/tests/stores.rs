@@ -63,8 +63,8 @@ fn library_floors_attach_rules_and_loss() {
         lease.attach(&stranger),
         Err(LeaseError::Generator { .. })
     ));
-    // The wide layout on the leased id: refused until namespaces record
-    // their layout (a standard and a wide member's values can meet).
+    // A generator of the other layout on the leased id: refused (the
+    // namespace holds standard members; a wide one's values can meet theirs).
     let wide = lease
         .builder()
         .layout(nonceforge::Layout::Wide)
@@ -72,7 +72,7 @@ fn library_floors_attach_rules_and_loss() {
         .unwrap();
     match lease.attach(&wide) {
         Err(e @ LeaseError::Generator { .. }) => {
-            assert!(e.to_string().contains("wide layout"), "{e}")
+            assert!(e.to_string().contains("layout"), "{e}")
         }
         other => panic!("a wide generator attached: {other:?}"),
     }
@@ -186,6 +186,142 @@ fn library_floors_attach_rules_and_loss() {
 /// An async application calls the (blocking) lease API from inside its own
 /// tokio runtime: the lease runs its I/O on a thread of its own, so nothing
 /// panics with "Cannot start a runtime from within a runtime".
+/// Namespaces of the wide layout (ids 0..=65535) on every store: the
+/// namespace records its layout and refuses a member of the other one with
+/// both named; wide members sample the range (distinct ids from many
+/// concurrent acquirers), their generators are wide; PostgreSQL's tables of
+/// the earlier shape (int2 ids, every row put in ahead, no layout column)
+/// are brought up to date, and an id whose row was deleted is found again
+/// once the range's top is reached.
+#[test]
+fn wide_namespaces_on_every_store() {
+    use nonceforge::Layout;
+    use nonceforge_lease::{Lease, LeaseError, LeaseOptions};
+    let _g = serial();
+    let (pg, redis, cluster, etcd) = (
+        Postgres::start(),
+        Redis::start(),
+        RedisCluster::start(),
+        Etcd::start(1),
+    );
+    // A generous connect timeout: 24 members connect at once on a small machine.
+    let wide = |ns: &str| LeaseOptions {
+        ttl: 2 * SEC,
+        connect_timeout: 60 * SEC,
+        namespace: ns.into(),
+        ..LeaseOptions::for_layout(Layout::Wide)
+    };
+    let standard = |ns: &str| LeaseOptions {
+        ttl: 2 * SEC,
+        namespace: ns.into(),
+        ..Default::default()
+    };
+    for url in [pg.url(), redis.url(), cluster.url(), etcd.url()] {
+        // 24 members at once, each on its own thread: distinct ids.
+        let leases: Vec<Lease> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..24)
+                .map(|_| s.spawn(|| Lease::acquire(&url, &wide("wide")).unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut ids: Vec<u16> = leases.iter().map(|l| l.machine_id().get()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 24, "{url}: an id given twice");
+        for l in &leases {
+            assert_eq!(l.layout(), Layout::Wide);
+            let g = l.builder().build().unwrap();
+            assert_eq!(g.layout(), Layout::Wide);
+            assert_eq!(g.machine_id(), l.machine_id());
+            l.attach(&g).unwrap();
+        }
+        // PostgreSQL takes the lowest never-leased ids; the others sample
+        // the whole range (24 ids all below 512 would be a 1-in-10^40 draw).
+        if url.starts_with("postgres") {
+            assert_eq!(ids, (0..24).collect::<Vec<_>>(), "{url}");
+        } else {
+            assert!(ids.iter().any(|&i| i > 511), "{url}: {ids:?}");
+        }
+        // A standard member of the wide namespace, and a wide member of a
+        // standard one: refused, both layouts named, nothing held.
+        let refused = |o: &LeaseOptions, recorded: &str, asked: &str| match Lease::acquire(&url, o)
+        {
+            Err(e @ LeaseError::Refused { .. }) => {
+                let t = e.to_string();
+                assert!(
+                    t.contains(&format!("members of the {recorded} layout"))
+                        && t.contains(&format!("asks for the {asked} layout")),
+                    "{url}: {t}"
+                );
+            }
+            other => panic!("{url}: {other:?}"),
+        };
+        refused(&standard("wide"), "wide", "standard");
+        let std_lease = Lease::acquire(&url, &standard("narrow")).unwrap();
+        refused(&wide("narrow"), "standard", "wide");
+        let (info, records) = nonceforge_lease::status_of_store(&url, &wide("wide")).unwrap();
+        assert_eq!(info.layout, "wide", "{url}");
+        assert_eq!(
+            records.iter().filter(|r| !r.holder.is_empty()).count(),
+            24,
+            "{url}"
+        );
+        std_lease.release().unwrap();
+        for l in leases {
+            l.release().unwrap();
+        }
+    }
+
+    // PostgreSQL: tables of the earlier shape are brought up to date and
+    // served as they are (their rows put in ahead: the lowest id first).
+    pg.psql(
+        "CREATE SCHEMA IF NOT EXISTS nonceforge_lease; \
+         CREATE TABLE nonceforge_lease.old_leases (machine_id int2 PRIMARY KEY CHECK (machine_id >= 0 AND machine_id <= 511), grant_id text, holder text, token int8 NOT NULL DEFAULT 0, expires_at timestamptz, floor_unix_ms int8); \
+         CREATE TABLE nonceforge_lease.old_meta (one bool PRIMARY KEY DEFAULT true CHECK (one), protocol int4 NOT NULL, incarnation text NOT NULL, created_at timestamptz NOT NULL DEFAULT clock_timestamp(), last_token int8 NOT NULL DEFAULT 0); \
+         INSERT INTO nonceforge_lease.old_meta (protocol, incarnation) VALUES (2, 'abc'); \
+         INSERT INTO nonceforge_lease.old_leases (machine_id) SELECT generate_series(0, 511);",
+    );
+    let old = Lease::acquire(&pg.url(), &standard("old")).unwrap();
+    assert_eq!(old.machine_id().get(), 0);
+    refused_pg(&pg.url(), &wide("old"));
+    old.release().unwrap();
+
+    // An id whose row was deleted (no history) is taken again once the
+    // range's top is reached; a full range is AllTaken.
+    let small = LeaseOptions {
+        ids: 60_000..=60_002,
+        ..wide("small")
+    };
+    let held: Vec<Lease> = (0..3)
+        .map(|_| Lease::acquire(&pg.url(), &small).unwrap())
+        .collect();
+    let got: Vec<u16> = held.iter().map(|l| l.machine_id().get()).collect();
+    assert_eq!(got, [60_000, 60_001, 60_002]);
+    assert!(matches!(
+        Lease::acquire(&pg.url(), &small),
+        Err(LeaseError::AllTaken {
+            first: 60_000,
+            last: 60_002,
+            ..
+        })
+    ));
+    let mut held = held;
+    held.remove(1).release().unwrap();
+    pg.psql("DELETE FROM nonceforge_lease.small_leases WHERE machine_id = 60001");
+    let again = Lease::acquire(&pg.url(), &small).unwrap();
+    assert_eq!(again.machine_id().get(), 60_001);
+    assert!(!again.has_history());
+}
+
+fn refused_pg(url: &str, o: &nonceforge_lease::LeaseOptions) {
+    match nonceforge_lease::Lease::acquire(url, o) {
+        Err(e @ nonceforge_lease::LeaseError::Refused { .. }) => {
+            assert!(e.to_string().contains("standard layout"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn usable_from_inside_a_tokio_runtime() {
     use nonceforge_lease::{Lease, LeaseOptions};

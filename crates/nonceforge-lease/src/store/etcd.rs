@@ -13,6 +13,7 @@ use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
     PutOptions, Txn, TxnOp, TxnOpResponse,
 };
+use nonceforge::Layout;
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -82,13 +83,19 @@ fn parse_rec(key: &str, v: &[u8]) -> Result<Rec, StoreError> {
     })
 }
 
-/// The namespace's record: "2 {incarnation}".
-fn parse_meta(key: &str, v: &[u8]) -> Result<String, StoreError> {
-    match std::str::from_utf8(v)
+/// The namespace's record: "2 {incarnation}", with " wide" after it for a
+/// namespace of the wide layout.
+fn parse_meta(key: &str, v: &[u8]) -> Result<(String, Layout), StoreError> {
+    let tail = std::str::from_utf8(v)
         .ok()
-        .and_then(|s| s.strip_prefix("2 "))
-    {
-        Some(inc) if !inc.is_empty() && !inc.contains(' ') => Ok(inc.to_owned()),
+        .and_then(|s| s.strip_prefix("2 "));
+    let (inc, layout) = match tail.map(|t| t.split_once(' ').unwrap_or((t, ""))) {
+        Some((inc, "")) => (inc, Some(Layout::Standard)),
+        Some((inc, "wide")) => (inc, Some(Layout::Wide)),
+        _ => ("", None),
+    };
+    match layout {
+        Some(layout) if !inc.is_empty() => Ok((inc.to_owned(), layout)),
         _ => Err(StoreError::refused(format!(
             "{key} is not a lease protocol 2 namespace record ({:?})",
             String::from_utf8_lossy(&v[..v.len().min(80)])
@@ -96,9 +103,17 @@ fn parse_meta(key: &str, v: &[u8]) -> Result<String, StoreError> {
     }
 }
 
+/// The namespace's record for `incarnation` and `layout`.
+fn meta_value(incarnation: &str, layout: Layout) -> String {
+    match layout {
+        Layout::Standard => format!("2 {incarnation}"),
+        Layout::Wide => format!("2 {incarnation} wide"),
+    }
+}
+
 /// The condition "the lease key is the one this grant created" (its creation
 /// revision is the grant's token) and "the store is the one it was made in".
-fn ours(ns: &str, grant: &Grant) -> Vec<Compare> {
+fn ours(ns: &str, grant: &Grant, layout: Layout) -> Vec<Compare> {
     vec![
         Compare::create_revision(
             lease_key(ns, grant.machine_id),
@@ -108,7 +123,7 @@ fn ours(ns: &str, grant: &Grant) -> Vec<Compare> {
         Compare::value(
             meta_key(ns),
             CompareOp::Equal,
-            format!("2 {}", grant.incarnation),
+            meta_value(&grant.incarnation, layout),
         ),
     ]
 }
@@ -189,13 +204,18 @@ impl EtcdStore {
     }
 
     /// The namespace's incarnation, creating its record when there is none —
-    /// unless records of another protocol are there.
-    async fn meta(&mut self, ns: &str) -> Result<String, StoreError> {
+    /// unless records of another protocol are there, or the namespace is of
+    /// another layout.
+    async fn meta(&mut self, ns: &str, layout: Layout) -> Result<String, StoreError> {
         let mk = meta_key(ns);
         loop {
             let got = self.client.get(mk.clone(), None).await.map_err(err)?;
             if let Some(kv) = got.kvs().first() {
-                return parse_meta(&mk, kv.value());
+                let (incarnation, recorded) = parse_meta(&mk, kv.value())?;
+                if recorded != layout {
+                    return Err(super::layout_refusal(ns, recorded.name(), layout));
+                }
+                return Ok(incarnation);
             }
             // No record of the namespace: new, or wiped. Records left from
             // protocol 1 mean its members may be running: refuse.
@@ -216,7 +236,7 @@ impl EtcdStore {
                 )])
                 .and_then(vec![TxnOp::put(
                     mk.clone(),
-                    format!("2 {}", random_id()),
+                    meta_value(&random_id(), layout),
                     None,
                 )]);
             self.client.txn(txn).await.map_err(err)?;
@@ -267,7 +287,11 @@ impl EtcdStore {
         let (lk, rk) = (lease_key(ns, id), rec_key(ns, id));
         let mut when = vec![
             Compare::create_revision(lk.clone(), CompareOp::Equal, 0),
-            Compare::value(meta_key(ns), CompareOp::Equal, format!("2 {incarnation}")),
+            Compare::value(
+                meta_key(ns),
+                CompareOp::Equal,
+                meta_value(incarnation, ask.layout),
+            ),
         ];
         if let Some(prev) = prev_rec {
             when.push(Compare::value(rk.clone(), CompareOp::Equal, prev));
@@ -338,7 +362,7 @@ impl EtcdStore {
         floor: u64,
     ) -> Result<bool, StoreError> {
         let txn = Txn::new()
-            .when(ours(ask.namespace, grant))
+            .when(ours(ask.namespace, grant, ask.layout))
             .and_then(vec![TxnOp::put(
                 rec_key(ask.namespace, grant.machine_id),
                 rec_value(&grant.grant_id, grant.token, floor, ask.holder),
@@ -352,8 +376,8 @@ impl EtcdStore {
         let mk = meta_key(ns);
         let meta = self.client.get(mk.clone(), None).await.map_err(err)?;
         match meta.kvs().first() {
-            Some(kv) if parse_meta(&mk, kv.value()).ok().as_deref() == Some(&grant.incarnation) => {
-            }
+            Some(kv)
+                if parse_meta(&mk, kv.value()).is_ok_and(|(inc, _)| inc == grant.incarnation) => {}
             _ => return Ok(LostReason::StoreLostData),
         }
         let rk = rec_key(ns, grant.machine_id);
@@ -385,9 +409,36 @@ impl EtcdStore {
         cap: u64,
         grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
-        loop {
-            let incarnation = self.meta(ask.namespace).await?;
-            let prefix = format!("/{}/lease/", ask.namespace);
+        'again: loop {
+            let incarnation = self.meta(ask.namespace, ask.layout).await?;
+            let mut round = 0;
+            while let Some(ids) = super::candidates(&ids, round) {
+                round += 1;
+                for id in self.free_among(ask.namespace, &ids).await? {
+                    // Lost a race for this id, or the namespace's record
+                    // changed: the next one, or look again.
+                    match self
+                        .take(ask, id, cap, grant_id, &incarnation, None)
+                        .await?
+                    {
+                        Some(grant) => return Ok(Some(grant)),
+                        None if self.meta(ask.namespace, ask.layout).await? != incarnation => {
+                            continue 'again;
+                        }
+                        None => {}
+                    }
+                }
+            }
+            return Ok(None);
+        }
+    }
+
+    /// The ids of `ids` without a lease key, in their order: one read of the
+    /// namespace's lease keys (keys only) for a small range searched whole,
+    /// one transaction of reads (keys only) for a sample.
+    async fn free_among(&mut self, ns: &str, ids: &[u16]) -> Result<Vec<u16>, StoreError> {
+        let prefix = format!("/{ns}/lease/");
+        if ids.len() as u32 > super::SAMPLE {
             let taken: Vec<u16> = self
                 .client
                 .get(
@@ -405,17 +456,32 @@ impl EtcdStore {
                         .ok()
                 })
                 .collect();
-            let Some(id) = ids.clone().find(|id| !taken.contains(id)) else {
-                return Ok(None);
-            };
-            // Lost a race for this id, or the namespace's record changed: look again.
-            if let Some(grant) = self
-                .take(ask, id, cap, grant_id, &incarnation, None)
-                .await?
-            {
-                return Ok(Some(grant));
-            }
+            return Ok(ids
+                .iter()
+                .copied()
+                .filter(|id| !taken.contains(id))
+                .collect());
         }
+        let reads = ids
+            .iter()
+            .map(|&id| TxnOp::get(lease_key(ns, id), Some(GetOptions::new().with_keys_only())))
+            .collect::<Vec<_>>();
+        let resp = self
+            .client
+            .txn(Txn::new().and_then(reads))
+            .await
+            .map_err(err)?;
+        let held: Vec<bool> = resp
+            .op_responses()
+            .into_iter()
+            .map(|r| matches!(r, TxnOpResponse::Get(g) if !g.kvs().is_empty()))
+            .collect();
+        Ok(ids
+            .iter()
+            .zip(held)
+            .filter(|(_, h)| !h)
+            .map(|(&id, _)| id)
+            .collect())
     }
 
     pub(crate) async fn renew(
@@ -504,14 +570,16 @@ impl EtcdStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let txn = Txn::new().when(ours(ask.namespace, grant)).and_then(vec![
-            TxnOp::put(
-                rec_key(ask.namespace, grant.machine_id),
-                rec_value("", grant.token, floor, ""),
-                None,
-            ),
-            TxnOp::delete(lease_key(ask.namespace, grant.machine_id), None),
-        ]);
+        let txn = Txn::new()
+            .when(ours(ask.namespace, grant, ask.layout))
+            .and_then(vec![
+                TxnOp::put(
+                    rec_key(ask.namespace, grant.machine_id),
+                    rec_value("", grant.token, floor, ""),
+                    None,
+                ),
+                TxnOp::delete(lease_key(ask.namespace, grant.machine_id), None),
+            ]);
         let done = self.client.txn(txn).await.map_err(err)?.succeeded();
         self.keeper = None;
         let _ = self.client.lease_revoke(grant.etcd_lease).await;
@@ -526,10 +594,14 @@ impl EtcdStore {
         let mk = meta_key(namespace);
         let meta = self.client.get(mk.clone(), None).await.map_err(err)?;
         let info = match meta.kvs().first() {
-            Some(kv) => StoreInfo {
-                protocol: "2".into(),
-                incarnation: parse_meta(&mk, kv.value())?,
-            },
+            Some(kv) => {
+                let (incarnation, layout) = parse_meta(&mk, kv.value())?;
+                StoreInfo {
+                    protocol: "2".into(),
+                    incarnation,
+                    layout: layout.name().into(),
+                }
+            }
             None => StoreInfo::default(),
         };
         let opts = || Some(GetOptions::new().with_prefix());
@@ -673,7 +745,23 @@ mod tests {
                 "{bad:?}: {e:?}"
             );
         }
-        assert_eq!(parse_meta("m", b"2 abc").unwrap(), "abc");
-        assert!(parse_meta("m", b"1 abc").is_err() && parse_meta("m", b"2 ").is_err());
+        assert_eq!(
+            parse_meta("m", b"2 abc").unwrap(),
+            ("abc".into(), Layout::Standard)
+        );
+        assert_eq!(
+            parse_meta("m", b"2 abc wide").unwrap(),
+            ("abc".into(), Layout::Wide)
+        );
+        assert_eq!(meta_value("abc", Layout::Wide), "2 abc wide");
+        for bad in [
+            &b"1 abc"[..],
+            b"2 ",
+            b"2 abc narrow",
+            b"2 abc wide x",
+            b"2  wide",
+        ] {
+            assert!(parse_meta("m", bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -92,6 +92,52 @@ pub struct StoreInfo {
     pub protocol: String,
     /// The store's incarnation (changes when the store loses its data).
     pub incarnation: String,
+    /// The members' layout the namespace records (`standard` or `wide`;
+    /// empty when it has no record yet).
+    pub layout: String,
+}
+
+/// A range of at most this many ids is searched whole, lowest id first; a
+/// wider one (the wide layout's) by random samples, so that acquiring costs
+/// the same few round trips whatever the number held (docs/lease-protocol.md,
+/// "Finding a free id"; testdata/vectors/lease-search.json ties Go's).
+pub(crate) const SEARCH_WHOLE: u32 = 1024;
+/// Ids tried in one round trip when sampling.
+pub(crate) const SAMPLE: u32 = 64;
+/// Rounds of samples before a wide range is searched whole, in chunks of
+/// [`SEARCH_WHOLE`] (only a nearly full range gets there).
+pub(crate) const SAMPLE_ROUNDS: u32 = 8;
+
+/// The ids to try in round `round` (from 0) of an acquire, in order, or None
+/// when every round is done: the whole range at once when it is small;
+/// otherwise [`SAMPLE_ROUNDS`] samples of [`SAMPLE`] distinct random ids,
+/// then the range in chunks, lowest first.
+pub(crate) fn candidates(ids: &RangeInclusive<u16>, round: u32) -> Option<Vec<u16>> {
+    let (first, last) = (u32::from(*ids.start()), u32::from(*ids.end()));
+    let size = last - first + 1;
+    if size <= SEARCH_WHOLE {
+        return (round == 0).then(|| (first..=last).map(|i| i as u16).collect());
+    }
+    if round < SAMPLE_ROUNDS {
+        let mut out: Vec<u16> = Vec::with_capacity(SAMPLE as usize);
+        while out.len() < SAMPLE as usize {
+            let mut b = [0u8; 4 * SAMPLE as usize];
+            getrandom::fill(&mut b).expect("the operating system's random generator failed");
+            for c in b.chunks_exact(4) {
+                let id = (first + u32::from_le_bytes(c.try_into().unwrap()) % size) as u16;
+                if out.len() < SAMPLE as usize && !out.contains(&id) {
+                    out.push(id);
+                }
+            }
+        }
+        return Some(out);
+    }
+    let start = first + (round - SAMPLE_ROUNDS) * SEARCH_WHOLE;
+    (start <= last).then(|| {
+        (start..=last.min(start + SEARCH_WHOLE - 1))
+            .map(|i| i as u16)
+            .collect()
+    })
 }
 
 /// 128 random bits in lower-case hex: grant ids and incarnations.
@@ -133,6 +179,21 @@ pub(crate) struct Ask<'a> {
     pub(crate) namespace: &'a str,
     pub(crate) holder: &'a str,
     pub(crate) ttl: Duration,
+    /// The member's layout: the namespace's record states it (written by
+    /// the member that creates the record; absent means standard).
+    pub(crate) layout: nonceforge::Layout,
+}
+
+/// The refusal of a member whose layout is not the namespace's: one text for
+/// every store (Go's `layoutRefusal` says the same).
+pub(crate) fn layout_refusal(
+    namespace: &str,
+    recorded: &str,
+    asked: nonceforge::Layout,
+) -> StoreError {
+    StoreError::refused(format!(
+        "namespace {namespace:?} holds members of the {recorded} layout; this member asks for the {asked} layout: a fleet uses one layout (docs/contracts.md, \"The wide layout\"), so give it its own namespace"
+    ))
 }
 
 pub(crate) enum Store {
@@ -345,4 +406,55 @@ fn classify(backend: &Backend, e: StoreError) -> LeaseError {
 /// Milliseconds, for stores that count in them (at least 1).
 pub(crate) fn ms(d: Duration) -> u64 {
     (d.as_millis() as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SAMPLE, SAMPLE_ROUNDS, SEARCH_WHOLE, candidates};
+
+    /// testdata/vectors/lease-search.json: the numbers Go's port reads too.
+    #[test]
+    fn search_numbers_are_the_vectors() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/vectors/lease-search.json"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(v["search_whole"], SEARCH_WHOLE);
+        assert_eq!(v["sample"], SAMPLE);
+        assert_eq!(v["sample_rounds"], SAMPLE_ROUNDS);
+    }
+
+    #[test]
+    fn candidates_whole_then_samples_then_chunks() {
+        // A small range: whole, lowest first, in one round.
+        assert_eq!(
+            candidates(&(3..=9), 0).unwrap(),
+            (3..=9).collect::<Vec<_>>()
+        );
+        assert!(candidates(&(3..=9), 1).is_none());
+        assert_eq!(candidates(&(0..=1023), 0).unwrap().len(), 1024);
+        // A wide one: samples of distinct ids in the range...
+        let wide = 1000..=65_535;
+        for round in 0..SAMPLE_ROUNDS {
+            let mut s = candidates(&wide, round).unwrap();
+            assert_eq!(s.len(), SAMPLE as usize);
+            assert!(s.iter().all(|id| wide.contains(id)));
+            s.sort_unstable();
+            s.dedup();
+            assert_eq!(s.len(), SAMPLE as usize, "an id twice in a sample");
+        }
+        // ...then every id, in chunks, lowest first, each once.
+        let mut all = Vec::new();
+        let mut round = SAMPLE_ROUNDS;
+        while let Some(chunk) = candidates(&wide, round) {
+            assert!(chunk.len() <= SEARCH_WHOLE as usize);
+            all.extend(chunk);
+            round += 1;
+        }
+        assert_eq!(all, wide.clone().collect::<Vec<_>>());
+        // Samples differ from one acquire to the next.
+        assert_ne!(candidates(&wide, 0), candidates(&wide, 0));
+    }
 }

@@ -24,10 +24,13 @@ use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 use std::time::Duration;
+use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls};
 
 pub(crate) struct PgStore {
     client: Client,
+    /// The namespace.
+    ns: String,
     /// `"schema"."{ns}_leases"`, `"schema"."{ns}_meta"`.
     leases: String,
     meta: String,
@@ -90,12 +93,23 @@ impl PgStore {
         };
         let mut store = PgStore {
             client,
+            ns: namespace.to_owned(),
             leases: format!("\"{schema}\".\"{namespace}_leases\""),
             meta: format!("\"{schema}\".\"{namespace}_meta\""),
             durable,
         };
         store.ensure(namespace, schema).await?;
         Ok(store)
+    }
+
+    /// `statement` with the namespace's tables and name and the highest
+    /// machine id of either layout written in.
+    fn fill(&self, statement: &str) -> String {
+        statement
+            .replace("{leases}", &self.leases)
+            .replace("{meta}", &self.meta)
+            .replace("{ns}", &self.ns)
+            .replace("{max_id}", &nonceforge::MachineId::MAX_WIDE.to_string())
     }
 
     /// Whether an acknowledged write survives a failover (checked at connect).
@@ -108,7 +122,11 @@ impl PgStore {
     async fn ensure(&mut self, ns: &str, schema: &str) -> Result<(), StoreError> {
         let (leases, meta) = (format!("{ns}_leases"), format!("{ns}_meta"));
         self.check_v1(ns, schema).await?;
-        if !self.check_owned(schema, &leases, &meta).await? {
+        // Missing tables are created; tables of an earlier version (no
+        // layout column, no indexes) are brought up to date, both under the
+        // creation lock, only after the checks found them the role's own.
+        let owned = self.check_owned(schema, &leases, &meta).await?;
+        if !owned || self.shape().await? != (true, true) {
             self.create(ns, schema).await?;
             if !self.check_owned(schema, &leases, &meta).await? {
                 return Err(StoreError::refused(format!(
@@ -117,6 +135,16 @@ impl PgStore {
             }
         }
         Ok(())
+    }
+
+    /// Whether the tables have this version's layout column, and indexes.
+    async fn shape(&mut self) -> Result<(bool, bool), StoreError> {
+        let row = self
+            .client
+            .query_one(&self.fill(sql("shape")), &[])
+            .await
+            .map_err(pg_err)?;
+        Ok((row.get(0), row.get(1)))
     }
 
     /// A protocol-1 table of this namespace, owned by the store role, means
@@ -165,7 +193,7 @@ impl PgStore {
             }
         }
         self.check_schema(schema).await?;
-        let (leases, meta) = (&self.leases, &self.meta);
+        let create = self.fill(sql("create_tables"));
         let tx = self.client.transaction().await.map_err(pg_err)?;
         // Several processes may start on an empty database at once: one
         // creates, under a lock keyed by the tables' names.
@@ -175,10 +203,27 @@ impl PgStore {
         )
         .await
         .map_err(pg_err)?;
-        tx.batch_execute(&fill(sql("create_tables"), leases, meta))
-            .await
-            .map_err(pg_err)?;
-        tx.commit().await.map_err(pg_err)
+        tx.batch_execute(&create).await.map_err(pg_err)?;
+        tx.commit().await.map_err(pg_err)?;
+        // Tables of an earlier version: the column, then the indexes, each
+        // in a transaction of its own that locks one table (a live fleet's
+        // statements lock the two in either order), and only where still
+        // missing once the lock is held (the members starting at once
+        // leave it to the first).
+        let lock_key = format!("nonceforge lease {schema}.{ns}");
+        for (missing, step) in [(0, "add_layout"), (1, "create_indexes")] {
+            let (shape, ddl) = (self.fill(sql("shape")), self.fill(sql(step)));
+            let tx = self.client.transaction().await.map_err(pg_err)?;
+            tx.execute(sql("create_lock"), &[&lock_key])
+                .await
+                .map_err(pg_err)?;
+            let row = tx.query_one(&shape, &[]).await.map_err(pg_err)?;
+            if !row.get::<_, bool>(missing) {
+                tx.batch_execute(&ddl).await.map_err(pg_err)?;
+            }
+            tx.commit().await.map_err(pg_err)?;
+        }
+        Ok(())
     }
 
     async fn schema_owner(&mut self, schema: &str) -> Result<Option<(String, bool)>, StoreError> {
@@ -257,66 +302,52 @@ impl PgStore {
         cap: u64,
         grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
-        // One statement; only when it finds nothing are the namespace's row
-        // and the range's rows put back (lost to a TRUNCATE, a DELETE, a
-        // restore: they come back without history, the incarnation new) and
-        // the statement tried once more.
-        if let Some(grant) = self.take(ask, &ids, cap, grant_id).await? {
-            return Ok(Some(grant));
+        // An id released or expired: one statement, O(log n) on the
+        // table's two indexes (docs/lease-protocol.md, "PostgreSQL").
+        let layout = ask.layout.name();
+        let (first, last) = (i32::from(*ids.start()), i32::from(*ids.end()));
+        let (ttl_ms, cap) = (ms(ask.ttl) as f64, cap as i64);
+        let p: [&(dyn ToSql + Sync); 7] = [
+            &first,
+            &last,
+            &ask.holder,
+            &ttl_ms,
+            &cap,
+            &grant_id,
+            &layout,
+        ];
+        let take = self.fill(sql("take"));
+        if let Some(r) = self.client.query_opt(&take, &p).await.map_err(pg_err)? {
+            return Ok(Some(grant(&r, grant_id)));
         }
-        // Another member may be putting them back at this moment: whatever
-        // these inserts find, the statement is tried once more.
-        let (leases, meta) = (&self.leases, &self.meta);
-        self.client
-            .execute(&fill(sql("put_back_meta"), leases, meta), &[&random_id()])
-            .await
-            .map_err(pg_err)?;
-        self.client
-            .execute(
-                &fill(sql("put_back_ids"), leases, meta),
-                &[&(*ids.start() as i32), &(*ids.end() as i32)],
-            )
-            .await
-            .map_err(pg_err)?;
-        self.take(ask, &ids, cap, grant_id).await
-    }
-
-    /// The lowest free id of the range, in one statement; None when none is
-    /// free (or the namespace's row is missing).
-    async fn take(
-        &mut self,
-        ask: &Ask<'_>,
-        ids: &RangeInclusive<u16>,
-        cap: u64,
-        grant_id: &str,
-    ) -> Result<Option<Grant>, StoreError> {
-        let (leases, meta) = (&self.leases, &self.meta);
-        let row = self
-            .client
-            .query_opt(
-                &fill(sql("take"), leases, meta),
-                &[
-                    &(*ids.start() as i16),
-                    &(*ids.end() as i16),
-                    &ask.holder,
-                    &(ms(ask.ttl) as f64),
-                    &(cap as i64),
-                    &grant_id,
-                ],
-            )
-            .await
-            .map_err(pg_err)?;
-        let Some(r) = row else { return Ok(None) };
-        let floor: Option<i64> = r.get(2);
-        Ok(Some(Grant {
-            machine_id: r.get::<_, i16>(0) as u16,
-            token: r.get::<_, i64>(1) as u64,
-            floor_unix_ms: floor.unwrap_or(0).max(0) as u64,
-            history: floor.is_some(),
-            grant_id: grant_id.to_owned(),
-            incarnation: r.get(3),
-            etcd_lease: 0,
-        }))
+        // None: an id never leased in the range, with the namespace's row
+        // locked so that concurrent members take different ones (the row is
+        // put back first when missing: lost to a TRUNCATE, a DELETE, a
+        // restore; the incarnation new).
+        let (lock, put_back, take_new) = (
+            self.fill(sql("lock_meta")),
+            self.fill(sql("put_back_meta")),
+            self.fill(sql("take_new")),
+        );
+        let meta = self.meta.clone();
+        let tx = self.client.transaction().await.map_err(pg_err)?;
+        let mut row = tx.query_opt(&lock, &[]).await.map_err(pg_err)?;
+        if row.is_none() {
+            tx.execute(&put_back, &[&random_id(), &layout])
+                .await
+                .map_err(pg_err)?;
+            row = tx.query_opt(&lock, &[]).await.map_err(pg_err)?;
+        }
+        let Some(row) = row else {
+            return Err(StoreError::refused(format!("{meta} has no protocol 2 row")));
+        };
+        let recorded: String = row.get(0);
+        if recorded != layout {
+            return Err(super::layout_refusal(&self.ns, &recorded, ask.layout));
+        }
+        let got = tx.query_opt(&take_new, &p).await.map_err(pg_err)?;
+        tx.commit().await.map_err(pg_err)?;
+        Ok(got.map(|r| grant(&r, grant_id)))
     }
 
     pub(crate) async fn renew(
@@ -327,14 +358,13 @@ impl PgStore {
     ) -> Result<Renewal, StoreError> {
         // Ours while the grant is ours and the store is the one it was made
         // in: also after expiry, if nobody took the id since.
-        let (leases, meta) = (&self.leases, &self.meta);
-        let statement = fill(sql("renew"), leases, meta);
+        let statement = self.fill(sql("renew"));
         let row = self
             .client
             .query_one(
                 &statement,
                 &[
-                    &(grant.machine_id as i16),
+                    &i32::from(grant.machine_id),
                     &grant.grant_id,
                     &(ms(ask.ttl) as f64),
                     &(cap as i64),
@@ -375,13 +405,13 @@ impl PgStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let statement = fill(sql("release"), &self.leases, &self.meta);
+        let statement = self.fill(sql("release"));
         let n = self
             .client
             .execute(
                 &statement,
                 &[
-                    &(grant.machine_id as i16),
+                    &i32::from(grant.machine_id),
                     &grant.grant_id,
                     &(floor as i64),
                     &grant.incarnation,
@@ -399,18 +429,22 @@ impl PgStore {
     ) -> Result<(StoreInfo, Vec<Record>), StoreError> {
         let info = self
             .client
-            .query_opt(&fill(sql("status_meta"), &self.leases, &self.meta), &[])
+            .query_opt(&self.fill(sql("status_meta")), &[])
             .await
             .map_err(pg_err)?
             .map(|r| StoreInfo {
                 protocol: r.get(0),
                 incarnation: r.get(1),
+                layout: r.get(2),
             })
             .unwrap_or_default();
-        let statement = fill(sql("status"), &self.leases, &self.meta);
+        let statement = self.fill(sql("status"));
         let rows = self
             .client
-            .query(&statement, &[&(*ids.start() as i16), &(*ids.end() as i16)])
+            .query(
+                &statement,
+                &[&i32::from(*ids.start()), &i32::from(*ids.end())],
+            )
             .await
             .map_err(pg_err)?;
         let records = rows
@@ -418,7 +452,7 @@ impl PgStore {
             .map(|r| {
                 let left: Option<f64> = r.get(3);
                 Record {
-                    machine_id: r.get::<_, i16>(0) as u16,
+                    machine_id: r.get::<_, i32>(0) as u16,
                     holder: r.get(1),
                     token: r.get::<_, i64>(2) as u64,
                     expires_in: left
@@ -437,22 +471,29 @@ impl PgStore {
         machine_id: u16,
         holder: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let statement = fill(sql("evict"), &self.leases, &self.meta);
+        let statement = self.fill(sql("evict"));
         let n = self
             .client
-            .execute(&statement, &[&(machine_id as i16), &holder])
+            .execute(&statement, &[&i32::from(machine_id), &holder])
             .await
             .map_err(pg_err)?;
         Ok(n == 1)
     }
 }
 
-/// `statement` with the namespace's tables and the highest machine id written in.
-fn fill(statement: &str, leases: &str, meta: &str) -> String {
-    statement
-        .replace("{leases}", leases)
-        .replace("{meta}", meta)
-        .replace("{max_id}", &nonceforge::MachineId::MAX.to_string())
+/// A grant from `take`'s or `take_new`'s row: id, token, floor before it
+/// (NULL: no history), incarnation.
+fn grant(r: &tokio_postgres::Row, grant_id: &str) -> Grant {
+    let floor: Option<i64> = r.get(2);
+    Grant {
+        machine_id: r.get::<_, i32>(0) as u16,
+        token: r.get::<_, i64>(1) as u64,
+        floor_unix_ms: floor.unwrap_or(0).max(0) as u64,
+        history: floor.is_some(),
+        grant_id: grant_id.to_owned(),
+        incarnation: r.get(3),
+        etcd_lease: 0,
+    }
 }
 
 /// A schema of the leases' name that another role owns.
@@ -492,9 +533,13 @@ mod tests {
             "create_lock",
             "create_tables",
             "check_owned",
+            "shape",
+            "add_layout",
+            "create_indexes",
             "put_back_meta",
-            "put_back_ids",
+            "lock_meta",
             "take",
+            "take_new",
             "renew",
             "release",
             "status_meta",

@@ -90,7 +90,7 @@ impl Keys {
 
     /// The namespace's record, then each id's lease key and record: the
     /// `KEYS` of acquire and status.
-    pub(crate) fn range(&self, ids: RangeInclusive<u16>) -> Vec<String> {
+    pub(crate) fn range(&self, ids: impl IntoIterator<Item = u16>) -> Vec<String> {
         let mut keys = vec![self.meta()];
         for id in ids {
             keys.push(self.lease(id));
@@ -308,37 +308,54 @@ impl RedisStore {
         cap: u64,
         grant_id: &str,
     ) -> Result<Option<Grant>, StoreError> {
-        let got: Vec<Value> = ACQUIRE
-            .key(self.keys(ask.namespace).range(ids.clone()))
-            .arg(ask.namespace)
-            .arg(*ids.start())
-            .arg(*ids.end())
-            .arg(ms(ask.ttl))
-            .arg(cap)
-            .arg(ask.holder)
-            .arg(grant_id)
-            .arg(super::random_id())
-            .invoke_async(&mut self.conn)
-            .await
-            .map_err(err)?;
-        let code = number(
-            got.first()
-                .ok_or_else(|| StoreError::answer("empty answer"))?,
-            "id",
-        )?;
-        match code {
-            -1 => return Ok(None),
-            -2 => {
-                let why = got.get(1).map(text).transpose()?.unwrap_or_default();
-                return Err(StoreError::refused(why));
+        // The whole range at once, lowest first, or samples of a wide one
+        // (super::candidates): a few scripts whatever the number held.
+        let mut round = 0;
+        let (code, got) = loop {
+            let Some(candidates) = super::candidates(&ids, round) else {
+                return Ok(None);
+            };
+            round += 1;
+            let mut script =
+                ACQUIRE.key(self.keys(ask.namespace).range(candidates.iter().copied()));
+            script
+                .arg(ask.namespace)
+                .arg(ms(ask.ttl))
+                .arg(cap)
+                .arg(ask.holder)
+                .arg(grant_id)
+                .arg(super::random_id())
+                .arg(ask.layout.name());
+            for id in &candidates {
+                script.arg(*id);
             }
-            id if !(0..=i64::from(nonceforge::MachineId::MAX)).contains(&id) || got.len() != 4 => {
-                return Err(StoreError::answer(format!(
-                    "unexpected answer to acquire: {got:?}"
-                )));
+            let got: Vec<Value> = script.invoke_async(&mut self.conn).await.map_err(err)?;
+            let code = number(
+                got.first()
+                    .ok_or_else(|| StoreError::answer("empty answer"))?,
+                "id",
+            )?;
+            match code {
+                -1 => continue,
+                -2 => {
+                    let why = got.get(1).map(text).transpose()?.unwrap_or_default();
+                    return Err(StoreError::refused(why));
+                }
+                -3 => {
+                    let recorded = got.get(1).map(text).transpose()?.unwrap_or_default();
+                    return Err(super::layout_refusal(ask.namespace, &recorded, ask.layout));
+                }
+                id if !candidates.contains(&(id.clamp(0, 65_535) as u16))
+                    || id < 0
+                    || got.len() != 4 =>
+                {
+                    return Err(StoreError::answer(format!(
+                        "unexpected answer to acquire: {got:?}"
+                    )));
+                }
+                _ => break (code, got),
             }
-            _ => {}
-        }
+        };
         let token = number(&got[1], "token")?;
         let floor = number(&got[2], "floor")?;
         if self.replicas.is_ok() {
@@ -433,37 +450,44 @@ impl RedisStore {
         namespace: &str,
         ids: RangeInclusive<u16>,
     ) -> Result<(StoreInfo, Vec<Record>), StoreError> {
-        let flat: Vec<Value> = STATUS
-            .key(self.keys(namespace).range(ids.clone()))
-            .arg(namespace)
-            .arg(*ids.start())
-            .arg(*ids.end())
-            .invoke_async(&mut self.conn)
-            .await
-            .map_err(err)?;
-        if flat.len() < 2 || !(flat.len() - 2).is_multiple_of(5) {
-            return Err(StoreError::answer(format!(
-                "unexpected answer to status: {} values",
-                flat.len()
-            )));
-        }
-        let info = StoreInfo {
-            protocol: text(&flat[0])?,
-            incarnation: text(&flat[1])?,
-        };
-        let records = flat[2..]
-            .chunks_exact(5)
-            .map(|c| {
+        // A chunk of ids a script (a wide range's 65,536 would be 131,073 keys).
+        let (first, last) = (u32::from(*ids.start()), u32::from(*ids.end()));
+        let mut info = StoreInfo::default();
+        let mut records = Vec::new();
+        let mut start = first;
+        while start <= last {
+            let end = last.min(start + super::SEARCH_WHOLE - 1);
+            let flat: Vec<Value> = STATUS
+                .key(self.keys(namespace).range(start as u16..=end as u16))
+                .arg(namespace)
+                .arg(start)
+                .arg(end)
+                .invoke_async(&mut self.conn)
+                .await
+                .map_err(err)?;
+            if flat.len() < 3 || !(flat.len() - 3).is_multiple_of(5) {
+                return Err(StoreError::answer(format!(
+                    "unexpected answer to status: {} values",
+                    flat.len()
+                )));
+            }
+            info = StoreInfo {
+                protocol: text(&flat[0])?,
+                incarnation: text(&flat[1])?,
+                layout: text(&flat[2])?,
+            };
+            for c in flat[3..].chunks_exact(5) {
                 let left = number(&c[3], "pttl")?;
-                Ok(Record {
+                records.push(Record {
                     machine_id: number(&c[0], "id")? as u16,
                     holder: text(&c[1])?,
                     token: number(&c[2], "token")? as u64,
                     expires_in: (left > 0).then(|| Duration::from_millis(left as u64)),
                     floor_unix_ms: number(&c[4], "floor")? as u64,
-                })
-            })
-            .collect::<Result<_, StoreError>>()?;
+                });
+            }
+            start = end + 1;
+        }
         Ok((info, records))
     }
 

@@ -1,19 +1,20 @@
 -- nonceforge lease protocol 2, Redis, status.
 -- KEYS: the namespace's record, then each id's lease key and record, first to last.
--- ARGV: ns, first, last -> {protocol, incarnation, {id, holder, token, pttl, floor}, ...}
--- ('' for a namespace without a record; a malformed record is an error).
+-- ARGV: ns, first, last -> {protocol, incarnation, layout, {id, holder, token, pttl, floor}, ...}
+-- ('' for a namespace without a record; layout 'standard' where the record has none;
+-- a malformed record is an error). A wide range is asked for in chunks.
 local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
 local meta = KEYS[1]
 if #KEYS ~= 1 + 2 * (last - first + 1) then
   return redis.error_reply('nonceforge: status got ' .. #KEYS .. ' keys for ids ' .. first .. '-' .. last)
 end
 local kind = redis.call('TYPE', meta)['ok']
-local out = {'', ''}
+local out = {'', '', ''}
 if kind == 'hash' then
-  local m = redis.call('HMGET', meta, 'protocol', 'incarnation')
-  out = {m[1] or '?', m[2] or ''}
+  local m = redis.call('HMGET', meta, 'protocol', 'incarnation', 'layout')
+  out = {m[1] or '?', m[2] or '', m[3] or 'standard'}
 elseif kind ~= 'none' then
-  out = {'1', ''}
+  out = {'1', '', ''}
 end
 for id = first, last do
   local key, rec = KEYS[2 + 2 * (id - first)], KEYS[3 + 2 * (id - first)]
