@@ -6,6 +6,8 @@ package lease
 // store/etcd.rs, transaction for transaction.
 
 import (
+	"github.com/nonceforge/nonceforge/go/nonce"
+
 	"context"
 	"errors"
 	"fmt"
@@ -87,34 +89,58 @@ func parseRec(key string, v []byte) (rec, error) {
 	return r, nil
 }
 
-func parseMeta(key string, v []byte) (string, error) {
-	inc, ok := strings.CutPrefix(string(v), "2 ")
-	if !ok || inc == "" || strings.Contains(inc, " ") {
-		return "", refused(fmt.Sprintf("%s is not a lease protocol 2 namespace record (%q)", key, v[:min(len(v), 80)]))
+// parseMeta reads the namespace's record: "2 {incarnation}", with " wide"
+// after it for a namespace of the wide layout.
+func parseMeta(key string, v []byte) (string, nonce.Layout, error) {
+	tail, ok := strings.CutPrefix(string(v), "2 ")
+	inc, rest, _ := strings.Cut(tail, " ")
+	layout := nonce.Standard
+	switch rest {
+	case "":
+	case "wide":
+		layout = nonce.Wide
+	default:
+		ok = false
 	}
-	return inc, nil
+	if !ok || inc == "" {
+		return "", 0, refused(fmt.Sprintf("%s is not a lease protocol 2 namespace record (%q)", key, v[:min(len(v), 80)]))
+	}
+	return inc, layout, nil
+}
+
+// metaValue is the namespace's record for inc and layout.
+func metaValue(inc string, layout nonce.Layout) string {
+	if layout == nonce.Wide {
+		return "2 " + inc + " wide"
+	}
+	return "2 " + inc
 }
 
 func ttlSecs(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
 
 // ours: the lease key is the one g created, in the store g was made in.
-func ours(ns string, g *grant) []clientv3.Cmp {
+func ours(ns string, g *grant, layout nonce.Layout) []clientv3.Cmp {
 	return []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(leaseKey(ns, g.id)), "=", int64(g.token)),
-		clientv3.Compare(clientv3.Value(metaKey(ns)), "=", "2 "+g.incarnation),
+		clientv3.Compare(clientv3.Value(metaKey(ns)), "=", metaValue(g.incarnation, layout)),
 	}
 }
 
 // meta returns the namespace's incarnation, creating its record when there
-// is none, unless records of another protocol are there.
-func (e *etcdStore) meta(ctx context.Context, ns string) (string, error) {
+// is none, unless records of another protocol are there or the namespace is
+// of another layout.
+func (e *etcdStore) meta(ctx context.Context, ns string, layout nonce.Layout) (string, error) {
 	for {
 		resp, err := e.c.Get(ctx, metaKey(ns))
 		if err != nil {
 			return "", err
 		}
 		if len(resp.Kvs) > 0 {
-			return parseMeta(metaKey(ns), resp.Kvs[0].Value)
+			inc, recorded, err := parseMeta(metaKey(ns), resp.Kvs[0].Value)
+			if err == nil && recorded != layout {
+				err = layoutRefusal(ns, recorded.String(), layout)
+			}
+			return inc, err
 		}
 		recs, err := e.c.Get(ctx, "/"+ns+"/rec/", clientv3.WithPrefix())
 		if err != nil {
@@ -126,7 +152,7 @@ func (e *etcdStore) meta(ctx context.Context, ns string) (string, error) {
 			}
 		}
 		if _, err := e.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(metaKey(ns)), "=", 0)).
-			Then(clientv3.OpPut(metaKey(ns), "2 "+randomID())).Commit(); err != nil {
+			Then(clientv3.OpPut(metaKey(ns), metaValue(randomID(), layout))).Commit(); err != nil {
 			return "", err
 		}
 	}
@@ -151,7 +177,7 @@ func (e *etcdStore) takeWith(ctx context.Context, s *settled, id int, capMs int6
 	lk, rk := leaseKey(s.ns, id), recKey(s.ns, id)
 	when := []clientv3.Cmp{
 		clientv3.Compare(clientv3.CreateRevision(lk), "=", 0),
-		clientv3.Compare(clientv3.Value(metaKey(s.ns)), "=", "2 "+inc),
+		clientv3.Compare(clientv3.Value(metaKey(s.ns)), "=", metaValue(inc, s.layout)),
 	}
 	if prev != nil {
 		when = append(when, clientv3.Compare(clientv3.Value(rk), "=", string(prev)))
@@ -179,7 +205,7 @@ func (e *etcdStore) takeWith(ctx context.Context, s *settled, id int, capMs int6
 
 // writeRec writes the record if the lease key is still the one g created.
 func (e *etcdStore) writeRec(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	resp, err := e.c.Txn(ctx).If(ours(s.ns, g)...).
+	resp, err := e.c.Txn(ctx).If(ours(s.ns, g, s.layout)...).
 		Then(clientv3.OpPut(recKey(s.ns, g.id), recValue(g.grantID, g.token, floor, s.holder))).Commit()
 	if err != nil {
 		return false, err
@@ -196,7 +222,7 @@ func (e *etcdStore) lostReason(ctx context.Context, s *settled, g *grant) (LostR
 	if len(m.Kvs) == 0 {
 		return LostStoreData, nil
 	}
-	if inc, err := parseMeta(metaKey(s.ns), m.Kvs[0].Value); err != nil || inc != g.incarnation {
+	if inc, _, err := parseMeta(metaKey(s.ns), m.Kvs[0].Value); err != nil || inc != g.incarnation {
 		return LostStoreData, nil
 	}
 	r, err := e.c.Get(ctx, recKey(s.ns, g.id))
@@ -229,12 +255,43 @@ func (e *etcdStore) lostReason(ctx context.Context, s *settled, g *grant) (LostR
 func (e *etcdStore) durable() error { return nil }
 
 func (e *etcdStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	prefix := fmt.Sprintf("/%s/lease/", s.ns)
-	for {
-		inc, err := e.meta(ctx, s.ns)
+again:
+	inc, err := e.meta(ctx, s.ns, s.layout)
+	if err != nil {
+		return nil, err
+	}
+	for round := 0; ; round++ {
+		ids := candidates(s.first, s.last, round)
+		if ids == nil {
+			return nil, nil
+		}
+		free, err := e.freeAmong(ctx, s.ns, ids)
 		if err != nil {
 			return nil, err
 		}
+		for _, id := range free {
+			g, err := e.take(ctx, s, id, capMs, grantID, inc, nil)
+			if err != nil || g != nil {
+				return g, err
+			}
+			// Lost a race for this id (the next one), or the namespace's
+			// record changed (look again).
+			if now, err := e.meta(ctx, s.ns, s.layout); err != nil {
+				return nil, err
+			} else if now != inc {
+				goto again
+			}
+		}
+	}
+}
+
+// freeAmong returns the ids without a lease key, in their order: one read of
+// the namespace's lease keys (keys only) for a small range tried whole, one
+// transaction of reads (keys only) for a sample.
+func (e *etcdStore) freeAmong(ctx context.Context, ns string, ids []int) ([]int, error) {
+	free := []int{}
+	if len(ids) > sample {
+		prefix := fmt.Sprintf("/%s/lease/", ns)
 		resp, err := e.c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 		if err != nil {
 			return nil, err
@@ -245,22 +302,27 @@ func (e *etcdStore) acquire(ctx context.Context, s *settled, capMs int64, grantI
 				taken[id] = true
 			}
 		}
-		id := -1
-		for i := s.first; i <= s.last; i++ {
-			if !taken[i] {
-				id = i
-				break
+		for _, id := range ids {
+			if !taken[id] {
+				free = append(free, id)
 			}
 		}
-		if id < 0 {
-			return nil, nil
-		}
-		g, err := e.take(ctx, s, id, capMs, grantID, inc, nil)
-		if err != nil || g != nil {
-			return g, err
-		}
-		// Lost a race for this id, or the namespace's record changed: look again.
+		return free, nil
 	}
+	reads := make([]clientv3.Op, len(ids))
+	for i, id := range ids {
+		reads[i] = clientv3.OpGet(leaseKey(ns, id), clientv3.WithKeysOnly())
+	}
+	resp, err := e.c.Txn(ctx).Then(reads...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range resp.Responses {
+		if g := r.GetResponseRange(); g != nil && len(g.Kvs) == 0 {
+			free = append(free, ids[i])
+		}
+	}
+	return free, nil
 }
 
 func (e *etcdStore) renew(ctx context.Context, s *settled, g *grant, capMs int64) (LostReason, error) {
@@ -307,7 +369,7 @@ func (e *etcdStore) renew(ctx context.Context, s *settled, g *grant, capMs int64
 }
 
 func (e *etcdStore) release(ctx context.Context, s *settled, g *grant, floor int64) (bool, error) {
-	resp, err := e.c.Txn(ctx).If(ours(s.ns, g)...).
+	resp, err := e.c.Txn(ctx).If(ours(s.ns, g, s.layout)...).
 		Then(clientv3.OpPut(recKey(s.ns, g.id), recValue("", g.token, floor, "")), clientv3.OpDelete(leaseKey(s.ns, g.id))).Commit()
 	if err != nil {
 		return false, err

@@ -323,17 +323,21 @@ func (l *Lease) LostReason() (reason LostReason, ok bool) {
 	return l.lost, l.lost != notLost
 }
 
+// Layout is the layout of the lease's namespace, which every generator on it has.
+func (l *Lease) Layout() nonce.Layout { return l.s.layout }
+
 // Holder is this holder's name in the store.
 func (l *Lease) Holder() string { return l.s.holder }
 
-// Generator builds a generator on the leased id (o.MachineID and
+// Generator builds a generator on the leased id (o.MachineID, o.Layout and
 // o.NotBeforeUnixMilli are set here) and attaches it. It may wait for the
 // clock to pass the previous holders' floor (at most MaxClockWait), or until
 // ctx ends.
 func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generator, error) {
-	if o.Layout != nonce.Standard {
-		return nil, errWideLeased
+	if o.Layout != nonce.Standard && o.Layout != l.s.layout {
+		return nil, &Error{Code: "bad-option", Msg: "generator: its layout is not the lease's (Options.Layout, which the namespace records): build it with Lease.Generator"}
 	}
+	o.Layout = l.s.layout
 	o.MachineID = nonce.Machine(l.id)
 	o.NotBeforeUnixMilli = l.floor
 	if o.MaxWait == 0 {
@@ -346,10 +350,6 @@ func (l *Lease) Generator(ctx context.Context, o nonce.Options) (*nonce.Generato
 	return g, l.Attach(g)
 }
 
-// errWideLeased: a namespace that does not say its layout could hand one id
-// to a standard member and a wide one, whose values can meet.
-var errWideLeased = &Error{Code: "bad-option", Msg: "generator: it has the wide layout, which cannot be leased yet: lease namespaces do not record their layout, so wide and standard members could share one"}
-
 // Attach holds g to the lease: it issues only until the lease's local deadline.
 func (l *Lease) Attach(g *nonce.Generator) error {
 	if g.MachineID() != l.id {
@@ -358,8 +358,10 @@ func (l *Lease) Attach(g *nonce.Generator) error {
 	if g.StartedUnixMilli() <= l.floor {
 		return &Error{Code: "bad-option", Msg: "generator: it started at or below the previous holder's last timestamp: build it with Lease.Generator"}
 	}
-	if g.Layout() != nonce.Standard {
-		return errWideLeased
+	if g.Layout() != l.s.layout {
+		// The namespace holds members of the lease's layout only: a
+		// standard and a wide member's values can meet.
+		return &Error{Code: "bad-option", Msg: "generator: its layout is not the lease's (Options.Layout, which the namespace records): build it with Lease.Generator"}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 
 func TestIDRanges(t *testing.T) {
 	for in, want := range map[string][2]int{"0-511": {0, 511}, "7": {7, 7}, " 3 - 9 ": {3, 9}, "511": {511, 511}} {
-		if a, b, ok := parseIDs(in); !ok || a != want[0] || b != want[1] {
+		if a, b, ok := parseIDs(in, nonce.Standard); !ok || a != want[0] || b != want[1] {
 			t.Errorf("parseIDs(%q) = %d, %d, %v", in, a, b, ok)
 		}
 	}
@@ -102,13 +102,13 @@ func TestOutageLapses(t *testing.T) {
 	if err := l.Attach(other); err == nil {
 		t.Fatal("attached a generator of another machine id")
 	}
-	// The wide layout on the leased id: refused until namespaces record their
-	// layout (a standard and a wide member's values can meet).
-	if _, err := l.Generator(context.Background(), nonce.Options{Layout: nonce.Wide}); err == nil || !strings.Contains(err.Error(), "wide layout") {
+	// A generator of the other layout on the leased id: refused (the
+	// namespace holds standard members; a wide one's values can meet theirs).
+	if _, err := l.Generator(context.Background(), nonce.Options{Layout: nonce.Wide}); err == nil || !strings.Contains(err.Error(), "layout is not the lease's") {
 		t.Fatalf("a wide generator from the lease: %v", err)
 	}
 	wide, _ := nonce.New(nonce.Options{MachineID: nonce.Machine(l.MachineID()), Layout: nonce.Wide})
-	if err := l.Attach(wide); err == nil || !strings.Contains(err.Error(), "wide layout") {
+	if err := l.Attach(wide); err == nil || !strings.Contains(err.Error(), "layout is not the lease's") {
 		t.Fatalf("attached a wide generator: %v", err)
 	}
 	port := strings.TrimPrefix(st.url, "redis://127.0.0.1:")
@@ -155,14 +155,18 @@ func TestPostgresStatementsAreTheRustCrates(t *testing.T) {
 		t.Fatal("pgStatementsSQL differs from the Rust crate's store/pg/statements.sql")
 	}
 	for _, name := range []string{"session", "verify", "v1_tables", "schema_owner", "create_schema", "create_lock",
-		"create_tables", "check_owned", "put_back_meta", "put_back_ids", "take", "renew", "release"} {
+		"create_tables", "check_owned", "shape", "add_layout", "create_indexes", "put_back_meta", "lock_meta",
+		"take", "take_new", "renew", "release"} {
 		if pgStatements[name] == "" {
 			t.Errorf("no statement %q", name)
 		}
 	}
-	p := &pgStore{leases: `"s"."n_leases"`, meta: `"s"."n_meta"`}
-	if q := p.stmt("create_tables"); strings.Contains(q, "{") || !strings.Contains(q, "<=) 511)") {
+	p := &pgStore{ns: "n", leases: `"s"."n_leases"`, meta: `"s"."n_meta"`}
+	if q := p.stmt("create_tables"); strings.Contains(q, "{") || !strings.Contains(q, "<=) 65535)") {
 		t.Errorf("create_tables filled in: %s", q)
+	}
+	if q := p.stmt("create_indexes"); strings.Contains(q, "{") || !strings.Contains(q, `"n_leases_expiry" ON "s"."n_leases"`) {
+		t.Errorf("create_indexes filled in: %s", q)
 	}
 }
 
@@ -188,7 +192,11 @@ func TestRedisKeyVectors(t *testing.T) {
 	}
 	for _, c := range file.Cases {
 		k := newRedisKeys(c.Namespace, c.Cluster)
-		if got := k.span(c.First, c.Last); !slices.Equal(got, c.RangeKeys) {
+		ids := []int{}
+		for id := c.First; id <= c.Last; id++ {
+			ids = append(ids, id)
+		}
+		if got := k.span(ids); !slices.Equal(got, c.RangeKeys) {
 			t.Errorf("%s cluster=%v: %v, want %v", c.Namespace, c.Cluster, got, c.RangeKeys)
 		}
 		if got := k.one(c.First); !slices.Equal(got, c.RangeKeys[:3]) {
@@ -236,6 +244,7 @@ func TestIDsSharedVectors(t *testing.T) {
 	var file struct {
 		IDs []struct {
 			Text        string
+			Layout      string
 			First, Last *int
 		}
 	}
@@ -243,10 +252,70 @@ func TestIDsSharedVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range file.IDs {
-		first, last, ok := parseIDs(c.Text)
-		if ok != (c.First != nil) || ok && (first != *c.First || last != *c.Last) {
-			t.Errorf("parseIDs(%q) = %d, %d, %v", c.Text, first, last, ok)
+		layout := nonce.Standard
+		if c.Layout != "" {
+			var err error
+			if layout, err = nonce.ParseLayout(c.Layout); err != nil {
+				t.Fatal(err)
+			}
 		}
+		first, last, ok := parseIDs(c.Text, layout)
+		if ok != (c.First != nil) || ok && (first != *c.First || last != *c.Last) {
+			t.Errorf("parseIDs(%q, %v) = %d, %d, %v", c.Text, layout, first, last, ok)
+		}
+	}
+}
+
+// testdata/vectors/lease-search.json: the Rust crate's store::candidates
+// reads the same numbers. A small range is tried whole; a wide one in
+// samples of distinct ids, then whole in chunks, each id once.
+func TestCandidates(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "lease-search.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		SearchWhole  int `json:"search_whole"`
+		Sample       int `json:"sample"`
+		SampleRounds int `json:"sample_rounds"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.SearchWhole != searchWhole || v.Sample != sample || v.SampleRounds != sampleRounds {
+		t.Fatalf("lease-search.json %+v, Go %d %d %d", v, searchWhole, sample, sampleRounds)
+	}
+	if got := candidates(3, 9, 0); !slices.Equal(got, []int{3, 4, 5, 6, 7, 8, 9}) || candidates(3, 9, 1) != nil {
+		t.Fatalf("small range: %v", got)
+	}
+	for round := range sampleRounds {
+		s := candidates(1000, 65535, round)
+		seen := map[int]bool{}
+		for _, id := range s {
+			if id < 1000 || id > 65535 || seen[id] {
+				t.Fatalf("sample %v", s)
+			}
+			seen[id] = true
+		}
+		if len(s) != sample {
+			t.Fatalf("sample of %d", len(s))
+		}
+	}
+	next := 1000
+	for round := sampleRounds; ; round++ {
+		c := candidates(1000, 65535, round)
+		if c == nil {
+			break
+		}
+		for _, id := range c {
+			if id != next {
+				t.Fatalf("chunk %d: %d, want %d", round, id, next)
+			}
+			next++
+		}
+	}
+	if next != 65536 {
+		t.Fatalf("chunks ended at %d", next)
 	}
 }
 

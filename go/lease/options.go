@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/nonceforge/nonceforge/go/nonce"
 )
 
 // Options are the CLI's lease options; the zero value of each field is its default.
@@ -17,8 +19,14 @@ type Options struct {
 	Margin         time.Duration // default TTL/10, at least 50 ms
 	RequestTimeout time.Duration // default min(RenewEvery, 2 s)
 	ConnectTimeout time.Duration // default 5 s
-	// IDs is the range leased, "FIRST-LAST" or one id (default "0-511").
-	IDs       string
+	// IDs is the range leased, "FIRST-LAST" or one id (default: every id
+	// of the layout, "0-511" or "0-65535").
+	IDs string
+	// Layout is where the machine id sits in the members' nonces (default
+	// nonce.Standard). The namespace records the layout its first member
+	// asked for and refuses a member asking for the other: a standard and a
+	// wide member's values can meet.
+	Layout    nonce.Layout
 	Namespace string // default "nonceforge"
 	Holder    string // default host/pid/random
 	// MaxClockWait: how far a generator's clock may be behind the floor
@@ -40,6 +48,7 @@ type Options struct {
 type settled struct {
 	ttl, renew, margin, request, connect, maxWait time.Duration
 	first, last                                   int
+	layout                                        nonce.Layout
 	ns, holder, schema                            string
 	fast                                          FastStart
 	log                                           *slog.Logger
@@ -59,14 +68,12 @@ func digits(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// maxMachineID is the highest machine id (the layout's 9 bits; the Rust
-// core's MachineId::MAX, tied by testdata/vectors/lease-syntax.json's ranges).
-const maxMachineID = 511
-
 // parseIDs reads "FIRST-LAST" or one id as the CLI does: decimal digits only
 // (no sign, prefix or separator), spaces around each number allowed,
-// FIRST <= LAST <= maxMachineID.
-func parseIDs(s string) (first, last int, ok bool) {
+// FIRST <= LAST <= the layout's highest id (tied to the Rust crate's
+// parse_ids_in by testdata/vectors/lease-syntax.json's ranges).
+func parseIDs(s string, layout nonce.Layout) (first, last int, ok bool) {
+	maxMachineID := uint64(layout.MaxMachineID())
 	a, b, found := strings.Cut(s, "-")
 	if !found {
 		b = a
@@ -80,7 +87,7 @@ func parseIDs(s string) (first, last int, ok bool) {
 	}
 	first, okA := num(a)
 	last, okB := num(b)
-	return first, last, okA && okB && first <= last && last <= maxMachineID
+	return first, last, okA && okB && first <= last
 }
 
 func settle(o Options) (settled, error) {
@@ -127,13 +134,22 @@ func settle(o Options) (settled, error) {
 	if s.maxWait == 0 {
 		s.maxWait = s.ttl + 2*s.margin
 	}
+	s.layout = o.Layout
+	if s.layout != nonce.Standard && s.layout != nonce.Wide {
+		return s, badOption("Layout", int(s.layout), "must be nonce.Standard or nonce.Wide")
+	}
+	top := s.layout.MaxMachineID()
 	ids := o.IDs
 	if ids == "" {
-		ids = "0-511"
+		ids = fmt.Sprintf("0-%d", top)
 	}
-	first, last, ok := parseIDs(ids)
+	first, last, ok := parseIDs(ids, s.layout)
 	if !ok {
-		return s, badOption("IDs", ids, "use FIRST-LAST (e.g. 0-511) or one id, within 0..=511")
+		rule := "use FIRST-LAST (e.g. 0-511) or one id, within 0..=511"
+		if s.layout == nonce.Wide {
+			rule = "use FIRST-LAST (e.g. 0-65535) or one id, within 0..=65535 (the wide layout)"
+		}
+		return s, badOption("IDs", ids, rule)
 	}
 	s.first, s.last = first, last
 	if s.ns == "" {

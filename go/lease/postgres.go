@@ -8,6 +8,8 @@ package lease
 // byte; TestPostgresStatementsAreTheRustCrates checks).
 
 import (
+	"github.com/nonceforge/nonceforge/go/nonce"
+
 	"context"
 	"errors"
 	"fmt"
@@ -23,8 +25,8 @@ const pgStatementsSQL = `-- nonceforge lease protocol 2, PostgreSQL: every state
 -- holds this file byte for byte; TestPostgresStatementsAreTheRustCrates checks)
 -- send. Each starts at a line "-- name: NAME" and runs to the next. The client
 -- writes in {leases} and {meta} ("schema"."ns_leases", "schema"."ns_meta"),
--- {schema} and {max_id} (the highest machine id); everything else is a
--- parameter. Every object is named with its schema, every operator and type
+-- {schema}, {ns} (the namespace) and {max_id} (the highest machine id of
+-- either layout); everything else is a parameter. Every object is named with its schema, every operator and type
 -- with pg_catalog: a role that can create objects finds nothing to shadow.
 
 -- name: session
@@ -56,22 +58,39 @@ SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text)
 
 -- name: create_tables
 CREATE TABLE IF NOT EXISTS {leases} (
-    machine_id    pg_catalog.int2 PRIMARY KEY CHECK (machine_id OPERATOR(pg_catalog.>=) 0 AND machine_id OPERATOR(pg_catalog.<=) {max_id}),
+    machine_id    pg_catalog.int4 PRIMARY KEY CHECK (machine_id OPERATOR(pg_catalog.>=) 0 AND machine_id OPERATOR(pg_catalog.<=) {max_id}),
     grant_id      pg_catalog.text,
     holder        pg_catalog.text,
     token         pg_catalog.int8 NOT NULL DEFAULT 0,
     expires_at    pg_catalog.timestamptz,
     floor_unix_ms pg_catalog.int8
 );
-COMMENT ON TABLE {leases} IS 'nonceforge machine-id leases (protocol 2): one row per id; grant_id/holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued, NULL when the id has no history';
+COMMENT ON TABLE {leases} IS 'nonceforge machine-id leases (protocol 2): one row per id ever leased; grant_id/holder/expires_at while leased; floor_unix_ms is the highest timestamp its holders may have issued, NULL when the id has no history';
 CREATE TABLE IF NOT EXISTS {meta} (
     one         pg_catalog.bool PRIMARY KEY DEFAULT true CHECK (one),
     protocol    pg_catalog.int4 NOT NULL,
     incarnation pg_catalog.text NOT NULL,
     created_at  pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
-    last_token  pg_catalog.int8 NOT NULL DEFAULT 0
+    last_token  pg_catalog.int8 NOT NULL DEFAULT 0,
+    layout      pg_catalog.text NOT NULL DEFAULT 'standard'
 );
-COMMENT ON TABLE {meta} IS 'nonceforge lease namespace (protocol 2): the incarnation changes when the store loses its data; tokens are drawn from last_token';
+COMMENT ON TABLE {meta} IS 'nonceforge lease namespace (protocol 2): the incarnation changes when the store loses its data; tokens are drawn from last_token; layout is the members'' (standard or wide)'
+
+-- name: shape
+SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute
+                WHERE attrelid OPERATOR(pg_catalog.=) '{meta}'::pg_catalog.regclass
+                  AND attname OPERATOR(pg_catalog.=) 'layout' AND NOT attisdropped),
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_index i
+          JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid
+         WHERE i.indrelid OPERATOR(pg_catalog.=) '{leases}'::pg_catalog.regclass
+           AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['{ns}_leases_free', '{ns}_leases_expiry'])) OPERATOR(pg_catalog.=) 2
+
+-- name: add_layout
+ALTER TABLE {meta} ADD COLUMN IF NOT EXISTS layout pg_catalog.text NOT NULL DEFAULT 'standard'
+
+-- name: create_indexes
+CREATE INDEX IF NOT EXISTS "{ns}_leases_free" ON {leases} (machine_id) WHERE holder IS NULL;
+CREATE INDEX IF NOT EXISTS "{ns}_leases_expiry" ON {leases} (expires_at)
 
 -- name: check_owned
 SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
@@ -94,69 +113,103 @@ SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
    AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY[$2::pg_catalog.text, $3::pg_catalog.text])
 
 -- name: put_back_meta
-INSERT INTO {meta} (protocol, incarnation) VALUES (2, $1::pg_catalog.text) ON CONFLICT DO NOTHING
+INSERT INTO {meta} (protocol, incarnation, layout) VALUES (2, $1::pg_catalog.text, $2::pg_catalog.text) ON CONFLICT DO NOTHING
 
--- name: put_back_ids
-INSERT INTO {leases} (machine_id)
-SELECT pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4)
-ON CONFLICT DO NOTHING
+-- name: lock_meta
+SELECT layout, incarnation FROM {meta} WHERE protocol OPERATOR(pg_catalog.=) 2 FOR UPDATE
 
 -- name: take
-WITH free AS (
+WITH released AS (
     SELECT machine_id, floor_unix_ms FROM {leases}
-     WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
-       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
-       AND (holder IS NULL OR expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
+     WHERE holder IS NULL
+       AND machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
+       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4
      ORDER BY machine_id LIMIT 1
      FOR UPDATE SKIP LOCKED),
+expired AS (
+    SELECT machine_id, floor_unix_ms FROM {leases}
+     WHERE NOT EXISTS (SELECT FROM released)
+       AND expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
+       AND machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
+       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4
+     ORDER BY expires_at LIMIT 1
+     FOR UPDATE SKIP LOCKED),
+free AS (SELECT * FROM released UNION ALL SELECT * FROM expired),
 tok AS (
     UPDATE {meta}
        SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1,
            (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1000)
-     WHERE protocol OPERATOR(pg_catalog.=) 2 AND EXISTS (SELECT FROM free)
+     WHERE protocol OPERATOR(pg_catalog.=) 2 AND layout OPERATOR(pg_catalog.=) $7::pg_catalog.text
+       AND EXISTS (SELECT FROM free)
      RETURNING last_token, incarnation)
 UPDATE {leases} l
    SET grant_id = $6::pg_catalog.text, holder = $3::pg_catalog.text, token = tok.last_token,
        expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
        floor_unix_ms = greatest(coalesce(l.floor_unix_ms, 0), $5::pg_catalog.int8)
   FROM free, tok WHERE l.machine_id OPERATOR(pg_catalog.=) free.machine_id
-RETURNING l.machine_id, l.token, free.floor_unix_ms, tok.incarnation
+RETURNING l.machine_id::pg_catalog.int4, l.token, free.floor_unix_ms, tok.incarnation
+
+-- name: take_new
+WITH top AS (
+    SELECT pg_catalog.max(machine_id)::pg_catalog.int4 AS id FROM {leases}
+     WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
+       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4),
+next AS (
+    SELECT CASE WHEN top.id IS NULL THEN $1::pg_catalog.int4
+                WHEN top.id OPERATOR(pg_catalog.<) $2::pg_catalog.int4 THEN top.id OPERATOR(pg_catalog.+) 1
+                ELSE (SELECT pg_catalog.min(g) FROM pg_catalog.generate_series($1::pg_catalog.int4, $2::pg_catalog.int4) g
+                       WHERE NOT EXISTS (SELECT FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) g))
+           END AS id FROM top),
+tok AS (
+    UPDATE {meta}
+       SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1,
+           (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8 OPERATOR(pg_catalog.*) 1000)
+     WHERE protocol OPERATOR(pg_catalog.=) 2 AND layout OPERATOR(pg_catalog.=) $7::pg_catalog.text
+       AND (SELECT id FROM next) IS NOT NULL
+     RETURNING last_token, incarnation)
+INSERT INTO {leases} AS l (machine_id, grant_id, holder, token, expires_at, floor_unix_ms)
+SELECT next.id, $6::pg_catalog.text, $3::pg_catalog.text, tok.last_token,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($4::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
+       $5::pg_catalog.int8
+  FROM next, tok
+ON CONFLICT DO NOTHING
+RETURNING l.machine_id::pg_catalog.int4, l.token, NULL::pg_catalog.int8, (SELECT incarnation FROM tok)
 
 -- name: renew
 WITH m AS (SELECT incarnation FROM {meta}),
      u AS (UPDATE {leases}
               SET expires_at = pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($3::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval),
                   floor_unix_ms = greatest(coalesce(floor_unix_ms, 0), $4::pg_catalog.int8)
-            WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
+            WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int4
               AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
               AND (SELECT incarnation FROM m) OPERATOR(pg_catalog.=) $5::pg_catalog.text
             RETURNING 1)
 SELECT (SELECT pg_catalog.count(*) FROM u), (SELECT incarnation FROM m),
-       (SELECT coalesce(grant_id, '') FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
-       (SELECT token FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2),
+       (SELECT coalesce(grant_id, '') FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int4),
+       (SELECT token FROM {leases} WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int4),
        (SELECT last_token FROM {meta})
 
 -- name: release
 UPDATE {leases} SET grant_id = NULL, holder = NULL, expires_at = NULL, floor_unix_ms = $3::pg_catalog.int8
- WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2
+ WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int4
    AND grant_id OPERATOR(pg_catalog.=) $2::pg_catalog.text
    AND (SELECT incarnation FROM {meta}) OPERATOR(pg_catalog.=) $4::pg_catalog.text
 
 -- name: status_meta
-SELECT protocol::pg_catalog.text, incarnation FROM {meta}
+SELECT protocol::pg_catalog.text, incarnation, layout FROM {meta}
 
 -- name: status
-SELECT machine_id, coalesce(holder, ''), token,
+SELECT machine_id::pg_catalog.int4, coalesce(holder, ''), token,
        (pg_catalog.date_part('epoch', expires_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.float8,
        coalesce(floor_unix_ms, 0)
-  FROM {leases} WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int2
-   AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int2
+  FROM {leases} WHERE machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
+   AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4
    AND (holder IS NOT NULL OR floor_unix_ms IS NOT NULL)
  ORDER BY machine_id
 
 -- name: evict
 UPDATE {leases} SET grant_id = NULL, holder = NULL, expires_at = NULL
- WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int2 AND holder IS NOT NULL
+ WHERE machine_id OPERATOR(pg_catalog.=) $1::pg_catalog.int4 AND holder IS NOT NULL
    AND ($2::pg_catalog.text IS NULL OR holder OPERATOR(pg_catalog.=) $2::pg_catalog.text)
 `
 
@@ -170,10 +223,10 @@ var pgStatements = func() map[string]string {
 	return m
 }()
 
-// stmt is the statement name with the namespace's tables and the highest
-// machine id written in.
+// stmt is the statement name with the namespace's tables and name and the
+// highest machine id of either layout written in.
 func (p *pgStore) stmt(name string) string {
-	return strings.NewReplacer("{leases}", p.leases, "{meta}", p.meta, "{max_id}", strconv.Itoa(maxMachineID)).Replace(pgStatements[name])
+	return strings.NewReplacer("{leases}", p.leases, "{meta}", p.meta, "{ns}", p.ns, "{max_id}", strconv.Itoa(nonce.Wide.MaxMachineID())).Replace(pgStatements[name])
 }
 
 func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store, string, error) {
@@ -187,6 +240,7 @@ func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store,
 	}
 	st := &pgStore{
 		conn:   conn,
+		ns:     s.ns,
 		leases: fmt.Sprintf(`"%s"."%s_leases"`, s.schema, s.ns),
 		meta:   fmt.Sprintf(`"%s"."%s_meta"`, s.schema, s.ns),
 	}
@@ -215,9 +269,9 @@ func connectPostgres(ctx context.Context, raw, shown string, s *settled) (store,
 }
 
 type pgStore struct {
-	conn         *pgx.Conn
-	leases, meta string
-	sync         error // nil: commits wait for synchronous standbys (FastVerify)
+	conn             *pgx.Conn
+	ns, leases, meta string
+	sync             error // nil: commits wait for synchronous standbys (FastVerify)
 }
 
 func (p *pgStore) durable() error { return p.sync }
@@ -258,8 +312,18 @@ func (p *pgStore) ensure(ctx context.Context, s *settled) error {
 		}
 		s.log.Warn("nonceforge lease: a lease protocol 1 table of another role is ignored", "table", t.where+"."+leases)
 	}
-	if both, err := p.checkOwned(ctx, s.schema, leases, meta); err != nil || both {
+	// Missing tables are created; tables of an earlier version (no layout
+	// column, no indexes) are brought up to date, only after the checks
+	// found them the role's own.
+	both, err := p.checkOwned(ctx, s.schema, leases, meta)
+	if err != nil {
 		return err
+	}
+	if both {
+		var hasLayout, hasIndexes bool
+		if err := p.conn.QueryRow(ctx, p.stmt("shape")).Scan(&hasLayout, &hasIndexes); err != nil || hasLayout && hasIndexes {
+			return err
+		}
 	}
 	if err := p.create(ctx, s); err != nil {
 		return err
@@ -318,11 +382,45 @@ func (p *pgStore) create(ctx context.Context, s *settled) error {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, pgStatements["create_lock"], fmt.Sprintf("nonceforge lease %s.%s", s.schema, s.ns)); err != nil {
+	lockKey := fmt.Sprintf("nonceforge lease %s.%s", s.schema, s.ns)
+	if _, err := tx.Exec(ctx, pgStatements["create_lock"], lockKey); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, p.stmt("create_tables")); err != nil {
 		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	// Tables of an earlier version: the column, then the indexes, each in a
+	// transaction of its own that locks one table (a live fleet's statements
+	// lock the two in either order), and only where still missing once the
+	// lock is held (the members starting at once leave it to the first).
+	for i, step := range []string{"add_layout", "create_indexes"} {
+		if err := p.upgrade(ctx, lockKey, i, step); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *pgStore) upgrade(ctx context.Context, lockKey string, missing int, step string) error {
+	tx, err := p.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, pgStatements["create_lock"], lockKey); err != nil {
+		return err
+	}
+	var shape [2]bool
+	if err := tx.QueryRow(ctx, p.stmt("shape")).Scan(&shape[0], &shape[1]); err != nil {
+		return err
+	}
+	if !shape[missing] {
+		if _, err := tx.Exec(ctx, p.stmt(step)); err != nil {
+			return err
+		}
 	}
 	return tx.Commit(ctx)
 }
@@ -378,32 +476,54 @@ func (p *pgStore) checkOwned(ctx context.Context, schema, leases, meta string) (
 }
 
 func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	// One statement; only when it finds nothing are the namespace's row and
-	// the range's rows put back (lost to a TRUNCATE, a DELETE, a restore: they
-	// come back without history) and the statement tried once more.
-	if g, err := p.take(ctx, s, capMs, grantID); g != nil || err != nil {
+	// An id released or expired: one statement, O(log n) on the table's two
+	// indexes (docs/lease-protocol.md, "PostgreSQL").
+	layout := s.layout.String()
+	args := []any{s.first, s.last, s.holder, float64(s.ttl.Milliseconds()), capMs, grantID, layout}
+	if g, err := pgGrant(p.conn.QueryRow(ctx, p.stmt("take"), args...), grantID); g != nil || err != nil {
 		return g, err
 	}
-	// Another member may be putting them back at this moment: whatever these
-	// inserts find, the statement is tried once more.
-	if _, err := p.conn.Exec(ctx, p.stmt("put_back_meta"), randomID()); err != nil {
+	// None: an id never leased in the range, with the namespace's row locked
+	// so that concurrent members take different ones (the row is put back
+	// first when missing: lost to a TRUNCATE, a DELETE, a restore; the
+	// incarnation new).
+	tx, err := p.conn.Begin(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := p.conn.Exec(ctx, p.stmt("put_back_ids"), s.first, s.last); err != nil {
+	defer tx.Rollback(ctx)
+	var recorded, inc string
+	err = tx.QueryRow(ctx, p.stmt("lock_meta")).Scan(&recorded, &inc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if _, err := tx.Exec(ctx, p.stmt("put_back_meta"), randomID(), layout); err != nil {
+			return nil, err
+		}
+		err = tx.QueryRow(ctx, p.stmt("lock_meta")).Scan(&recorded, &inc)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, refused(p.meta + " has no protocol 2 row")
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
-	return p.take(ctx, s, capMs, grantID)
+	if recorded != layout {
+		return nil, layoutRefusal(s.ns, recorded, s.layout)
+	}
+	g, err := pgGrant(tx.QueryRow(ctx, p.stmt("take_new"), args...), grantID)
+	if err != nil {
+		return nil, err
+	}
+	return g, tx.Commit(ctx)
 }
 
-// take leases the lowest free id of the range in one statement; nil when none
-// is free (or the namespace's row is missing).
-func (p *pgStore) take(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	q := p.stmt("take")
-	var id int16
+// pgGrant reads take's or take_new's row (id, token, floor before it, NULL:
+// no history, incarnation); nil when there is none.
+func pgGrant(row pgx.Row, grantID string) (*grant, error) {
+	var id int32
 	var token int64
 	var floor *int64
 	var inc string
-	err := p.conn.QueryRow(ctx, q, s.first, s.last, s.holder, float64(s.ttl.Milliseconds()), capMs, grantID).Scan(&id, &token, &floor, &inc)
+	err := row.Scan(&id, &token, &floor, &inc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -5,6 +5,8 @@ package lease
 // TestRedisScriptsAreTheRustCrates checks).
 
 import (
+	"slices"
+
 	"context"
 	"errors"
 	"fmt"
@@ -107,9 +109,9 @@ func (k redisKeys) meta() string        { return string(k) + ":tokens" }
 func (k redisKeys) lease(id int) string { return string(k) + ":lease:" + strconv.Itoa(id) }
 func (k redisKeys) rec(id int) string   { return string(k) + ":rec:" + strconv.Itoa(id) }
 func (k redisKeys) one(id int) []string { return []string{k.meta(), k.lease(id), k.rec(id)} }
-func (k redisKeys) span(first, last int) []string {
+func (k redisKeys) span(ids []int) []string {
 	keys := []string{k.meta()}
-	for id := first; id <= last; id++ {
+	for _, id := range ids {
 		keys = append(keys, k.lease(id), k.rec(id))
 	}
 	return keys
@@ -179,28 +181,45 @@ func (r *redisStore) durable() error { return r.sync }
 
 const (
 	acquireLua = `-- nonceforge lease protocol 2, Redis, acquire.
--- KEYS: the namespace's record, then each id's lease key and record, first to last
---   (every key passed in KEYS, one hash slot per namespace in a Redis Cluster).
--- ARGV: ns, first, last, ttl ms, cap, holder, grant id, incarnation if new
--- -> {id, token, floor ('-1': no record, no history), incarnation}, {-1} all taken,
---    or {-2, why} refused (another protocol, a malformed record).
-local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
+-- KEYS: the namespace's record, then each candidate id's lease key and record,
+--   in the order of the ids in ARGV (every key passed in KEYS, one hash slot per
+--   namespace in a Redis Cluster).
+-- ARGV: ns, ttl ms, cap, holder, grant id, incarnation if new, layout
+--   ('standard' or 'wide'), then the candidate ids: the whole range, lowest
+--   first, or a sample of a wide one (docs/lease-protocol.md, "Finding a free id").
+-- -> {id, token, floor ('-1': no record, no history), incarnation}: the first
+--    candidate without a lease key; {-1} every candidate taken; {-2, why}
+--    refused (another protocol, a malformed record); {-3, layout} the namespace
+--    records another layout.
 local meta = KEYS[1]
-if #KEYS ~= 1 + 2 * (last - first + 1) then
-  return {-2, 'acquire got ' .. #KEYS .. ' keys for ids ' .. first .. '-' .. last}
+local n = #ARGV - 7
+if n < 1 or #KEYS ~= 1 + 2 * n then
+  return {-2, 'acquire got ' .. #KEYS .. ' keys for ' .. n .. ' ids'}
+end
+local layout = ARGV[7]
+if layout ~= 'standard' and layout ~= 'wide' then
+  return {-2, 'acquire got layout ' .. layout}
 end
 local kind = redis.call('TYPE', meta)['ok']
 if kind == 'none' then
-  redis.call('HSET', meta, 'protocol', '2', 'incarnation', ARGV[8], 'last', '0')
+  redis.call('HSET', meta, 'protocol', '2', 'incarnation', ARGV[6], 'last', '0', 'layout', layout)
 elseif kind ~= 'hash' then
   return {-2, meta .. ' is a ' .. kind .. ': members of lease protocol 1 use this namespace'}
 end
-local m = redis.call('HMGET', meta, 'protocol', 'incarnation', 'last')
+local m = redis.call('HMGET', meta, 'protocol', 'incarnation', 'last', 'layout')
 if m[1] ~= '2' or not m[2] or not m[3] or not string.match(m[3], '^%d+$') then
   return {-2, meta .. ' is not a lease protocol 2 record (protocol ' .. tostring(m[1]) .. ')'}
 end
-for id = first, last do
-  local key, rec = KEYS[2 + 2 * (id - first)], KEYS[3 + 2 * (id - first)]
+local recorded = m[4] or 'standard'
+if recorded ~= layout then
+  return {-3, recorded}
+end
+for i = 1, n do
+  local id = ARGV[7 + i]
+  if not string.match(id, '^%d+$') then
+    return {-2, 'acquire got id ' .. id}
+  end
+  local key, rec = KEYS[2 * i], KEYS[2 * i + 1]
   if redis.call('EXISTS', key) == 0 then
     local floor = '-1'
     local rk = redis.call('TYPE', rec)['ok']
@@ -215,13 +234,13 @@ for id = first, last do
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     local token = string.format('%.0f', math.max(tonumber(m[3]) + 1, now * 1000))
     redis.call('HSET', meta, 'last', token)
-    redis.call('HSET', key, 'grant', ARGV[7], 'holder', ARGV[6], 'token', token)
-    redis.call('PEXPIRE', key, ARGV[4])
-    local new = tonumber(ARGV[5])
+    redis.call('HSET', key, 'grant', ARGV[5], 'holder', ARGV[4], 'token', token)
+    redis.call('PEXPIRE', key, ARGV[2])
+    local new = tonumber(ARGV[3])
     if floor ~= '-1' and tonumber(floor) > new then new = tonumber(floor) end
-    redis.call('HSET', rec, 'grant', ARGV[7], 'holder', ARGV[6], 'token', token,
+    redis.call('HSET', rec, 'grant', ARGV[5], 'holder', ARGV[4], 'token', token,
       'floor', string.format('%.0f', new))
-    return {id, token, floor, m[2]}
+    return {tonumber(id), token, floor, m[2]}
   end
 end
 return {-1}
@@ -317,24 +336,42 @@ func decimal(v any, what string) (int64, error) {
 }
 
 func (r *redisStore) acquire(ctx context.Context, s *settled, capMs int64, grantID string) (*grant, error) {
-	v, err := acquireScript.Run(ctx, r.c, r.keys.span(s.first, s.last), s.ns, s.first, s.last, s.ttl.Milliseconds(), capMs, s.holder, grantID, randomID()).Slice()
-	if err != nil {
-		return nil, err
-	}
-	if len(v) == 0 {
-		return nil, fmt.Errorf("empty answer")
-	}
-	code, err := decimal(v[0], "id")
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case code == -1:
-		return nil, nil
-	case code == -2 && len(v) > 1:
-		return nil, refused(fmt.Sprint(v[1]))
-	case code < 0 || code > 511 || len(v) != 4:
-		return nil, fmt.Errorf("unexpected answer to acquire: %v", v)
+	// The whole range at once, lowest first, or samples of a wide one
+	// (candidates): a few scripts whatever the number held.
+	var v []any
+	var code int64
+	for round := 0; ; round++ {
+		ids := candidates(s.first, s.last, round)
+		if ids == nil {
+			return nil, nil
+		}
+		args := []any{s.ns, s.ttl.Milliseconds(), capMs, s.holder, grantID, randomID(), s.layout.String()}
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		var err error
+		v, err = acquireScript.Run(ctx, r.c, r.keys.span(ids), args...).Slice()
+		if err != nil {
+			return nil, err
+		}
+		if len(v) == 0 {
+			return nil, fmt.Errorf("empty answer")
+		}
+		code, err = decimal(v[0], "id")
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case code == -1:
+			continue
+		case code == -2 && len(v) > 1:
+			return nil, refused(fmt.Sprint(v[1]))
+		case code == -3 && len(v) > 1:
+			return nil, layoutRefusal(s.ns, fmt.Sprint(v[1]), s.layout)
+		case code < 0 || !slices.Contains(ids, int(code)) || len(v) != 4:
+			return nil, fmt.Errorf("unexpected answer to acquire: %v", v)
+		}
+		break
 	}
 	token, err := decimal(v[1], "token")
 	if err != nil {
