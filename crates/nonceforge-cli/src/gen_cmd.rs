@@ -209,13 +209,6 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
     };
     let bits = Bits::new(args.bits.unwrap_or(128) as u64)?;
     args.layout.check(bits)?;
-    if args.layout == Layout::Wide && args.lease.is_some() {
-        // A namespace that does not say its layout could hand one id to a
-        // standard member and a wide one, whose values can meet.
-        return Err(CliError::Usage(
-            "--layout wide with --lease: not yet — lease namespaces do not record their layout, so wide and standard members could share one; give wide members their ids by plan (--machine-id, --machine-id-env, --hosts)".into(),
-        ));
-    }
     let format = args.format.unwrap_or(Format::Hex);
     if format == Format::Uuid && bits != Bits::B128 {
         return Err(CliError::Usage(format!(
@@ -224,10 +217,14 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
     }
     let lease = match &args.lease {
         Some(url) => Some(match &args.lease_id_from {
-            None => lease::acquire_for_gen(url, &args.lease_args)?,
-            Some(source) => {
-                lease::acquire_exact_for_gen(url, source, args.lease_wait, &args.lease_args)?
-            }
+            None => lease::acquire_for_gen(url, &args.lease_args, args.layout)?,
+            Some(source) => lease::acquire_exact_for_gen(
+                url,
+                source,
+                args.lease_wait,
+                &args.lease_args,
+                args.layout,
+            )?,
         }),
         None => None,
     };

@@ -2,8 +2,9 @@
 //! their parsers: a leaf the lease commands import.
 
 use clap::Args;
+use nonceforge::Layout;
 pub use nonceforge_lease::parse_duration;
-use nonceforge_lease::{FastStart, LeaseOptions, parse_ids};
+use nonceforge_lease::{FastStart, LeaseOptions, parse_ids_in};
 use std::time::Duration;
 
 /// Options of a lease, shared by `lease …` and `gen --lease`.
@@ -19,9 +20,10 @@ pub struct LeaseArgs {
     /// Stop generating this long before the lease would expire (default TTL/10).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     margin: Option<Duration>,
-    /// Machine ids this cluster leases: FIRST-LAST or one id.
-    #[arg(long, value_name = "FIRST-LAST", default_value = "0-511", value_parser = parse_ids)]
-    ids: std::ops::RangeInclusive<u16>,
+    /// Machine ids this cluster leases: FIRST-LAST or one id [default: every
+    /// id of the layout, 0-511, or 0-65535 with --layout wide].
+    #[arg(long, value_name = "FIRST-LAST")]
+    ids: Option<String>,
     /// Lease table name prefix (PostgreSQL) or key prefix (Redis, etcd).
     #[arg(long, value_name = "NAME", default_value = "nonceforge")]
     namespace: String,
@@ -46,19 +48,37 @@ pub struct LeaseArgs {
     connect_timeout: Duration,
 }
 
+/// `--layout` of the `lease` commands (`gen` has its own): the members'
+/// layout, which the namespace records.
+#[derive(Debug, Args, Clone)]
+pub struct LayoutArg {
+    /// The members' layout, which the namespace records (a member of the other
+    /// one is refused): standard (machine ids 0..511) or wide (0..65535,
+    /// 96- and 128-bit nonces).
+    #[arg(long, default_value = "standard", value_parser = crate::gen_cmd::parse_layout)]
+    pub layout: Layout,
+}
+
 impl LeaseArgs {
-    pub fn options(&self) -> LeaseOptions {
-        LeaseOptions {
+    /// The lease options for members of `layout` (`--ids` is read in it).
+    pub fn options(&self, layout: Layout) -> Result<LeaseOptions, crate::CliError> {
+        let defaults = LeaseOptions::for_layout(layout);
+        let ids = match &self.ids {
+            Some(text) => parse_ids_in(text, layout)
+                .map_err(|e| crate::CliError::Usage(format!("--ids {e}")))?,
+            None => defaults.ids.clone(),
+        };
+        Ok(LeaseOptions {
             ttl: self.ttl,
             renew_every: self.renew_every,
             margin: self.margin,
             connect_timeout: self.connect_timeout,
-            ids: self.ids.clone(),
+            ids,
             namespace: self.namespace.clone(),
             pg_schema: self.pg_schema.clone(),
             holder: self.holder.clone(),
             fast_start: self.fast_start,
-            ..LeaseOptions::default()
-        }
+            ..defaults
+        })
     }
 }

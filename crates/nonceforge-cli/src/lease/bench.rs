@@ -28,6 +28,8 @@ pub struct LeaseBenchArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
+    layout: super::LayoutArg,
+    #[command(flatten)]
     lease: LeaseArgs,
 }
 
@@ -98,7 +100,7 @@ fn spread(v: &mut [f64]) -> (f64, f64, f64) {
 }
 
 pub fn run(args: LeaseBenchArgs) -> Result<(), CliError> {
-    let options = args.lease.options();
+    let options = args.lease.options(args.layout.layout)?;
     let mut out = std::io::stdout().lock();
     // Acquire + release cycles: connect, take the lowest free id, give it back.
     let mut times = Vec::new();

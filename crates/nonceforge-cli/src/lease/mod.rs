@@ -4,8 +4,9 @@ mod args;
 mod bench;
 
 use crate::CliError;
-pub use args::{LeaseArgs, parse_duration};
+pub use args::{LayoutArg, LeaseArgs, parse_duration};
 use clap::Subcommand;
+use nonceforge::Layout;
 use nonceforge_lease::{Lease, LeaseError, LeaseState};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +38,8 @@ pub enum LeaseCommand {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
+        layout: LayoutArg,
+        #[command(flatten)]
         lease: LeaseArgs,
     },
     /// List the machine ids the store has records of: holder, token, time left, floor.
@@ -46,6 +49,8 @@ pub enum LeaseCommand {
         /// One JSON object a line.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        layout: LayoutArg,
         #[command(flatten)]
         lease: LeaseArgs,
     },
@@ -59,12 +64,14 @@ pub enum LeaseCommand {
     Release {
         #[arg(long, value_name = "URL", help = STORE_URLS)]
         backend: String,
-        /// The machine id to free.
-        #[arg(long, value_parser = clap::value_parser!(u16).range(0..=nonceforge::MachineId::MAX as i64))]
+        /// The machine id to free (0..=511; 0..=65535 with --layout wide).
+        #[arg(long)]
         id: u16,
         /// Only if this holder holds it.
         #[arg(long = "if-holder", value_name = "TEXT")]
         if_holder: Option<String>,
+        #[command(flatten)]
+        layout: LayoutArg,
         #[command(flatten)]
         lease: LeaseArgs,
     },
@@ -105,8 +112,8 @@ pub fn stopping() -> bool {
 }
 
 /// Acquires for `gen --lease`, saying what it got on stderr.
-pub fn acquire_for_gen(url: &str, args: &LeaseArgs) -> Result<Lease, CliError> {
-    let lease = Lease::acquire(url, &args.options())?;
+pub fn acquire_for_gen(url: &str, args: &LeaseArgs, layout: Layout) -> Result<Lease, CliError> {
+    let lease = Lease::acquire(url, &args.options(layout)?)?;
     announce(lease)
 }
 
@@ -118,9 +125,10 @@ pub fn acquire_exact_for_gen(
     source: &nonceforge_lease::PodIndex,
     max_wait: Option<Duration>,
     args: &LeaseArgs,
+    layout: Layout,
 ) -> Result<Lease, CliError> {
     let id = source.read()?;
-    let options = args.options();
+    let options = args.options(layout)?;
     let lease = match Lease::acquire_exact(url, id, &options, Some(Duration::ZERO)) {
         Err(LeaseError::AllTaken { .. }) => {
             eprintln!(
@@ -223,9 +231,10 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
             backend,
             hold_for,
             json,
+            layout,
             lease,
         } => {
-            let options = lease.options();
+            let options = lease.options(layout.layout)?;
             let l = Lease::acquire(&backend, &options)?;
             if let Some(note) = start_note(&l) {
                 eprintln!("{note}");
@@ -276,9 +285,11 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
         LeaseCommand::Status {
             backend,
             json,
+            layout,
             lease,
         } => {
-            let (info, records) = nonceforge_lease::status_of_store(&backend, &lease.options())?;
+            let (info, records) =
+                nonceforge_lease::status_of_store(&backend, &lease.options(layout.layout)?)?;
             let mut out = std::io::stdout().lock();
             if !json {
                 writeln!(
@@ -328,10 +339,15 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
             backend,
             id,
             if_holder,
+            layout,
             lease,
         } => {
-            let freed =
-                nonceforge_lease::evict(&backend, &lease.options(), id, if_holder.as_deref())?;
+            let freed = nonceforge_lease::evict(
+                &backend,
+                &lease.options(layout.layout)?,
+                id,
+                if_holder.as_deref(),
+            )?;
             if freed {
                 println!("released machine id {id}");
                 Ok(())

@@ -491,9 +491,23 @@ fn wide_layout_makes_and_reads_16_bit_machine_ids() {
             "wide",
             "--lease",
             "redis://127.0.0.1:1",
+            "--ids",
+            "0-65536",
         ],
         &[],
-        "do not record their layout",
+        "--ids \"0-65536\": use FIRST-LAST (e.g. 0-65535) or one id, within 0..=65535 (the wide layout)",
+    );
+    assert_fails(
+        &[
+            "lease",
+            "status",
+            "--backend",
+            "redis://127.0.0.1:1",
+            "--ids",
+            "0-600",
+        ],
+        &[],
+        "within 0..=511",
     );
     assert_fails(
         &["decompose", "--layout", "wide", "0000000000000001"],
