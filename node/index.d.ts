@@ -44,7 +44,7 @@ export interface LeaseOptions {
   margin?: Duration;
   /** Give up connecting and acquiring after this long (default '5s'). */
   connectTimeout?: Duration;
-  /** The ids this cluster leases: one id, [first, last] or 'FIRST-LAST' (default 0-511). */
+  /** The ids this cluster leases: one id, [first, last] or 'FIRST-LAST' (default: every id of the layout, 0-511 or 0-65535). */
   ids?: number | [number, number] | string;
   /**
    * A Kubernetes StatefulSet: lease exactly the pod's index — `'env:VAR'` (the downward API's

@@ -113,15 +113,10 @@ defmodule Nonceforge do
     layout = crypt.layout
 
     case Keyword.fetch!(opts, :machine_id) do
-      {:lease, _url, _lease_opts} when layout == :wide ->
-        # A namespace that does not say its layout could hand one id to a
-        # standard member and a wide one, whose values can meet.
-        raise ArgumentError,
-              "layout: :wide cannot be leased yet: lease namespaces do not record their layout, so wide and standard members could share one; give wide members their ids by plan (an integer or {:env, var})"
-
       {:lease, url, lease_opts} ->
+        # The namespace records the layout and refuses a member of the other one.
         {:ok, _id} =
-          nif_init_leased(name, check_url(url), lease_options(lease_opts), epoch, crypt)
+          nif_init_leased(name, check_url(url), lease_options(lease_opts, layout), epoch, crypt)
 
         :ok
 
@@ -236,7 +231,7 @@ defmodule Nonceforge do
       do:
         raise(
           ArgumentError,
-          "layout: :wide is not taken by Nonceforge.MachineId yet (its strategies hand out 9-bit ids and lease namespaces do not record their layout): init the instance with a planned machine_id"
+          "layout: :wide is not taken by Nonceforge.MachineId yet (its strategies hand out 9-bit ids): init the instance with a planned machine_id, or with machine_id: {:lease, url, opts} (a wide lease namespace)"
         )
 
     nif_init_on_lease(name, lease, epoch, crypt)
@@ -333,7 +328,9 @@ defmodule Nonceforge do
 
   @lease_opts ~w(ttl renew_every margin connect_timeout ids namespace holder pg_schema fast_start)a
   @doc false
-  def lease_options(opts) when is_list(opts) do
+  def lease_options(opts, layout \\ :standard)
+
+  def lease_options(opts, layout) when is_list(opts) and layout in [:standard, :wide] do
     case Keyword.keys(opts) -- @lease_opts do
       [] ->
         :ok
@@ -359,18 +356,19 @@ defmodule Nonceforge do
 
     # What is left out is nil: the lease crate's default (stated there once).
     ids = Keyword.get(opts, :ids)
+    top = if layout == :wide, do: 65_535, else: 511
 
     {first, last} =
       case ids do
         nil ->
           {nil, nil}
 
-        a..b//1 when is_integer(a) and is_integer(b) and 0 <= a and a <= b and b <= 511 ->
+        a..b//1 when is_integer(a) and is_integer(b) and 0 <= a and a <= b and b <= top ->
           {a, b}
 
         _ ->
           raise ArgumentError,
-                "lease option ids must be a range within 0..511, got: #{Kernel.inspect(ids)}"
+                "lease option ids must be a range within 0..#{top}#{if layout == :wide, do: " (layout: :wide)", else: ""}, got: #{Kernel.inspect(ids)}"
       end
 
     namespace = Keyword.get(opts, :namespace)
@@ -411,11 +409,12 @@ defmodule Nonceforge do
       namespace: namespace,
       holder: holder,
       pg_schema: pg_schema,
-      fast_start: fast_start
+      fast_start: fast_start,
+      layout: Atom.to_string(layout)
     }
   end
 
-  def lease_options(opts),
+  def lease_options(opts, _layout),
     do: raise(ArgumentError, "lease options must be a keyword list, got: #{Kernel.inspect(opts)}")
 
   @doc """

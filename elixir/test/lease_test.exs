@@ -59,6 +59,41 @@ defmodule Nonceforge.LeaseTest do
     end
   end
 
+  test "redis: a wide namespace records its layout; a standard member is refused" do
+    store = Stores.redis()
+
+    try do
+      wide = [
+        machine_id: {:lease, store.url, ttl: 2000, namespace: "exwide"},
+        mode: :nonceforge,
+        layout: :wide
+      ]
+
+      :ok = Nonceforge.init([name: :wide_a] ++ wide)
+      :ok = Nonceforge.init([name: :wide_b] ++ wide)
+      assert Nonceforge.machine_id(:wide_a) != Nonceforge.machine_id(:wide_b)
+
+      for name <- [:wide_a, :wide_b] do
+        id = Nonceforge.machine_id(name)
+        assert %{machine_id: ^id} = Nonceforge.decompose(name, Nonceforge.nonce(name, 96))
+      end
+
+      assert_raise ArgumentError,
+                   ~r/holds members of the wide layout; this member asks for the standard layout/,
+                   fn ->
+                     Nonceforge.init(
+                       name: :standard_in_wide,
+                       machine_id: {:lease, store.url, ttl: 2000, namespace: "exwide"}
+                     )
+                   end
+
+      :ok = Nonceforge.release(:wide_a)
+      :ok = Nonceforge.release(:wide_b)
+    after
+      Stores.stop(store)
+    end
+  end
+
   test "redis: a store outage past the deadline disables; nothing is issued after it" do
     store = Stores.redis()
 

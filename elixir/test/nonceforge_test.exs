@@ -313,13 +313,17 @@ defmodule NonceforgeTest do
         Nonceforge.init(name: :w4, machine_id: 65_536, mode: :nonceforge, layout: :wide)
       end
 
-      assert_raise ArgumentError, ~r/cannot be leased yet/, fn ->
+      assert_raise ArgumentError, ~r/ids must be a range within 0..65535 \(layout: :wide\)/, fn ->
         Nonceforge.init(
           name: :w5,
-          machine_id: {:lease, "redis://127.0.0.1:1", []},
+          machine_id: {:lease, "redis://127.0.0.1:1", ids: 0..65_536},
           mode: :nonceforge,
           layout: :wide
         )
+      end
+
+      assert_raise ArgumentError, ~r/ids must be a range within 0..511, got/, fn ->
+        Nonceforge.init(name: :w5, machine_id: {:lease, "redis://127.0.0.1:1", ids: 0..600})
       end
 
       System.put_env("NF_TEST_WIDE_POD", "web-40000")

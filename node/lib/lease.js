@@ -44,26 +44,29 @@ function leaseOptions(options) {
   for (const k of Object.keys(options)) {
     if (!known.has(k)) throw argValue(`options.${k}`, `is not a lease option (${[...known].join(', ')})`);
   }
+  // The layout's ids: 0..511, or 0..65535 for 'wide' (checked by the caller).
+  const layout = options.layout === undefined ? 'standard' : options.layout;
+  const top = layout === 'wide' ? 65535 : 511;
   let first = 0;
-  let last = 511;
+  let last = top;
   const { ids } = options;
   if (typeof ids === 'number') {
-    checkInteger(ids, 'options.ids', 0, 511);
+    checkInteger(ids, 'options.ids', 0, top);
     first = last = ids;
   } else if (typeof ids === 'string') {
     try {
-      [first, last] = binding().parseLeaseIds(ids);
+      [first, last] = binding().parseLeaseIds(ids, layout);
     } catch (error) {
       throw argValue('options.ids', ruleOf(error, "must be 'FIRST-LAST' or one id"), ids);
     }
   } else if (Array.isArray(ids) && ids.length === 2) {
     [first, last] = ids;
-    checkInteger(first, 'options.ids[0]', 0, 511);
-    checkInteger(last, 'options.ids[1]', 0, 511);
+    checkInteger(first, 'options.ids[0]', 0, top);
+    checkInteger(last, 'options.ids[1]', 0, top);
   } else if (ids !== undefined) {
     throw argType('options.ids', "a number, a [first, last] array or a 'FIRST-LAST' string", ids);
   }
-  if (first > 511 || last > 511 || first > last) throw outOfRange('options.ids', 'a range within 0..511, first <= last', ids);
+  if (first > top || last > top || first > last) throw outOfRange('options.ids', `a range within 0..${top}, first <= last`, ids);
   const { namespace, holder, pgSchema, fastStart, idFrom } = options;
   // A StatefulSet pod's index, leased exactly: the source's syntax is the lease crate's.
   if (idFrom !== undefined) {
@@ -90,6 +93,7 @@ function leaseOptions(options) {
     holder,
     pgSchema,
     fastStart,
+    layout,
     idFrom,
     idWaitMs: ms('idWait'),
   };

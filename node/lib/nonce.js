@@ -146,13 +146,10 @@ class NonceGenerator extends EventEmitter {
   static async lease(url, options = {}) {
     checkString(url, 'url');
     checkOptions(options, 'options');
+    // The namespace records the layout and refuses a member of the other one.
+    checkLayout(options.layout, 'options.layout');
     const opts = leaseOptions(options);
     checkGeneratorOptions(options, 'options');
-    if (checkLayout(options.layout, 'options.layout') === 'wide') {
-      // A namespace that does not say its layout could hand one id to a
-      // standard member and a wide one, whose values can meet.
-      throw argValue('options.layout', "cannot be 'wide' with a lease yet: lease namespaces do not record their layout, so wide and standard members could share one; give wide members their ids by plan", options.layout);
-    }
     let handle;
     try {
       handle = await acquire(url, opts);

@@ -63,6 +63,33 @@ test('wide layout: bad options are clear errors', () => {
   assert.throws(() => new nf.NonceGenerator({ machineId: 1, layout: 16 }), { code: 'ERR_INVALID_ARG_TYPE', message: /"options\.layout" argument must be of type string/ });
 });
 
-test('wide layout: a lease refuses it until namespaces record their layout', async () => {
-  await assert.rejects(nf.NonceGenerator.lease('redis://127.0.0.1:1', { layout: 'wide' }), { code: 'ERR_INVALID_ARG_VALUE', message: /'options\.layout' cannot be 'wide' with a lease yet/ });
+test('wide layout: a lease of the wide layout on Redis; the namespace records it and refuses the other', { timeout: 60000 }, async (t) => {
+  const stores = require('./support/stores.js');
+  const store = await stores.start('redis');
+  t.after(() => stores.stop(store));
+  const opts = { layout: 'wide', namespace: 'widenode', ttl: 2000, connectTimeout: 30000 };
+  const gs = await Promise.all([1, 2, 3].map(() => nf.NonceGenerator.lease(store.url, opts)));
+  try {
+    assert.equal(new Set(gs.map((g) => g.machineId)).size, 3);
+    for (const g of gs) {
+      assert.equal(g.layout, 'wide');
+      assert.ok(g.machineId <= 65535);
+      assert.equal(g.decompose(g.counter(96)).machineId, g.machineId);
+      assert.throws(() => g.counter(64), /the wide layout has no 64-bit nonces/);
+    }
+    // A standard member of the wide namespace: refused, both layouts named.
+    await assert.rejects(nf.NonceGenerator.lease(store.url, { namespace: 'widenode', ttl: 2000 }), {
+      code: 'ERR_NONCEFORGE_LEASE',
+      message: /holds members of the wide layout; this member asks for the standard layout/,
+    });
+    // Wide ids and ranges: in the wide layout's 0..65535 only.
+    await assert.rejects(nf.NonceGenerator.lease(store.url, { ...opts, ids: '0-65536' }), { code: 'ERR_INVALID_ARG_VALUE', message: /within 0\.\.=65535 \(the wide layout\)/ });
+    await assert.rejects(nf.NonceGenerator.lease(store.url, { ids: [0, 600] }), { code: 'ERR_OUT_OF_RANGE', message: /<= 511\. Received 600/ });
+    const g = await nf.NonceGenerator.lease(store.url, { ...opts, ids: [60000, 60000] });
+    assert.equal(g.machineId, 60000);
+    await g.release();
+  } finally {
+    await Promise.all(gs.map((g) => g.release()));
+  }
+});
 });

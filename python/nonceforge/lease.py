@@ -26,11 +26,14 @@ import threading
 import weakref
 from collections.abc import Callable
 from types import TracebackType
-from typing import Optional, Union
+from typing import Literal, Optional, Union
 
 from nonceforge import _native
 from nonceforge._errors import LeaseAllTakenError
 from nonceforge._types import Readiness, Renewals, Sample
+
+#: Where the machine id sits in the members' nonces.
+Layout = Literal["standard", "wide"]
 
 __all__ = ["Duration", "Lease", "LeaseEventCallback"]
 
@@ -79,11 +82,11 @@ def _millis(name: str, value: Optional[Duration]) -> Optional[int]:
     return round(seconds * 1000)
 
 
-def _ids(value: Union[tuple[int, int], str, None]) -> Optional[tuple[int, int]]:
+def _ids(value: Union[tuple[int, int], str, None], layout: Layout) -> Optional[tuple[int, int]]:
     if value is None:
         return None
     if isinstance(value, str):
-        return _native.parse_ids(value)
+        return _native.parse_ids(value, layout)
     if (
         not isinstance(value, tuple)
         or len(value) != 2
@@ -91,7 +94,7 @@ def _ids(value: Union[tuple[int, int], str, None]) -> Optional[tuple[int, int]]:
     ):
         raise TypeError("ids must be a (first, last) tuple of ints or a 'FIRST-LAST' text")
     first, last = value
-    return _native.parse_ids(f"{first}-{last}")
+    return _native.parse_ids(f"{first}-{last}", layout)
 
 
 class Lease:
@@ -122,6 +125,7 @@ class Lease:
         fast_start: Optional[str] = None,
         id_from: Optional[str] = None,
         id_wait: Optional[Duration] = None,
+        layout: Layout = "standard",
         on_event: Optional[LeaseEventCallback] = None,
     ) -> Lease:
         """Take a machine id from the store at ``url`` (``postgres://``,
@@ -138,8 +142,10 @@ class Lease:
         ``pg_schema``; ``fast_start`` ('off', 'verify', 'declared'). ``id_from``
         ('env:VAR', 'file:PATH' or 'hostname') takes exactly a StatefulSet
         pod's index, waiting up to ``id_wait`` (None: as long as it takes)
-        while another member holds it. ``on_event(name, lease)`` is called from
-        the watcher thread on every change.
+        while another member holds it. ``layout`` ('standard' or 'wide': ids
+        0..65535, 96- and 128-bit nonces) is the members'; the namespace records
+        it and refuses a member of the other one. ``on_event(name, lease)`` is
+        called from the watcher thread on every change.
         """
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
@@ -149,6 +155,7 @@ class Lease:
             ("pg_schema", pg_schema),
             ("fast_start", fast_start),
             ("id_from", id_from),
+            ("layout", layout),
         ):
             if text is not None and not isinstance(text, str):
                 raise TypeError(f"{name} must be a str, not {type(text).__name__}")
@@ -159,11 +166,12 @@ class Lease:
             "renew_every_ms": _millis("renew_every", renew_every),
             "margin_ms": _millis("margin", margin),
             "connect_timeout_ms": _millis("connect_timeout", connect_timeout),
-            "ids": _ids(ids),
+            "ids": _ids(ids, layout),
             "namespace": namespace,
             "holder": holder,
             "pg_schema": pg_schema,
             "fast_start": fast_start,
+            "layout": layout,
         }
         wait_ms = _millis("id_wait", id_wait)
         if id_from is None:

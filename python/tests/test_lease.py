@@ -49,6 +49,25 @@ def test_acquire_generate_release(redis: Redis) -> None:
     lease.release()  # twice: nothing
 
 
+def test_a_wide_namespace_records_its_layout(redis: Redis) -> None:
+    wide = [nf.Lease.acquire(redis.url, layout="wide", ttl=2, namespace="pywide") for _ in range(3)]
+    try:
+        assert len({lease.machine_id for lease in wide}) == 3
+        for lease in wide:
+            gen = lease.generator()
+            assert gen.layout == "wide"
+            assert gen.decompose(gen.counter(96)).machine_id == lease.machine_id
+        with pytest.raises(nf.LeaseError) as info:
+            nf.Lease.acquire(redis.url, ttl=2, namespace="pywide")
+        assert "holds members of the wide layout; this member asks for the standard layout" in str(info.value)
+        top = nf.Lease.acquire(redis.url, layout="wide", ids="65535", ttl=2, namespace="pywide")
+        assert top.machine_id == 65535
+        top.release()
+    finally:
+        for lease in wide:
+            lease.release()
+
+
 def test_asyncio_does_not_block_the_loop(redis: Redis) -> None:
     async def main() -> tuple[int, int]:
         ticks = 0
@@ -114,6 +133,9 @@ def test_unreachable_store() -> None:
         ({"fast_start": "sometimes"}, ValueError, "fast_start"),
         ({"id_from": "env:NONCEFORGE_PY_TEST_UNSET"}, ValueError, "id_from"),
         ({"on_event": "print"}, TypeError, "on_event must be callable"),
+        ({"layout": "narrow"}, ValueError, "layout"),
+        ({"layout": 16}, TypeError, "layout must be a str"),
+        ({"layout": "wide", "ids": (0, 65536)}, ValueError, "ids"),
     ],
 )
 def test_bad_options(kwargs: dict[str, Any], exc: type[Exception], text: str) -> None:
@@ -128,9 +150,9 @@ def test_the_lease_syntax_vectors() -> None:
     for v in doc["ids"]:
         if v.get("first") is None:
             with pytest.raises(ValueError):  # noqa: PT011
-                nf.parse_ids(v["text"])
+                nf.parse_ids(v["text"], v.get("layout", "standard"))
         else:
-            assert nf.parse_ids(v["text"]) == (v["first"], v["last"]), v
+            assert nf.parse_ids(v["text"], v.get("layout", "standard")) == (v["first"], v["last"]), v
     for v in doc["durations"]:
         if v.get("ms") is None:
             with pytest.raises(ValueError):  # noqa: PT011

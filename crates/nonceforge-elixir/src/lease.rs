@@ -37,6 +37,7 @@ struct LeaseOpts {
     holder: Option<String>,
     pg_schema: Option<String>,
     fast_start: Option<String>,
+    layout: String,
 }
 
 /// Tells `owner` when the lease lapses or is lost, as the lease's thread
@@ -94,6 +95,8 @@ impl From<LeaseOpts> for LeaseOptions {
             // Nonceforge.lease_options/1 lets only :off, :verify and
             // :declared through; the off default is the safe one anyway.
             fast_start: o.fast_start.and_then(|f| f.parse().ok()),
+            // Nonceforge.lease_options/2 lets only "standard" and "wide" through.
+            layout: Some(nonceforge::Layout::parse(&o.layout).unwrap_or_default()),
         }
         .into()
     }

@@ -57,6 +57,8 @@ pub struct LeaseOpts {
     pub pg_schema: Option<String>,
     /// `'off'`, `'verify'` or `'declared'`.
     pub fast_start: Option<String>,
+    /// `'standard'` or `'wide'`: the members' layout, which the namespace records.
+    pub layout: Option<String>,
     /// A StatefulSet pod's index as the machine id: `env:VAR`, `file:PATH`
     /// or `hostname` (the lease crate's `PodIndex`), leased exactly.
     pub id_from: Option<String>,
@@ -68,8 +70,10 @@ pub struct LeaseOpts {
 /// `FIRST-LAST` or one id, read by the lease crate (the CLI's and every
 /// face's one parser): `[first, last]`, or an error naming the rule.
 #[napi(catch_unwind)]
-pub fn parse_lease_ids(text: String) -> Result<Vec<u32>> {
-    nonceforge_lease::parse_ids(&text)
+pub fn parse_lease_ids(text: String, layout: Option<String>) -> Result<Vec<u32>> {
+    let layout = nonceforge::Layout::parse(layout.as_deref().unwrap_or("standard"))
+        .map_err(|e| Error::new(Status::InvalidArg, format!("ERR_INVALID_ARG_VALUE: {e}")))?;
+    nonceforge_lease::parse_ids_in(&text, layout)
         .map(|r| vec![*r.start() as u32, *r.end() as u32])
         .map_err(|rule| Error::new(Status::InvalidArg, format!("ERR_INVALID_ARG_VALUE: {rule}")))
 }
@@ -119,7 +123,7 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
                 Status::GenericFailure,
                 format!(
                     "ERR_OUT_OF_RANGE: {what} must be in 0..{}, got {v}",
-                    nonceforge::MachineId::MAX
+                    nonceforge::MachineId::MAX_WIDE
                 ),
             )
         })
@@ -129,7 +133,19 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
         _ => None,
     };
     let ms = |v: Option<u32>| v.map(u64::from);
+    let layout = o
+        .layout
+        .as_deref()
+        .map(nonceforge::Layout::parse)
+        .transpose()
+        .map_err(|e| {
+            Error::new(
+                Status::InvalidArg,
+                format!("ERR_INVALID_ARG_VALUE: options.layout: {e}"),
+            )
+        })?;
     Ok(MillisOptions {
+        layout,
         ttl_ms: ms(o.ttl_ms),
         renew_every_ms: ms(o.renew_every_ms),
         margin_ms: ms(o.margin_ms),

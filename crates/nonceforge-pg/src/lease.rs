@@ -279,12 +279,16 @@ pub extern "C-unwind" fn nonceforge_lease_keeper(_arg: pg_sys::Datum) {
             return idle();
         }
     };
+    // The layout at the keeper's start is the lease's for this run: the
+    // namespace records it, and backends refuse while the setting differs.
+    let layout = crate::settings::layout();
+    s.lease_layout.store(layout as u64, Ordering::Release);
     let options = LeaseOptions {
         ttl: settings.ttl,
         namespace: settings.namespace.clone(),
         holder: Some(holder()),
         fast_start: settings.fast_start,
-        ..LeaseOptions::default()
+        ..LeaseOptions::for_layout(layout)
     };
     let Some((lease, generator)) = acquire(s, &settings.url, &options) else {
         return;

@@ -110,6 +110,9 @@ pub(crate) struct SharedState {
     pub(crate) lease_state: AtomicU64,
     /// …the leased id…
     pub(crate) lease_machine_id: AtomicU64,
+    /// …the layout it was leased in (`Layout as u64`, read by the keeper at
+    /// its start; the namespace records it)…
+    pub(crate) lease_layout: AtomicU64,
     /// …the highest millisecond its previous holders may have issued…
     pub(crate) lease_floor_ms: AtomicU64,
     /// …and the last millisecond values may carry under it (0: none).
@@ -246,6 +249,7 @@ fn startup_state() -> SharedState {
         started_monotonic_ms: AtomicU64::new(monotonic_ms()),
         lease_state: AtomicU64::new(lease_state::WAITING),
         lease_machine_id: AtomicU64::new(0),
+        lease_layout: AtomicU64::new(0),
         lease_floor_ms: AtomicU64::new(0),
         lease_until_ms: AtomicU64::new(0),
         stats: crate::metrics::Stats::new(),

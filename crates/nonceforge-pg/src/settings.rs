@@ -333,12 +333,18 @@ pub(crate) fn machine_source(function: &str) -> MachineSource {
         crate::metrics::refused(crate::metrics::Refusal::Disabled);
     }
     match (setting, lease_mode) {
-        (Ok(MachineSetting::Lease), true) if layout() == nonceforge_core::Layout::Wide => {
+        (Ok(MachineSetting::Lease), true)
+            if layout() as u64
+                != crate::server::shared_state()
+                    .lease_layout
+                    .load(std::sync::atomic::Ordering::Acquire) =>
+        {
             not_configured(
                 format!(
-                    "{function}: nonceforge.layout = 'wide' with a leased machine id: not yet — lease namespaces do not record their layout, so wide and standard members could share one"
+                    "{function}: nonceforge.layout = '{}' differs from the layout the lease keeper leased its machine id in at server start (the lease namespace records one layout)",
+                    layout().name()
                 ),
-                "Give wide members their machine ids by plan (nonceforge.machine_id = N), or set nonceforge.layout = 'standard'.",
+                "Set nonceforge.layout back and reload, or restart the server to lease in the new layout (a namespace of the other layout refuses it: give it its own nonceforge.lease_namespace).",
             )
         }
         (Ok(MachineSetting::Lease), true) => MachineSource::Lease,

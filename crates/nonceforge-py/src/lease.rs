@@ -132,7 +132,7 @@ impl LeaseHandle {
     /// released until the generators may start. Durations in ms; `None`:
     /// the lease crate's default.
     #[staticmethod]
-    #[pyo3(signature = (url, *, ttl_ms=None, renew_every_ms=None, margin_ms=None, connect_timeout_ms=None, ids=None, namespace=None, holder=None, pg_schema=None, fast_start=None, id_from=None, id_wait_ms=None))]
+    #[pyo3(signature = (url, *, ttl_ms=None, renew_every_ms=None, margin_ms=None, connect_timeout_ms=None, ids=None, namespace=None, holder=None, pg_schema=None, fast_start=None, id_from=None, id_wait_ms=None, layout=None))]
     #[allow(clippy::too_many_arguments)]
     fn acquire(
         py: Python<'_>,
@@ -148,7 +148,13 @@ impl LeaseHandle {
         fast_start: Option<String>,
         id_from: Option<String>,
         id_wait_ms: Option<u64>,
+        layout: Option<String>,
     ) -> PyResult<Self> {
+        let layout = layout
+            .as_deref()
+            .map(nonceforge::Layout::parse)
+            .transpose()
+            .map_err(|e| bad_value("layout", e))?;
         let fast_start = fast_start
             .map(|f| f.parse())
             .transpose()
@@ -163,6 +169,7 @@ impl LeaseHandle {
             holder,
             pg_schema,
             fast_start,
+            layout,
         }
         .into();
         let exact = id_from.as_deref().map(read_pod_index).transpose()?;
@@ -345,10 +352,13 @@ fn parse_duration(text: &str) -> PyResult<f64> {
         .map_err(|rule| bad_value("duration", format!("{text:?}: {rule}")))
 }
 
-/// `FIRST-LAST` or one id: `(first, last)`, read by the lease crate.
+/// `FIRST-LAST` or one id: `(first, last)`, read by the lease crate in
+/// `layout` (`standard`, the default, or `wide`).
 #[pyfunction]
-fn parse_ids(text: &str) -> PyResult<(u16, u16)> {
-    nonceforge_lease::parse_ids(text)
+#[pyo3(signature = (text, layout="standard"))]
+fn parse_ids(text: &str, layout: &str) -> PyResult<(u16, u16)> {
+    let layout = nonceforge::Layout::parse(layout).map_err(|e| bad_value("layout", e))?;
+    nonceforge_lease::parse_ids_in(text, layout)
         .map(|r| (*r.start(), *r.end()))
         .map_err(|rule| bad_value("ids", format!("{text:?}: {rule}")))
 }
