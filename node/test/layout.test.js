@@ -79,7 +79,7 @@ test('wide layout: a lease of the wide layout on Redis; the namespace records it
     }
     // A standard member of the wide namespace: refused, both layouts named.
     await assert.rejects(nf.NonceGenerator.lease(store.url, { namespace: 'widenode', ttl: 2000 }), {
-      code: 'ERR_NONCEFORGE_LEASE',
+      code: 'ERR_NONCEFORGE_LEASE_REFUSED',
       message: /holds members of the wide layout; this member asks for the standard layout/,
     });
     // Wide ids and ranges: in the wide layout's 0..65535 only.
@@ -91,5 +91,4 @@ test('wide layout: a lease of the wide layout on Redis; the namespace records it
   } finally {
     await Promise.all(gs.map((g) => g.release()));
   }
-});
 });
