@@ -56,16 +56,31 @@ fn main() {
                 for chunk in (from..to).collect::<Vec<_>>().chunks(1000) {
                     let mut p = redis::pipe();
                     for id in chunk {
-                        p.hset_multiple(format!("scale:lease:{id}"), &[("grant", "filler"), ("holder", "filler"), ("token", "1")])
-                            .ignore()
-                            .pexpire(format!("scale:lease:{id}"), 3_600_000)
-                            .ignore()
-                            .hset_multiple(format!("scale:rec:{id}"), &[("grant", "filler"), ("holder", "filler"), ("token", "1"), ("floor", "0")])
-                            .ignore();
+                        p.hset_multiple(
+                            format!("scale:lease:{id}"),
+                            &[("grant", "filler"), ("holder", "filler"), ("token", "1")],
+                        )
+                        .ignore()
+                        .pexpire(format!("scale:lease:{id}"), 3_600_000)
+                        .ignore()
+                        .hset_multiple(
+                            format!("scale:rec:{id}"),
+                            &[
+                                ("grant", "filler"),
+                                ("holder", "filler"),
+                                ("token", "1"),
+                                ("floor", "0"),
+                            ],
+                        )
+                        .ignore();
                     }
                     let () = p.query_async(&mut c).await.unwrap();
                 }
-                let info: String = redis::cmd("INFO").arg("memory").query_async(&mut c).await.unwrap();
+                let info: String = redis::cmd("INFO")
+                    .arg("memory")
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
                 info.lines()
                     .find_map(|l| l.strip_prefix("used_memory:"))
                     .and_then(|v| v.trim().parse().ok())
@@ -79,7 +94,9 @@ fn main() {
         let endpoint = url.trim_start_matches("etcd://").to_owned();
         run("etcd", &url, &sizes, cycles, |from, to| {
             rt.block_on(async {
-                let mut c = etcd_client::Client::connect([endpoint.as_str()], None).await.unwrap();
+                let mut c = etcd_client::Client::connect([endpoint.as_str()], None)
+                    .await
+                    .unwrap();
                 let lease = c.lease_grant(3600, None).await.unwrap().id();
                 for chunk in (from..to).collect::<Vec<_>>().chunks(100) {
                     let ops: Vec<etcd_client::TxnOp> = chunk
@@ -91,7 +108,11 @@ fn main() {
                                     "filler filler",
                                     Some(etcd_client::PutOptions::new().with_lease(lease)),
                                 ),
-                                etcd_client::TxnOp::put(format!("/scale/rec/{id}"), "v2 filler 1 0 filler", None),
+                                etcd_client::TxnOp::put(
+                                    format!("/scale/rec/{id}"),
+                                    "v2 filler 1 0 filler",
+                                    None,
+                                ),
                             ]
                         })
                         .collect();
@@ -106,7 +127,13 @@ fn main() {
 
 /// Fills the namespace from `held` ids to each size in turn (`fill(from, to)`
 /// answers the store's size in bytes), and times acquiring at each.
-fn run(store: &str, url: &str, sizes: &[u32], cycles: usize, mut fill: impl FnMut(u32, u32) -> u64) {
+fn run(
+    store: &str,
+    url: &str,
+    sizes: &[u32],
+    cycles: usize,
+    mut fill: impl FnMut(u32, u32) -> u64,
+) {
     let opts = LeaseOptions {
         ttl: Duration::from_secs(2),
         namespace: "scale".into(),
@@ -138,8 +165,15 @@ fn run(store: &str, url: &str, sizes: &[u32], cycles: usize, mut fill: impl FnMu
         let mut rtts = kept.renewal_round_trips();
         rtts.sort_unstable();
         kept.release().unwrap();
-        let pct = |v: &[Duration], p: f64| v.get(((v.len() as f64 - 1.0) * p).round() as usize).map_or(0.0, |d| d.as_secs_f64() * 1000.0);
-        let per = if held > 0 { (bytes.saturating_sub(base)) as f64 / held as f64 } else { 0.0 };
+        let pct = |v: &[Duration], p: f64| {
+            v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        };
+        let per = if held > 0 {
+            (bytes.saturating_sub(base)) as f64 / held as f64
+        } else {
+            0.0
+        };
         println!(
             "{store:<8} {held:>6}   {:>14.2}  {:>14.2}  {:>12.2}  {per:>14.0}",
             pct(&took, 0.5),

@@ -43,12 +43,33 @@ pub enum LeaseCommand {
         lease: LeaseArgs,
     },
     /// List the machine ids the store has records of: holder, token, time left, floor.
+    ///
+    /// A wide namespace may hold 65,536: --summary counts them (held, free,
+    /// expired, expiring, never leased), and the list comes in pages of
+    /// --limit ids (default 1000) from --after ID on.
+    ///
+    /// Example:
+    ///   nonceforge lease status --backend redis://127.0.0.1:6379 --layout wide --summary
+    #[command(verbatim_doc_comment)]
     Status {
         #[arg(long, value_name = "URL", help = STORE_URLS)]
         backend: String,
         /// One JSON object a line.
         #[arg(long)]
         json: bool,
+        /// Counts only: held (and of them expiring within --expiring), free,
+        /// expired, never leased; no list.
+        #[arg(long)]
+        summary: bool,
+        /// The most ids listed (a line after the last says how to go on).
+        #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+        limit: u32,
+        /// List only ids above this one (the next page).
+        #[arg(long, value_name = "ID")]
+        after: Option<u16>,
+        /// --summary: a held id counts as expiring when less than this is left.
+        #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
+        expiring: Duration,
         #[command(flatten)]
         layout: LayoutArg,
         #[command(flatten)]
@@ -285,12 +306,64 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
         LeaseCommand::Status {
             backend,
             json,
+            summary,
+            limit,
+            after,
+            expiring,
             layout,
             lease,
         } => {
-            let (info, records) =
-                nonceforge_lease::status_of_store(&backend, &lease.options(layout.layout)?)?;
+            let options = lease.options(layout.layout)?;
+            let (info, mut records) = nonceforge_lease::status_of_store(&backend, &options)?;
+            records.sort_by_key(|r| r.machine_id);
             let mut out = std::io::stdout().lock();
+            if summary {
+                let range = u32::from(*options.ids.end()) - u32::from(*options.ids.start()) + 1;
+                let count = |w: &str| records.iter().filter(|r| state_word(r) == w).count();
+                let soon = records
+                    .iter()
+                    .filter(|r| r.expires_in.is_some_and(|d| d < expiring))
+                    .count();
+                let (held, free, expired) = (count("held"), count("free"), count("expired"));
+                let never = range as usize - records.len();
+                if json {
+                    let line = serde_json::json!({
+                        "protocol": info.protocol, "incarnation": info.incarnation, "layout": info.layout,
+                        "ids": [options.ids.start(), options.ids.end()], "held": held, "expiring": soon,
+                        "free": free, "expired": expired, "never_leased": never,
+                    });
+                    writeln!(out, "{line}")?;
+                } else {
+                    writeln!(
+                        out,
+                        "# {}: lease protocol {}, layout {}, ids {}-{}",
+                        nonceforge_lease::redact_url(&backend),
+                        if info.protocol.is_empty() {
+                            "-"
+                        } else {
+                            &info.protocol
+                        },
+                        if info.layout.is_empty() {
+                            "-"
+                        } else {
+                            &info.layout
+                        },
+                        options.ids.start(),
+                        options.ids.end(),
+                    )?;
+                    writeln!(
+                        out,
+                        "held={held} expiring={soon} free={free} expired={expired} never_leased={never}"
+                    )?;
+                }
+                return Ok(());
+            }
+            let shown: Vec<_> = records
+                .iter()
+                .filter(|r| after.is_none_or(|a| r.machine_id > a))
+                .collect();
+            let more = shown.len() > limit as usize;
+            let shown = &shown[..shown.len().min(limit as usize)];
             if !json {
                 writeln!(
                     out,
@@ -313,7 +386,7 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                     "id", "state", "token", "floor_unix_ms"
                 )?;
             }
-            for r in &records {
+            for r in shown {
                 let state = match r.expires_in {
                     Some(d) => format!("{:.1}s", d.as_secs_f64()),
                     None => state_word(r).into(),
@@ -331,6 +404,19 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                         "{:>4}  {:<8}  {:>16}  {:>14}  {}",
                         r.machine_id, state, r.token, r.floor_unix_ms, r.holder
                     )?;
+                }
+            }
+            if more && let Some(last) = shown.last() {
+                // Where the next page starts (on stderr with --json: stdout
+                // stays one record a line).
+                let next = format!(
+                    "# more: the next page with --after {} (--limit {limit}; --summary counts them all)",
+                    last.machine_id
+                );
+                if json {
+                    eprintln!("{next}");
+                } else {
+                    writeln!(out, "{next}")?;
                 }
             }
             Ok(())

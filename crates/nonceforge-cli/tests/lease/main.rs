@@ -167,6 +167,41 @@ fn sixteen_at_once(url: &str) {
         .filter(|l| !l.contains("\"expires_in_ms\":null"))
         .count();
     assert_eq!(live, 16, "{held:?}");
+    // The summary counts them; the list comes in pages.
+    let (code, sum, err) = run(&[
+        "lease",
+        "status",
+        "--backend",
+        url,
+        "--namespace",
+        ns,
+        "--summary",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        sum[1].starts_with("held=16 ") && sum[1].ends_with(" free=0 expired=0 never_leased=496"),
+        "{sum:?}"
+    );
+    let page = |more: &[&str]| {
+        let mut args = vec![
+            "lease",
+            "status",
+            "--backend",
+            url,
+            "--namespace",
+            ns,
+            "--json",
+        ];
+        args.extend_from_slice(more);
+        run(&args)
+    };
+    let (code, first, err) = page(&["--limit", "10"]);
+    assert_eq!((code, first.len()), (Some(0), 10), "{err}");
+    let last = number_after(&first[9], "\"machine_id\":");
+    assert!(err.contains(&format!("--after {last}")), "{err}");
+    let (_, rest, err) = page(&["--limit", "10", "--after", &last.to_string()]);
+    assert_eq!(rest.len(), 6, "{rest:?}");
+    assert!(!err.contains("# more"), "{err}");
     for p in procs {
         let (code, _, err) = p.finish(20 * SEC);
         assert_eq!(code, Some(0), "{err}");
