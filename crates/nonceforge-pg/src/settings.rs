@@ -247,7 +247,7 @@ pub(crate) fn parse_machine_id(text: &str) -> Result<MachineSetting, ()> {
 /// [`LEASE_CODE`]. Read on every nonce call, so parsed once per change, not per
 /// call (the string setting would be copied and parsed each time).
 /// The largest id either layout takes (the wide one's); the core owns it.
-const WIDE_MAX: u16 = nonceforge::MachineId::MAX_WIDE;
+const WIDE_MAX: u16 = nonceforge_core::MachineId::MAX_WIDE;
 const WIDE_MAX_I64: i64 = WIDE_MAX as i64;
 
 static MACHINE_PARSED: AtomicI64 = AtomicI64::new(-1);

@@ -485,5 +485,27 @@ emit "$port" postgres
 check "bad lease settings refused; the URL from a file (mode 0600)"
 stop_at "$backup"
 
+# A wide namespace: the keeper leases in the nonceforge.layout of its start,
+# the namespace records it (a standard member is refused), values carry the
+# leased id in the wide layout, and a reload to the other layout stops nonces
+# (55000) until the setting is back.
+echo "nonceforge.layout = 'wide'" >> "$backup/postgresql.auto.conf"
+start_at "$backup" "$port" "${leased[@]}" -c nonceforge.lease_url= -c "nonceforge.lease_url_file=$cluster_dir/keys/lease.url" \
+    -c nonceforge.lease_namespace=scenwide
+for _ in $(seq 100); do [ "$(status "$port" | cut -d' ' -f3)" = held ] && break; sleep 0.1; done
+wide_id=$(status "$port" | cut -d' ' -f1)
+got=$(q "$port" postgres -c "SELECT DISTINCT (nonce_inspect(n, 'wide')).machine_id FROM (SELECT nonce(96) n FROM generate_series(1, 1000) UNION ALL SELECT sortable_nonce(128) FROM generate_series(1, 1000)) v")
+[ "$got" = "$wide_id" ] || fail "wide values carry id '$got', not the leased $wide_id"
+out=$("$cli" gen counter --bits 96 -n 1 --lease "$store" --namespace scenwide --ttl 2s 2>&1) &&
+    fail "a standard member of the server's wide namespace: $out"
+grep -q "holds members of the wide layout; this member asks for the standard layout" <<<"$out" ||
+    fail "the standard member's refusal: $out"
+q "$port" postgres -c "ALTER SYSTEM SET nonceforge.layout = 'standard'" -c "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 50); do [ "$(q "$port" postgres -c "SHOW nonceforge.layout")" = standard ] && break; sleep 0.1; done
+refused "$port" "differs from the layout the lease keeper leased" "a reload to the other layout"
+q "$port" postgres -c "ALTER SYSTEM RESET nonceforge.layout" -c "SELECT pg_reload_conf()" >/dev/null
+stop_at "$backup"
+check "a wide lease namespace: the keeper's layout recorded, the other refused"
+
 echo "$(all_values | wc -l) values, none repeated within its kind"
 echo "scenarios: $passed passed, 0 failed"
