@@ -42,7 +42,7 @@ PY_VENV      := target/py-venv
 PY           := $(PY_VENV)/bin/python
 WHEELS       := target/wheels
 
-.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg check-python python-deps python-build python-test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench bench-criterion bench-go bench-python bench-pg bench-pg-versions pg-install vectors clean
+.PHONY: all demo setup build test test-faces dist dist-test pg-test-all check check-rust check-go check-node check-elixir check-pg check-python python-deps python-build python-test lint pg-check pg-test pg-package go-test node-deps node-test elixir-test bench-elixir bench-node bench-lease bench-lease-scale bench bench-criterion bench-go bench-python bench-pg bench-pg-versions pg-install vectors clean
 
 all: demo
 
@@ -273,6 +273,15 @@ bench-criterion:
 # PostgreSQL, Redis (one server and a cluster) and etcd started on loopback ports.
 bench-lease: build
 	bench/lease/run.sh
+
+# Lease stores at the wide layout's size (issue 49): acquiring against 0 to
+# 60,000 ids held on each store (the lease crate's acquire_scale example), then
+# 10,000 holders churned (a tenth killed with kill -9 every renewal period) for
+# five minutes on Redis and 2,000 on etcd (go/lease TestScaleChurn at full size).
+bench-lease-scale: build
+	$(CARGO) run --release --locked -q -p nonceforge-lease --example acquire_scale -- 0,1000,10000,60000 40
+	cd go/lease && NF_SCALE_STORES=redis NF_SCALE_HOLDERS=10000 NF_SCALE_SECONDS=300 $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
+	cd go/lease && NF_SCALE_STORES=etcd NF_SCALE_HOLDERS=2000 NF_SCALE_SECONDS=120 $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
 
 # The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.
 bench-node: node-deps

@@ -38,7 +38,8 @@ fn main() {
             if to > from {
                 pg.psql(&format!(
                     "INSERT INTO nonceforge_lease.scale_leases (machine_id, grant_id, holder, token, expires_at, floor_unix_ms) \
-                     SELECT g, 'filler' || g, 'filler', 1, now() + interval '1 hour', 0 FROM generate_series({from}, {}) g",
+                     SELECT g, 'filler' || g, 'filler', 1, now() + interval '1 hour', 0 FROM generate_series({from}, {}) g \
+                     ON CONFLICT (machine_id) DO UPDATE SET grant_id = excluded.grant_id, holder = excluded.holder, expires_at = excluded.expires_at",
                     to - 1
                 ));
             }
@@ -98,7 +99,7 @@ fn main() {
                     .await
                     .unwrap();
                 let lease = c.lease_grant(3600, None).await.unwrap().id();
-                for chunk in (from..to).collect::<Vec<_>>().chunks(100) {
+                for chunk in (from..to).collect::<Vec<_>>().chunks(60) {
                     let ops: Vec<etcd_client::TxnOp> = chunk
                         .iter()
                         .flat_map(|id| {
