@@ -119,22 +119,22 @@ INSERT INTO {meta} (protocol, incarnation, layout) VALUES (2, $1::pg_catalog.tex
 SELECT layout, incarnation FROM {meta} WHERE protocol OPERATOR(pg_catalog.=) 2 FOR UPDATE
 
 -- name: take
-WITH released AS (
+WITH expired AS (
     SELECT machine_id, floor_unix_ms FROM {leases}
-     WHERE holder IS NULL
-       AND machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
-       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4
-     ORDER BY machine_id LIMIT 1
-     FOR UPDATE SKIP LOCKED),
-expired AS (
-    SELECT machine_id, floor_unix_ms FROM {leases}
-     WHERE NOT EXISTS (SELECT FROM released)
-       AND expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
+     WHERE expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
        AND machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
        AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4
      ORDER BY expires_at LIMIT 1
      FOR UPDATE SKIP LOCKED),
-free AS (SELECT * FROM released UNION ALL SELECT * FROM expired),
+released AS (
+    SELECT machine_id, floor_unix_ms FROM {leases}
+     WHERE NOT EXISTS (SELECT FROM expired)
+       AND holder IS NULL
+       AND machine_id OPERATOR(pg_catalog.>=) $1::pg_catalog.int4
+       AND machine_id OPERATOR(pg_catalog.<=) $2::pg_catalog.int4
+     ORDER BY machine_id LIMIT 1
+     FOR UPDATE SKIP LOCKED),
+free AS (SELECT * FROM expired UNION ALL SELECT * FROM released),
 tok AS (
     UPDATE {meta}
        SET last_token = greatest(last_token OPERATOR(pg_catalog.+) 1,
