@@ -226,7 +226,10 @@ func TestScaleChurn(t *testing.T) {
 			}
 			per := max(n/20, 1)
 			procs := n / per
-			ttl := 3 * time.Second
+			ttl := 3 * time.Second // the default run's; the full size runs the default TTL (10 s)
+			if v, err := time.ParseDuration(os.Getenv("NF_SCALE_TTL")); err == nil && os.Getenv("NF_SCALE_URL") == "" {
+				ttl = v
+			}
 			period := ttl / 3
 			st := startStore(t, kind)
 			empty := storeStats(t, st)

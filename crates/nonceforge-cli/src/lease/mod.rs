@@ -428,6 +428,13 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
             layout,
             lease,
         } => {
+            let max = layout.layout.max_machine_id();
+            if id > max {
+                return Err(CliError::Usage(format!(
+                    "--id {id}: the {} layout's machine ids are 0..={max} (--layout wide: 0..=65535)",
+                    layout.layout
+                )));
+            }
             let freed = nonceforge_lease::evict(
                 &backend,
                 &lease.options(layout.layout)?,
