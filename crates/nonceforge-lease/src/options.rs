@@ -26,7 +26,7 @@ pub struct LeaseOptions {
     /// The longest connecting and acquiring may take (default 5 s).
     pub connect_timeout: Duration,
     /// The machine ids this cluster leases (default 0..=511; within 0..=65535
-    /// with the wide layout, [`LeaseOptions::wide`] takes them all).
+    /// with the wide layout, [`LeaseOptions::for_layout`] takes them all).
     pub ids: RangeInclusive<u16>,
     /// Where the machine id sits in the members' nonces (default
     /// [`Layout::Standard`], 0..=511). The namespace records the layout its
