@@ -125,7 +125,12 @@ fn run_acquire(url: &str, ns: &str, more: &[&str]) -> (Option<i32>, Vec<String>,
 
 /// `nonceforge lease status --json`: one line a machine id.
 fn status(url: &str, ns: &str) -> (Option<i32>, Vec<String>, String) {
-    run(&[
+    status_with(url, ns, &[])
+}
+
+/// The same with more options (`--limit`, `--after`, `--summary`).
+fn status_with(url: &str, ns: &str, more: &[&str]) -> (Option<i32>, Vec<String>, String) {
+    let mut args = vec![
         "lease",
         "status",
         "--backend",
@@ -133,7 +138,9 @@ fn status(url: &str, ns: &str) -> (Option<i32>, Vec<String>, String) {
         "--namespace",
         ns,
         "--json",
-    ])
+    ];
+    args.extend_from_slice(more);
+    run(&args)
 }
 
 fn all_distinct<'a>(what: &str, lines: impl IntoIterator<Item = &'a String>) -> usize {
@@ -182,19 +189,7 @@ fn sixteen_at_once(url: &str) {
         sum[1].starts_with("held=16 ") && sum[1].ends_with(" free=0 expired=0 never_leased=496"),
         "{sum:?}"
     );
-    let page = |more: &[&str]| {
-        let mut args = vec![
-            "lease",
-            "status",
-            "--backend",
-            url,
-            "--namespace",
-            ns,
-            "--json",
-        ];
-        args.extend_from_slice(more);
-        run(&args)
-    };
+    let page = |more: &[&str]| status_with(url, ns, more);
     let (code, first, err) = page(&["--limit", "10"]);
     assert_eq!((code, first.len()), (Some(0), 10), "{err}");
     let last = number_after(&first[9], "\"machine_id\":");
