@@ -213,7 +213,7 @@ type Lease struct {
 func wallMs() int64 { return time.Now().UnixMilli() }
 
 // Acquire connects to the store at url (postgres://…, redis://host:port[/db],
-// etcd://host:port[,host:port…]), takes the lowest free id of the range and
+// etcd://host:port[,host:port…]), takes a free id of the range and
 // starts renewing it. Nothing is held after an error.
 func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 	s, err := settle(o)

@@ -1,7 +1,7 @@
 //! Machine-id leases for nonceforge generators, kept in PostgreSQL, Redis or etcd.
 //!
 //! A nonce is unique only while no two live generators share a machine id. A
-//! [`Lease`] takes the lowest free id (0..=511) from a store every process
+//! [`Lease`] takes a free id (0..=511; 0..=65535 in the wide layout) from a store every process
 //! trusts, renews it in the background, and holds the generators built on it to
 //! a **local deadline**: the lease's expiry minus a margin, counted on the
 //! monotonic clock from the moment the last successful renewal was *sent*. Past
@@ -206,7 +206,7 @@ impl std::fmt::Debug for Lease {
 
 impl Lease {
     /// Connects to the store at `url` (`postgres://…`, `redis://…`,
-    /// `etcd://host:port[,host:port…]`), takes the lowest free machine id in
+    /// `etcd://host:port[,host:port…]`), takes a free machine id in
     /// `options.ids`, and starts renewing it in the background.
     ///
     /// Fails with [`LeaseError::BadUrl`], [`LeaseError::BadOption`],

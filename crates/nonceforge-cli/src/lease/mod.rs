@@ -21,7 +21,7 @@ etcd://host:port[,host:port…]";
 
 #[derive(Debug, Subcommand)]
 pub enum LeaseCommand {
-    /// Take the lowest free machine id, print it, and hold it (renewing) until
+    /// Take a free machine id, print it, and hold it (renewing) until
     /// SIGINT/SIGTERM or --for has passed; then release it.
     ///
     /// Example:

@@ -1,9 +1,11 @@
 //! PostgreSQL, lease protocol 2: two tables per namespace in a schema of the
 //! store role's own (default `nonceforge_lease`): `{ns}_leases`, one row per
-//! machine id, and `{ns}_meta`, one row (protocol, incarnation, last token).
-//! Acquiring takes the lowest free id in one statement (`FOR UPDATE SKIP
-//! LOCKED`, so acquirers running at once take different rows), and the
-//! database's clock decides expiry.
+//! machine id ever leased, and `{ns}_meta`, one row (protocol, incarnation,
+//! last token, layout). Acquiring takes the longest-expired id, else the
+//! lowest released one (one statement on two indexes, `FOR UPDATE SKIP
+//! LOCKED`, so acquirers running at once take different rows), else the
+//! lowest id never leased (under the namespace's row lock); the database's
+//! clock decides expiry.
 //!
 //! The store database may be shared with roles that can create objects. So
 //! every statement names its objects with the schema and every function and
