@@ -11,6 +11,8 @@ runs = Keyword.get(opts, :runs, 5)
 key = :crypto.strong_rand_bytes(32)
 :ok = Nonceforge.init(machine_id: 1, base_key: key)
 :ok = Nonceforge.init(name: :native, machine_id: 2, base_key: key, mode: :nonceforge)
+# The wide layout (16-bit machine ids) beside the standard one: it should cost nothing a value.
+:ok = Nonceforge.init(name: :wide, machine_id: 40_000, base_key: key, mode: :nonceforge, layout: :wide)
 
 :ok =
   Nonceforge.init(name: :speck, machine_id: 3, base_key: key, cipher64: :speck, cipher96: :speck)
@@ -42,6 +44,10 @@ defmodule Bench.Rows do
   row(:nonce96, Nonceforge.nonce(96))
   row(:nonce128, Nonceforge.nonce(128))
   row(:nonce128_named, Nonceforge.nonce(:native, 128))
+  row(:nonce96_native, Nonceforge.nonce(:native, 96))
+  row(:nonce96_wide, Nonceforge.nonce(:wide, 96))
+  row(:sortable96_native, Nonceforge.sortable_nonce(:native, 96))
+  row(:sortable96_wide, Nonceforge.sortable_nonce(:wide, 96))
   row(:sortable64, Nonceforge.sortable_nonce(64))
   row(:sortable96, Nonceforge.sortable_nonce(96))
   row(:sortable128, Nonceforge.sortable_nonce(128))

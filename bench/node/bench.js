@@ -205,6 +205,8 @@ async function main() {
   }
   console.log('\n# nonces from JavaScript (M/s, median of runs)');
   const g = new nf.NonceGenerator({ machineId: 1, key: crypto.randomBytes(32) });
+  // The wide layout (16-bit machine ids) beside the standard one: it should cost nothing a value.
+  const w = new nf.NonceGenerator({ machineId: 40000, layout: 'wide', key: crypto.randomBytes(32) });
   const rate = (f, per) => measure(async () => {
     let n = 0;
     const t0 = now();
@@ -217,7 +219,10 @@ async function main() {
   const batch = Buffer.alloc(12 * 4096);
   const nonces = {
     'counter 96, one call each': await rate(() => g.counter(96), 1),
+    'counter 96, wide layout, one call each': await rate(() => w.counter(96), 1),
     'sortable 64, one call each': await rate(() => g.sortable(64), 1),
+    'sortable 96, one call each': await rate(() => g.sortable(96), 1),
+    'sortable 96, wide layout, one call each': await rate(() => w.sortable(96), 1),
     'encrypted 128, one call each': await rate(() => g.encrypted(128), 1),
     'counter 96, batches of 4096 into a Buffer': await rate(() => g.fillInto('counter', 96, batch), 4096),
     'uuidv7 strings': await rate(() => nf.uuidv7(), 1),

@@ -75,6 +75,8 @@ def main() -> None:
 
     gen = nf.NonceGenerator(1)
     local = gen.local()
+    # The wide layout (16-bit machine ids) beside the standard one: it should cost nothing a value.
+    wide = nf.NonceGenerator(40_000, layout="wide")
     uuids = group(
         {
             "nonceforge.uuid7() → uuid.UUID": lambda n: per_call(nf.uuid7, n),
@@ -90,6 +92,9 @@ def main() -> None:
         {
             "an empty Python call (the floor)": lambda n: per_call(empty, n),
             "NonceGenerator.counter() (96 bits)": lambda n: per_call(gen.counter, n),
+            "NonceGenerator.counter() (96 bits, wide layout)": lambda n: per_call(wide.counter, n),
+            "NonceGenerator.sortable(96)": lambda n: per_call(lambda: gen.sortable(96), n),
+            "NonceGenerator.sortable(96), wide layout": lambda n: per_call(lambda: wide.sortable(96), n),
             "LocalNonces.counter() (96 bits)": lambda n: per_call(local.counter, n),
         },
         rounds,
