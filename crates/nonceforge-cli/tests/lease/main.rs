@@ -489,6 +489,9 @@ fn all_512_taken() {
     let pg = Postgres::start();
     let (code, _, err) = run(&["lease", "acquire", "--backend", &pg.url(), "--for", "0s"]);
     assert_eq!(code, Some(0), "{err}");
+    // Every id held elsewhere (a row is made only for an id leased: the
+    // other 511 are put in, held).
+    pg.psql("INSERT INTO nonceforge_lease.nonceforge_leases (machine_id) SELECT generate_series(0, 511) ON CONFLICT DO NOTHING");
     pg.psql("UPDATE nonceforge_lease.nonceforge_leases SET holder = 'elsewhere', grant_id = 'g', token = 1, expires_at = now() + interval '1 hour'");
     let redis = Redis::start();
     redis.cli(&[
