@@ -12,7 +12,14 @@ key = :crypto.strong_rand_bytes(32)
 :ok = Nonceforge.init(machine_id: 1, base_key: key)
 :ok = Nonceforge.init(name: :native, machine_id: 2, base_key: key, mode: :nonceforge)
 # The wide layout (16-bit machine ids) beside the standard one: it should cost nothing a value.
-:ok = Nonceforge.init(name: :wide, machine_id: 40_000, base_key: key, mode: :nonceforge, layout: :wide)
+:ok =
+  Nonceforge.init(
+    name: :wide,
+    machine_id: 40_000,
+    base_key: key,
+    mode: :nonceforge,
+    layout: :wide
+  )
 
 :ok =
   Nonceforge.init(name: :speck, machine_id: 3, base_key: key, cipher64: :speck, cipher96: :speck)
