@@ -509,7 +509,13 @@ func (p *pgStore) acquire(ctx context.Context, s *settled, capMs int64, grantID 
 	if recorded != layout {
 		return nil, layoutRefusal(s.ns, recorded, s.layout)
 	}
-	g, err := pgGrant(tx.QueryRow(ctx, p.stmt("take_new"), args...), grantID)
+	// With the row locked (and put back): a released or expired id first —
+	// one may have been behind a namespace row that was missing — then one
+	// never leased.
+	g, err := pgGrant(tx.QueryRow(ctx, p.stmt("take"), args...), grantID)
+	if g == nil && err == nil {
+		g, err = pgGrant(tx.QueryRow(ctx, p.stmt("take_new"), args...), grantID)
+	}
 	if err != nil {
 		return nil, err
 	}

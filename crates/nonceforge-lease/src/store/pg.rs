@@ -347,7 +347,13 @@ impl PgStore {
         if recorded != layout {
             return Err(super::layout_refusal(&self.ns, &recorded, ask.layout));
         }
-        let got = tx.query_opt(&take_new, &p).await.map_err(pg_err)?;
+        // With the row locked (and put back): a released or expired id
+        // first — one may have been behind a namespace row that was missing
+        // — then one never leased.
+        let mut got = tx.query_opt(&take, &p).await.map_err(pg_err)?;
+        if got.is_none() {
+            got = tx.query_opt(&take_new, &p).await.map_err(pg_err)?;
+        }
         tx.commit().await.map_err(pg_err)?;
         Ok(got.map(|r| grant(&r, grant_id)))
     }
