@@ -237,6 +237,11 @@ pub fn why_disabled(lease: &Lease) -> String {
 }
 
 /// A record's state as `lease status --json` gives it: held, expired or free.
+/// A field of the namespace's record as status shows it: `-` while it has none.
+fn or_dash(field: &str) -> &str {
+    if field.is_empty() { "-" } else { field }
+}
+
 fn state_word(r: &nonceforge_lease::Record) -> &'static str {
     match r.expires_in {
         Some(_) => "held",
@@ -338,16 +343,8 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                         out,
                         "# {}: lease protocol {}, layout {}, ids {}-{}",
                         nonceforge_lease::redact_url(&backend),
-                        if info.protocol.is_empty() {
-                            "-"
-                        } else {
-                            &info.protocol
-                        },
-                        if info.layout.is_empty() {
-                            "-"
-                        } else {
-                            &info.layout
-                        },
+                        or_dash(&info.protocol),
+                        or_dash(&info.layout),
                         options.ids.start(),
                         options.ids.end(),
                     )?;
@@ -369,16 +366,8 @@ pub fn run(cmd: LeaseCommand) -> Result<(), CliError> {
                     out,
                     "# {}: lease protocol {}, incarnation {}",
                     nonceforge_lease::redact_url(&backend),
-                    if info.protocol.is_empty() {
-                        "-"
-                    } else {
-                        &info.protocol
-                    },
-                    if info.incarnation.is_empty() {
-                        "-"
-                    } else {
-                        &info.incarnation
-                    },
+                    or_dash(&info.protocol),
+                    or_dash(&info.incarnation),
                 )?;
                 writeln!(
                     out,
