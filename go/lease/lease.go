@@ -26,7 +26,7 @@ import (
 
 // Error is every error of this package.
 type Error struct {
-	Code string // "bad-option", "bad-url", "unreachable", "timeout", "all-taken", "lost", "refused", "store"
+	Code string // "bad-option", "bad-url", "unreachable", "timeout", "all-taken", "lost", "refused", "store", "closed" (a Pool)
 	Msg  string
 	Err  error
 }
@@ -185,6 +185,7 @@ type Lease struct {
 	s     settled
 	url   string
 	st    store // nil after a failed request: reconnect before the next
+	pool  *Pool // when acquired through a Pool: its connections, not st
 	shown string
 	mu    sync.Mutex
 	g     grant // the renewal goroutine rewrites it: read under mu
@@ -214,7 +215,9 @@ func wallMs() int64 { return time.Now().UnixMilli() }
 
 // Acquire connects to the store at url (postgres://…, redis://host:port[/db],
 // etcd://host:port[,host:port…]), takes a free id of the range and
-// starts renewing it. Nothing is held after an error.
+// starts renewing it. Nothing is held after an error. The lease has a
+// connection of its own; a process holding many ids shares a few through
+// a Pool.
 func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 	s, err := settle(o)
 	if err != nil {
@@ -226,20 +229,31 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
+	l, err := grantOn(ctx, st, s, shown)
+	if err != nil {
+		st.close()
+		return nil, err
+	}
+	l.url, l.st = url, st
+	l.start()
+	return l, nil
+}
+
+// grantOn takes a free id through st and makes the lease of it (not yet
+// renewing: start).
+func grantOn(ctx context.Context, st store, s settled, shown string) (*Lease, error) {
 	hold := s.ttl - s.margin
 	send := time.Now()
 	capMs := wallMs() + hold.Milliseconds()
 	g, err := st.acquire(ctx, &s, capMs, randomID())
 	acquiredIn := time.Since(send)
 	if err != nil {
-		st.close()
 		return nil, wrap(ctx, shown, err)
 	}
 	if g == nil {
-		st.close()
 		return nil, &Error{Code: "all-taken", Msg: fmt.Sprintf("all machine ids in %d..=%d are leased in %s: wait for a lease to expire, release one, or use another namespace", s.first, s.last, shown), Err: ErrAllTaken}
 	}
-	l := &Lease{s: s, url: url, st: st, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
+	l := &Lease{s: s, shown: shown, g: *g, floor: g.floor, dead: send.Add(hold), cap: capMs, stop: make(chan struct{}), stopped: make(chan struct{})}
 	l.c.acquiredIn = acquiredIn
 	l.id, l.history = g.id, g.history
 	switch s.fast {
@@ -269,9 +283,13 @@ func Acquire(ctx context.Context, url string, o Options) (*Lease, error) {
 		s.log.Info("nonceforge lease: generators start the TTL and margin ahead, above any holder a store that went back may no longer show",
 			"machine_id", g.id, "store", shown, "start_above_unix_ms", l.floor, "token", g.token, "why", l.slow.Error())
 	}
+	return l, nil
+}
+
+// start arms the deadline and starts renewing.
+func (l *Lease) start() {
 	l.timer = time.AfterFunc(time.Until(l.dead), l.atDeadline)
 	go l.keep()
-	return l, nil
 }
 
 func wrap(ctx context.Context, shown string, err error) error {
@@ -512,24 +530,25 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.stopped
-	defer func() {
-		if l.st != nil {
-			l.st.close()
-		}
-	}()
+	if l.pool != nil {
+		defer l.pool.forget(l)
+	} else {
+		defer func() {
+			if l.st != nil {
+				l.st.close()
+			}
+		}()
+	}
 	if lost != notLost {
 		return &Error{Code: "lost", Msg: fmt.Sprintf("the lease on machine id %d was lost: %s; nothing was issued after the local deadline", g.id, lost), Err: ErrLost}
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.s.request)
 	defer cancel()
-	if l.st == nil {
-		st, _, err := connect(ctx, l.url, &l.s)
-		if err != nil {
-			return err
-		}
-		l.st = st
-	}
-	ok, err := l.st.release(ctx, &l.s, &g, floor)
+	var ok bool
+	err := l.request(ctx, func(st store) (err error) {
+		ok, err = st.release(ctx, &l.s, &g, floor)
+		return err
+	})
 	if err != nil {
 		return wrap(ctx, l.shown, err)
 	}
@@ -539,20 +558,33 @@ func (l *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// renew sends one renewal, connecting first when the last request failed
-// (a request cut short by its timeout may leave the connection unusable).
-func (l *Lease) renew(ctx context.Context, g *grant, capMs int64) (LostReason, error) {
+// renew sends one renewal.
+func (l *Lease) renew(ctx context.Context, g *grant, capMs int64) (why LostReason, err error) {
+	err = l.request(ctx, func(st store) (err error) {
+		why, err = st.renew(ctx, &l.s, g, capMs)
+		return err
+	})
+	return why, err
+}
+
+// request runs f on the lease's store: its pool's, or its own connection,
+// connecting first when the last request failed (a request cut short by its
+// timeout may leave the connection unusable).
+func (l *Lease) request(ctx context.Context, f func(store) error) error {
+	if l.pool != nil {
+		return l.pool.with(ctx, f)
+	}
 	if l.st == nil {
 		st, _, err := connect(ctx, l.url, &l.s)
 		if err != nil {
-			return notLost, err
+			return err
 		}
 		l.st = st
 	}
-	why, err := l.st.renew(ctx, &l.s, g, capMs)
+	err := f(l.st)
 	if err != nil {
 		l.st.close()
 		l.st = nil
 	}
-	return why, err
+	return err
 }
