@@ -33,7 +33,7 @@ func TestPool(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			st := startStore(t, kind)
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			o := Options{TTL: 2 * time.Second, Namespace: "pool", IDs: "0-59", ConnectTimeout: 30 * time.Second, Logger: quiet}
+			o := Options{TTL: 4 * time.Second, Namespace: "pool", IDs: "0-59", ConnectTimeout: 30 * time.Second, Logger: quiet}
 			p, err := NewPool(ctx, st.url, o, 3)
 			if err != nil {
 				t.Fatal(err)

@@ -1,9 +1,11 @@
 //! The background side of a lease: one thread with a current-thread tokio
-//! runtime renews the lease, and a watchdog task stops the generators at the
-//! local deadline if no renewal has moved it.
+//! runtime renews the lease (a pooled lease: a task on its pool's runtime),
+//! and a watchdog task stops the generators at the local deadline if no
+//! renewal has moved it.
 
 use crate::error::{LeaseError, Result};
 use crate::options::{FastStart, LeaseOptions, Settled};
+use crate::pool::Slots;
 use crate::spec::Backend;
 use crate::store::{Ask, Grant, LostReason, Renewal, Store};
 use crate::{LeaseEvent, LeaseState};
@@ -221,23 +223,33 @@ impl Shared {
         }
     }
 
-    /// The store's connection, made again when the last request lost it.
-    async fn reconnect<'a>(&self, store: &'a mut Option<Store>) -> Result<&'a mut Store> {
-        if store.is_none() {
-            let s = &self.settled;
-            *store = Some(
-                Store::connect(
-                    &self.backend,
-                    &s.namespace,
-                    &s.pg_schema,
-                    s.request_timeout,
-                    s.fast_start,
-                    s.request_timeout,
-                )
-                .await?,
-            );
+    /// Runs one request on the lease's connection: its own (made again when
+    /// the last request lost it) or one of its pool's.
+    async fn request<T>(
+        &self,
+        conn: &mut Conn,
+        f: impl AsyncFnOnce(&mut Store) -> Result<T>,
+    ) -> Result<T> {
+        let s = &self.settled;
+        match conn {
+            Conn::Pooled(slots) => slots.run(&self.backend, s, s.request_timeout, f).await,
+            Conn::Own(store) => {
+                if store.is_none() {
+                    *store = Some(Box::new(
+                        Store::connect(
+                            &self.backend,
+                            &s.namespace,
+                            &s.pg_schema,
+                            s.request_timeout,
+                            s.fast_start,
+                            s.request_timeout,
+                        )
+                        .await?,
+                    ));
+                }
+                f(store.as_mut().expect("connected above")).await
+            }
         }
-        Ok(store.as_mut().expect("connected above"))
     }
 
     pub(crate) fn subscribe(&self, s: Subscriber) {
@@ -265,7 +277,32 @@ impl Shared {
 pub(crate) struct Control {
     tx: mpsc::UnboundedSender<Cmd>,
     done: std::sync::mpsc::Receiver<Result<()>>,
-    thread: std::thread::JoinHandle<()>,
+    /// The lease's own thread; none for a pooled lease (a task on its pool's).
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The connection a lease's requests go on.
+pub(crate) enum Conn {
+    /// Its own (boxed: a store is large, a pool's handle small): none after
+    /// a request lost it.
+    Own(Option<Box<Store>>),
+    /// One of its pool's, for each request.
+    Pooled(Arc<Slots>),
+}
+
+impl Conn {
+    /// A request failed with `e`: an own connection it may have left unusable
+    /// is dropped (a pool's are dropped by the pool).
+    fn failed(&mut self, e: &LeaseError) {
+        if let Conn::Own(store) = self
+            && matches!(
+                e,
+                LeaseError::Unreachable { .. } | LeaseError::Timeout { .. }
+            )
+        {
+            *store = None;
+        }
+    }
 }
 
 pub(crate) enum Cmd {
@@ -276,7 +313,9 @@ impl Control {
     pub(crate) fn stop(self, cmd: Cmd) -> Result<()> {
         let _ = self.tx.send(cmd);
         let result = self.done.recv().unwrap_or(Ok(()));
-        let _ = self.thread.join();
+        if let Some(thread) = self.thread {
+            let _ = thread.join();
+        }
         result
     }
 }
@@ -317,16 +356,7 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
                     return;
                 }
             };
-            match rt.block_on(acquire(backend, settled)) {
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                }
-                Ok((shared, store)) => {
-                    let _ = ready_tx.send(Ok(Arc::clone(&shared)));
-                    let result = rt.block_on(keep(shared, Some(store), rx));
-                    let _ = done_tx.send(result);
-                }
-            }
+            rt.block_on(run(backend, settled, None, ready_tx, rx, done_tx));
         })
         .map_err(|e| LeaseError::Store {
             backend: "local",
@@ -334,7 +364,14 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
             detail: format!("cannot start the lease thread: {e}"),
         })?;
     match ready.recv() {
-        Ok(Ok(shared)) => Ok((shared, Control { tx, done, thread })),
+        Ok(Ok(shared)) => Ok((
+            shared,
+            Control {
+                tx,
+                done,
+                thread: Some(thread),
+            },
+        )),
         Ok(Err(e)) => {
             let _ = thread.join();
             Err(e)
@@ -350,8 +387,66 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
     }
 }
 
-/// Connects and takes an id, within the connect timeout.
-async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Store)> {
+type Ready = std::sync::mpsc::SyncSender<Result<Arc<Shared>>>;
+
+/// A lease's whole life on its runtime: acquires (the outcome to `ready`),
+/// renews until told to release, releases (the outcome to `done`).
+async fn run(
+    backend: Backend,
+    settled: Settled,
+    slots: Option<Arc<Slots>>,
+    ready: Ready,
+    rx: mpsc::UnboundedReceiver<Cmd>,
+    done: std::sync::mpsc::Sender<Result<()>>,
+) {
+    match acquire(backend, settled, slots).await {
+        Err(e) => {
+            let _ = ready.send(Err(e));
+        }
+        Ok((shared, conn)) => {
+            let _ = ready.send(Ok(Arc::clone(&shared)));
+            let _ = done.send(keep(shared, conn, rx).await);
+        }
+    }
+}
+
+/// Starts a lease as a task on a pool's runtime (`handle`), its requests on
+/// the pool's connections, and waits until it holds an id.
+pub(crate) fn start_pooled(
+    handle: &tokio::runtime::Handle,
+    slots: Arc<Slots>,
+    backend: Backend,
+    settled: Settled,
+) -> Result<(Arc<Shared>, Control)> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
+    handle.spawn(run(backend, settled, Some(slots), ready_tx, rx, done_tx));
+    match ready.recv() {
+        Ok(Ok(shared)) => Ok((
+            shared,
+            Control {
+                tx,
+                done,
+                thread: None,
+            },
+        )),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(LeaseError::Store {
+            backend: "local",
+            target: "this process".into(),
+            detail: "the lease pool stopped before acquiring".into(),
+        }),
+    }
+}
+
+/// Connects (or takes one of the pool's connections) and takes an id,
+/// within the connect timeout.
+async fn acquire(
+    backend: Backend,
+    settled: Settled,
+    slots: Option<Arc<Slots>>,
+) -> Result<(Arc<Shared>, Conn)> {
     let t0 = Instant::now();
     let hold = settled.ttl - settled.margin;
     let ask = Ask {
@@ -364,28 +459,40 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
     // failover (a sentinel naming no primary for a moment, a standby being
     // promoted) is over in seconds. Each try counts its own send and cap.
     let give_up = t0 + settled.connect_timeout;
-    let (store, grant, send, cap) = loop {
+    let (conn, grant, durable, send, cap) = loop {
         let send = Instant::now();
         let cap = wall_unix_ms() + ms(hold);
         let left = give_up.saturating_duration_since(send);
-        let tried = tokio::time::timeout(left, async {
-            let mut store = Store::connect(
-                &backend,
-                &settled.namespace,
-                &settled.pg_schema,
-                left,
-                settled.fast_start,
-                settled.request_timeout,
-            )
-            .await?;
+        let take = async |store: &mut Store| {
             let grant = store
                 .acquire(&backend, &ask, settled.ids.clone(), cap)
                 .await?;
-            Ok::<_, LeaseError>((store, grant))
+            Ok::<_, LeaseError>((grant, store.durable()))
+        };
+        let tried = tokio::time::timeout(left, async {
+            match &slots {
+                Some(slots) => {
+                    let (grant, durable) = slots.run(&backend, &settled, left, take).await?;
+                    Ok((Conn::Pooled(Arc::clone(slots)), grant, durable))
+                }
+                None => {
+                    let mut store = Store::connect(
+                        &backend,
+                        &settled.namespace,
+                        &settled.pg_schema,
+                        left,
+                        settled.fast_start,
+                        settled.request_timeout,
+                    )
+                    .await?;
+                    let (grant, durable) = take(&mut store).await?;
+                    Ok::<_, LeaseError>((Conn::Own(Some(Box::new(store))), grant, durable))
+                }
+            }
         })
         .await;
         match tried {
-            Ok(Ok((store, grant))) => break (store, grant, send, cap),
+            Ok(Ok((conn, grant, durable))) => break (conn, grant, durable, send, cap),
             Ok(Err(e @ LeaseError::Unreachable { .. }))
                 if Instant::now() + Duration::from_millis(100) < give_up =>
             {
@@ -401,7 +508,7 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
     let fast = match settled.fast_start {
         FastStart::Off => Err("fast_start is off".to_owned()),
         FastStart::Declared => Ok(()),
-        FastStart::Verify => store.durable(),
+        FastStart::Verify => durable,
     };
     let (floor, start_wait) = start_floor(
         &grant,
@@ -465,13 +572,13 @@ async fn acquire(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, Sto
         backend,
         settled,
     });
-    Ok((shared, store))
+    Ok((shared, conn))
 }
 
 /// Renews until told to release; returns the release's result.
 async fn keep(
     shared: Arc<Shared>,
-    mut store: Option<Store>,
+    mut conn: Conn,
     mut rx: mpsc::UnboundedReceiver<Cmd>,
 ) -> Result<()> {
     let s = &shared.settled;
@@ -503,13 +610,12 @@ async fn keep(
             )
         };
         let ask = shared.ask();
-        let answer = tokio::time::timeout(s.request_timeout, async {
-            shared
-                .reconnect(&mut store)
-                .await?
-                .renew(&shared.backend, &ask, &mut grant, cap)
-                .await
-        })
+        let answer = tokio::time::timeout(
+            s.request_timeout,
+            shared.request(&mut conn, async |store: &mut Store| {
+                store.renew(&shared.backend, &ask, &mut grant, cap).await
+            }),
+        )
         .await
         .unwrap_or_else(|_| Err(timed_out(&shared.backend, s.request_timeout)));
         let mut inner = shared.lock();
@@ -565,12 +671,7 @@ async fn keep(
                 shared.emit(LeaseEvent::Lost(reason));
             }
             Err(e) => {
-                if matches!(
-                    e,
-                    LeaseError::Unreachable { .. } | LeaseError::Timeout { .. }
-                ) {
-                    store = None;
-                }
+                conn.failed(&e);
                 log::warn!("nonceforge-lease: renewal failed (retrying): {e}");
                 inner.failed += 1;
                 inner.failed_by[failure_kind(&e)] += 1;
@@ -580,7 +681,7 @@ async fn keep(
         }
     }
     watchdog.abort();
-    release(&shared, store).await
+    release(&shared, conn).await
 }
 
 /// Stops the generators at the deadline when no renewal has moved it.
@@ -607,7 +708,7 @@ async fn watchdog(shared: Arc<Shared>) {
     }
 }
 
-async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
+async fn release(shared: &Shared, mut conn: Conn) -> Result<()> {
     let (grant, floor, lost) = {
         let mut inner = shared.lock();
         Shared::stop_all(&inner);
@@ -635,13 +736,12 @@ async fn release(shared: &Shared, mut store: Option<Store>) -> Result<()> {
     }
     let s = &shared.settled;
     let ask = shared.ask();
-    let done = tokio::time::timeout(s.request_timeout, async {
-        shared
-            .reconnect(&mut store)
-            .await?
-            .release(&shared.backend, &ask, &grant, floor)
-            .await
-    })
+    let done = tokio::time::timeout(
+        s.request_timeout,
+        shared.request(&mut conn, async |store: &mut Store| {
+            store.release(&shared.backend, &ask, &grant, floor).await
+        }),
+    )
     .await
     .unwrap_or_else(|_| Err(timed_out(&shared.backend, s.request_timeout)))?;
     if done {

@@ -121,6 +121,7 @@ mod metrics;
 mod metrics_export;
 mod options;
 mod pod;
+mod pool;
 mod secrets;
 mod spec;
 mod store;
@@ -136,6 +137,7 @@ pub use metrics::{
 pub use metrics_export::describe as describe_metrics;
 pub use options::{DEFAULT_PG_SCHEMA, FastStart, LeaseOptions, MillisOptions};
 pub use pod::{POD_INDEX_LABEL, PodIndex};
+pub use pool::LeasePool;
 pub use secrets::{redact_url, url_has_secret};
 pub use store::{LostReason, Record, StoreInfo};
 pub use syntax::{parse_duration, parse_ids, parse_ids_in};
@@ -192,6 +194,9 @@ pub enum LeaseEvent {
 pub struct Lease {
     shared: Arc<Shared>,
     control: Option<keeper::Control>,
+    /// A pooled lease's pool: its thread and connections live while it does
+    /// (dropped after the release, Drop's first step).
+    _pool: Option<Arc<pool::PoolCore>>,
 }
 
 impl std::fmt::Debug for Lease {
@@ -219,7 +224,20 @@ impl Lease {
         Ok(Lease {
             shared,
             control: Some(control),
+            _pool: None,
         })
+    }
+
+    pub(crate) fn pooled(
+        shared: Arc<Shared>,
+        control: keeper::Control,
+        pool: Arc<pool::PoolCore>,
+    ) -> Lease {
+        Lease {
+            shared,
+            control: Some(control),
+            _pool: Some(pool),
+        }
     }
 
     /// The leased machine id.

@@ -594,3 +594,84 @@ fn restored_copy_start_is_above_every_value_it_forgot() {
     assert!(first_b > top_a, "B's first {first_b} <= A's last {top_a}");
     b.release().unwrap();
 }
+
+/// A [`LeasePool`] on each store: 40 leases over 3 connections take the 40
+/// ids of the range, each once, and the 41st is refused; every lease renews
+/// on its own; PostgreSQL connections the server cuts are opened again and
+/// the leases renew on; the pool dropped, its leases go on; a released id
+/// comes back, and leases dropped free their ids for another pool.
+///
+/// [`LeasePool`]: nonceforge_lease::LeasePool
+#[test]
+fn pool_on_every_store() {
+    use nonceforge_lease::{Lease, LeaseError, LeaseOptions, LeasePool, LeaseState};
+    let _g = serial();
+    let (pg, redis, etcd) = (Postgres::start(), Redis::start(), Etcd::start(1));
+    let o = LeaseOptions {
+        // Long enough that no lease expires while a busy machine acquires
+        // the 40 (the 41st must find every id held).
+        ttl: 4 * SEC,
+        ids: 0..=39,
+        namespace: "pool".into(),
+        connect_timeout: 30 * SEC,
+        ..Default::default()
+    };
+    for url in [pg.url(), redis.url(), etcd.url()] {
+        let pool = LeasePool::connect(&url, &o, 3).unwrap();
+        assert_eq!(pool.conns(), 3);
+        let leases: Vec<Lease> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..40)
+                .map(|_| s.spawn(|| pool.acquire().unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut ids: Vec<u16> = leases.iter().map(|l| l.machine_id().get()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (0..40).collect::<Vec<_>>(), "{url}");
+        match pool.acquire() {
+            Err(LeaseError::AllTaken { .. }) => {}
+            other => panic!("{url}: the 41st: {other:?}"),
+        }
+        let renewed = |from: &[u64]| {
+            let limit = Instant::now() + 30 * SEC;
+            for (l, &n) in leases.iter().zip(from) {
+                while !(l.renewals().0 >= n + 2 && matches!(l.state(), LeaseState::Held { .. })) {
+                    assert!(
+                        Instant::now() < limit,
+                        "{url}: id {} {:?} {:?} {:?}",
+                        l.machine_id().get(),
+                        l.renewals(),
+                        l.state(),
+                        l.last_error()
+                    );
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        };
+        renewed(&[0; 40]);
+        if url.starts_with("postgres") {
+            let before: Vec<u64> = leases.iter().map(|l| l.renewals().0).collect();
+            let failed_before: u64 = leases.iter().map(|l| l.renewals().1).sum();
+            pg.psql(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+            );
+            renewed(&before);
+            let failed: u64 = leases.iter().map(|l| l.renewals().1).sum();
+            assert!(failed > failed_before, "{url}: no renewal saw the cut");
+        }
+        // The pool gone, its leases renew on.
+        drop(pool);
+        let before: Vec<u64> = leases.iter().map(|l| l.renewals().0).collect();
+        renewed(&before);
+        let mut leases = leases;
+        let gone = leases.swap_remove(7);
+        let id = gone.machine_id();
+        gone.release().unwrap();
+        let again = LeasePool::connect(&url, &o, 1).unwrap();
+        assert_eq!(again.acquire().unwrap().machine_id(), id, "{url}");
+        drop(leases);
+        let all: Vec<Lease> = (0..40).map(|_| again.acquire().unwrap()).collect();
+        assert_eq!(all.len(), 40);
+    }
+}

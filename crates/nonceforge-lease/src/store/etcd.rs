@@ -21,7 +21,9 @@ use std::time::Duration;
 
 pub(crate) struct EtcdStore {
     client: Client,
-    keeper: Option<(LeaseKeeper, LeaseKeepAliveStream)>,
+    /// The keep-alive stream of one etcd lease, kept between renewals of
+    /// it; a pool's connection renews many: another lease's opens its own.
+    keeper: Option<(i64, LeaseKeeper, LeaseKeepAliveStream)>,
 }
 
 /// The least time one member is given to connect and answer before the next is tried.
@@ -491,9 +493,14 @@ impl EtcdStore {
         cap: u64,
     ) -> Result<Renewal, StoreError> {
         let mut ttl = 1;
-        if self.keeper.is_none() {
+        if self
+            .keeper
+            .as_ref()
+            .is_none_or(|(id, ..)| *id != grant.etcd_lease)
+        {
+            self.keeper = None;
             match self.client.lease_keep_alive(grant.etcd_lease).await {
-                Ok(k) => self.keeper = Some(k),
+                Ok((k, s)) => self.keeper = Some((grant.etcd_lease, k, s)),
                 // A new keep-alive stream on an expired etcd lease: the client
                 // reads the first answer (TTL 0) and reports "lease not found".
                 // That is the TTL-0 answer below, not an unreachable store
@@ -505,7 +512,7 @@ impl EtcdStore {
                 Err(e) => return Err(err(e)),
             }
         }
-        if let Some((keeper, stream)) = self.keeper.as_mut() {
+        if let Some((_, keeper, stream)) = self.keeper.as_mut() {
             let alive = async {
                 keeper.keep_alive().await?;
                 stream.message().await
