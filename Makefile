@@ -277,10 +277,12 @@ bench-lease: build
 # Lease stores at the wide layout's size (issue 49): acquiring against 0 to
 # 60,000 ids held on each store (the lease crate's acquire_scale example), then
 # 10,000 holders churned (a tenth killed with kill -9 every renewal period) for
-# five minutes on Redis and 2,000 on etcd (go/lease TestScaleChurn at full size).
+# five minutes on Redis and PostgreSQL (each member process's leases through a
+# pool of 4 connections) and 2,000 on etcd (go/lease TestScaleChurn at full size).
 bench-lease-scale: build
 	$(CARGO) run --release --locked -q -p nonceforge-lease --example acquire_scale -- 0,1000,10000,60000 40
 	cd go/lease && NF_SCALE_STORES=redis NF_SCALE_HOLDERS=10000 NF_SCALE_SECONDS=300 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
+	cd go/lease && NF_SCALE_STORES=postgres NF_SCALE_HOLDERS=10000 NF_SCALE_SECONDS=300 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
 	cd go/lease && NF_SCALE_STORES=etcd NF_SCALE_HOLDERS=2000 NF_SCALE_SECONDS=120 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
 
 # The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.
