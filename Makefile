@@ -282,7 +282,7 @@ bench-lease: build
 bench-lease-scale: build
 	$(CARGO) run --release --locked -q -p nonceforge-lease --example acquire_scale -- 0,1000,10000,60000 40
 	cd go/lease && NF_SCALE_STORES=redis NF_SCALE_HOLDERS=10000 NF_SCALE_SECONDS=300 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
-	cd go/lease && NF_SCALE_STORES=postgres NF_SCALE_HOLDERS=10000 NF_SCALE_SECONDS=300 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
+	cd go/lease && NF_PG_FSYNC=on NF_SCALE_STORES=postgres NF_SCALE_HOLDERS=10000 NF_SCALE_SECONDS=300 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
 	cd go/lease && NF_SCALE_STORES=etcd NF_SCALE_HOLDERS=2000 NF_SCALE_SECONDS=120 NF_SCALE_TTL=10s $(GO) test -count=1 -v -timeout 30m -run 'TestScaleChurn$$' . | grep -E 'scale_test|PASS|FAIL|ok'
 
 # The Go sanitizer against the unwrapped crypto/aes GCM, 64/1350/8192 bytes.

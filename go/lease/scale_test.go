@@ -253,7 +253,7 @@ func TestScaleChurn(t *testing.T) {
 			per := max(n/20, 1)
 			procs := n / per
 			// Each member process's leases share a Pool of 4 connections on
-			// PostgreSQL (20 processes: 80 of the test server's 100); on
+			// PostgreSQL (20 processes: 80 of the test server's 200); on
 			// Redis and etcd each lease has its own unless NF_SCALE_POOL says.
 			pool := env("NF_SCALE_POOL", map[string]int{"postgres": 4}[kind])
 			ttl := 3 * time.Second // the default run's; the full size runs the default TTL (10 s)

@@ -5,6 +5,7 @@ package lease
 // directory, stopped and removed when the test ends.
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -143,8 +144,11 @@ func startStore(t *testing.T, kind string) testStore {
 		}
 		data := filepath.Join(dir, "data")
 		asPg("initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
+		// fsync off for the tests; NF_PG_FSYNC=on for figures (make
+		// bench-lease-scale: every renewal's commit on disk, as in production).
+		fsync := cmp.Or(os.Getenv("NF_PG_FSYNC"), "off")
 		asPg("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-o",
-			fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c fsync=off", port, dir), "start")
+			fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c fsync=%s -c max_connections=200", port, dir, fsync), "start")
 		t.Cleanup(func() { asPg("pg_ctl", "-D", data, "-m", "immediate", "stop") })
 		return testStore{"postgres", fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres", port)}
 	}
