@@ -22,8 +22,15 @@ const PodIndexLabel = "apps.kubernetes.io/pod-index"
 // name "web-3"), "file:PATH" (a downward API labels file, its
 // apps.kubernetes.io/pod-index line) or "hostname" (the host name's trailing
 // number). The Rust lease crate's rule (testdata/vectors/pod-index.json ties
-// the two).
+// the two). The id is of the standard layout (0..511); PodIndexIn reads one
+// of the wide layout.
 func PodIndex(source string) (int, error) {
+	return PodIndexIn(source, nonce.Standard)
+}
+
+// PodIndexIn is PodIndex for a machine id of layout: up to 65535 in
+// nonce.Wide (a StatefulSet of more than 512 pods).
+func PodIndexIn(source string, layout nonce.Layout) (int, error) {
 	bad := func(value, rule string) error { return badOption("pod index source", strconv.Quote(value), rule) }
 	switch {
 	case strings.HasPrefix(source, "env:"):
@@ -31,7 +38,7 @@ func PodIndex(source string) (int, error) {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
 			return 0, bad(source, "env:VAR needs a variable name (no '=' or NUL)")
 		}
-		id, err := nonce.MachineIDFromEnv(name)
+		id, err := nonce.MachineIDFromEnvIn(layout, name)
 		if err != nil {
 			return 0, bad(source, err.Error())
 		}
@@ -55,8 +62,8 @@ func PodIndex(source string) (int, error) {
 			if digits == "" || strings.Trim(digits, "0123456789") != "" || err != nil {
 				return 0, bad(path, "apps.kubernetes.io/pod-index is not a number")
 			}
-			if n > 511 {
-				return 0, bad(path, fmt.Sprintf("the machine id must be in 0..511, got %d", n))
+			if n > uint64(layout.MaxMachineID()) {
+				return 0, bad(path, fmt.Sprintf("the machine id must be in 0..%d, got %d", layout.MaxMachineID(), n))
 			}
 			return int(n), nil
 		}
@@ -66,7 +73,7 @@ func PodIndex(source string) (int, error) {
 		if err != nil {
 			return 0, bad(source, "this host's name cannot be read")
 		}
-		id, err := nonce.MachineIDFromTrailingNumber("hostname", host)
+		id, err := nonce.MachineIDFromTrailingNumberIn(layout, "hostname", host)
 		if err != nil {
 			return 0, bad(source, err.Error())
 		}
@@ -82,8 +89,8 @@ func PodIndex(source string) (int, error) {
 // o.IDs is ignored: the id is the one given. Fails as Acquire does, and with
 // ErrAllTaken when maxWait passes.
 func AcquireExact(ctx context.Context, url string, id int, o Options, maxWait time.Duration) (*Lease, error) {
-	if id < 0 || id > 511 {
-		return nil, badOption("machine id", id, "must be in 0..511")
+	if id < 0 || id > o.Layout.MaxMachineID() {
+		return nil, badOption("machine id", id, fmt.Sprintf("must be in 0..%d (the %s layout)", o.Layout.MaxMachineID(), o.Layout))
 	}
 	o.IDs = strconv.Itoa(id)
 	s, err := settle(o)

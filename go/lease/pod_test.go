@@ -33,11 +33,13 @@ func TestPodIndexVectors(t *testing.T) {
 		}
 		LabelsFiles []struct {
 			Text    string
+			Layout  string
 			Index   *int
 			Refused string
 		} `json:"labels_files"`
 		EnvValues []struct {
 			Value   string
+			Layout  string
 			Index   *int
 			Refused bool
 		} `json:"env_values"`
@@ -74,7 +76,7 @@ func TestPodIndexVectors(t *testing.T) {
 		if err := os.WriteFile(labels, []byte(c.Text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, err := PodIndex("file:" + labels)
+		got, err := PodIndexIn("file:"+labels, layoutNamed(t, c.Layout))
 		switch {
 		case c.Index != nil && (err != nil || got != *c.Index):
 			t.Errorf("%q: %d, %v", c.Text, got, err)
@@ -85,7 +87,7 @@ func TestPodIndexVectors(t *testing.T) {
 	for i, c := range v.EnvValues {
 		name := fmt.Sprintf("NF_POD_VECTOR_%d", i)
 		t.Setenv(name, c.Value)
-		got, err := PodIndex("env:" + name)
+		got, err := PodIndexIn("env:"+name, layoutNamed(t, c.Layout))
 		if c.Refused != (err != nil) || (!c.Refused && got != *c.Index) {
 			t.Errorf("%q: %d, %v", c.Value, got, err)
 		}
@@ -93,6 +95,19 @@ func TestPodIndexVectors(t *testing.T) {
 	if _, err := PodIndex("file:" + filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "cannot be read") {
 		t.Errorf("missing file: %v", err)
 	}
+}
+
+// layoutNamed is a vector's layout ("": standard).
+func layoutNamed(t *testing.T, name string) nonce.Layout {
+	t.Helper()
+	if name == "" {
+		return nonce.Standard
+	}
+	l, err := nonce.ParseLayout(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // A StatefulSet: two pods with the same index on one real Redis. The second
@@ -200,4 +215,38 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// A wide StatefulSet (more than 512 pods): pod 40000 leases exactly id 40000
+// of a wide namespace; a standard member is refused that id by name.
+func TestWidePodIndex(t *testing.T) {
+	store := startStore(t, "redis")
+	t.Setenv("NF_TEST_WIDE_POD", "nonces-40000")
+	if _, err := PodIndex("env:NF_TEST_WIDE_POD"); err == nil || !strings.Contains(err.Error(), "0..511") {
+		t.Fatalf("a standard read of pod 40000: %v", err)
+	}
+	id, err := PodIndexIn("env:NF_TEST_WIDE_POD", nonce.Wide)
+	if err != nil || id != 40000 {
+		t.Fatal(id, err)
+	}
+	ctx := context.Background()
+	if _, err := AcquireExact(ctx, store.url, id, Options{TTL: time.Second, Namespace: "widepods"}, 0); err == nil || !strings.Contains(err.Error(), "0..511 (the standard layout)") {
+		t.Fatalf("a standard AcquireExact of 40000: %v", err)
+	}
+	l, err := AcquireExact(ctx, store.url, id, Options{TTL: time.Second, Namespace: "widepods", Layout: nonce.Wide}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	g, err := l.Generator(ctx, nonce.Options{})
+	if err != nil || l.MachineID() != 40000 {
+		t.Fatal(l.MachineID(), err)
+	}
+	n, err := g.Counter(96)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := nonce.Wide.Decompose(n.Bytes(), nonce.DefaultEpoch); err != nil || p.MachineID != 40000 {
+		t.Fatal(p, err)
+	}
 }

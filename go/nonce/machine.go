@@ -33,15 +33,27 @@ func (m MachineID) String() string {
 // MachineIDFromEnv is the number at the end of environment variable name
 // (POD_NAME=nonces-12 gives 12), as the core reads it.
 func MachineIDFromEnv(name string) (int, error) {
+	return MachineIDFromEnvIn(Standard, name)
+}
+
+// MachineIDFromEnvIn is MachineIDFromEnv for a machine id of layout
+// (0..65535 in Wide).
+func MachineIDFromEnvIn(layout Layout, name string) (int, error) {
 	v, ok := os.LookupEnv(name)
 	if !ok {
 		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: "the environment variable is not set"}
 	}
-	return MachineIDFromTrailingNumber(name, v)
+	return MachineIDFromTrailingNumberIn(layout, name, v)
 }
 
 // MachineIDFromTrailingNumber is the number at the end of value; name labels errors.
 func MachineIDFromTrailingNumber(name, value string) (int, error) {
+	return MachineIDFromTrailingNumberIn(Standard, name, value)
+}
+
+// MachineIDFromTrailingNumberIn is MachineIDFromTrailingNumber for a machine
+// id of layout.
+func MachineIDFromTrailingNumberIn(layout Layout, name, value string) (int, error) {
 	i := len(value)
 	for i > 0 && value[i-1] >= '0' && value[i-1] <= '9' {
 		i--
@@ -50,8 +62,8 @@ func MachineIDFromTrailingNumber(name, value string) (int, error) {
 		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: fmt.Sprintf("%q does not end in a number", value)}
 	}
 	n, err := strconv.ParseUint(value[i:], 10, 64)
-	if err != nil || n > maxMachineID {
-		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: fmt.Sprintf("%q: the machine id must be in 0..511", value)}
+	if err != nil || n > uint64(layout.MaxMachineID()) {
+		return 0, &Error{Op: "MachineIDFromEnv", Arg: name, Rule: fmt.Sprintf("%q: the machine id must be in 0..%d", value, layout.MaxMachineID())}
 	}
 	return int(n), nil
 }

@@ -89,7 +89,7 @@ async function acquire(url, opts) {
   } catch (error) {
     if (!/^ERR_NONCEFORGE_LEASE_ALL_TAKEN\b/.test(String(error && error.message))) throw error;
   }
-  const machineId = binding.podIndex(opts.idFrom);
+  const machineId = binding.podIndex(opts.idFrom, opts.layout);
   process.emitWarning(
     `machine id ${machineId} (from ${opts.idFrom}) is held by another member — the pod this one replaces, or another with the same index: waiting for it to be released or to lapse; nothing is issued meanwhile`,
     { code: 'NONCEFORGE_LEASE_WAITING' }

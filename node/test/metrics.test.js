@@ -157,6 +157,14 @@ test('idFrom: two pods with one index take turns, and no value repeats', async (
     await assert.rejects(NonceGenerator.lease(store.url, { idFrom: 'pod-index' }), { code: 'ERR_INVALID_ARG_VALUE', message: /options\.idFrom/ });
     await assert.rejects(NonceGenerator.lease(store.url, { idFrom: 'hostname', ids: 3 }), { code: 'ERR_INVALID_ARG_VALUE' });
     await assert.rejects(NonceGenerator.lease(store.url, { idWait: '1s' }), { code: 'ERR_INVALID_ARG_VALUE', message: /idFrom/ });
+    // A StatefulSet of more than 512 pods: pod 40000 of a wide namespace
+    // takes exactly id 40000; in the standard layout its index is refused.
+    process.env.NF_TEST_POD_NAME = 'nonces-40000';
+    await assert.rejects(NonceGenerator.lease(store.url, { idFrom: 'env:NF_TEST_POD_NAME', namespace: 'widepods' }), { code: 'ERR_INVALID_ARG_VALUE', message: /options\.idFrom.*511/ });
+    const wide = await NonceGenerator.lease(store.url, { idFrom: 'env:NF_TEST_POD_NAME', layout: 'wide', ttl: '1s', namespace: 'widepods' });
+    assert.equal(wide.machineId, 40000);
+    assert.equal(wide.decompose(wide.counter(96)).machineId, 40000);
+    await wide.release();
   } finally {
     delete process.env.NF_TEST_POD_NAME;
     process.off('warning', onWarning);

@@ -183,7 +183,7 @@ class Lease:
         except LeaseAllTakenError:
             if wait_ms == 0:
                 raise
-            machine_id = _native.LeaseHandle.pod_index(id_from)
+            machine_id = _native.LeaseHandle.pod_index(id_from, layout)
             log.warning(
                 "nonceforge: machine id %s (%s) is held by another member; waiting %s for it",
                 machine_id,

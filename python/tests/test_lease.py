@@ -229,21 +229,25 @@ def test_every_lease_option_refusal_of_the_shared_vectors() -> None:
 
 def test_pod_index_sources_of_the_shared_vectors(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     doc = vectors("pod-index.json")
+    # A case of the wide layout reads ids up to 65535 (a StatefulSet of more than 512 pods).
     for v in doc["env_values"]:
         monkeypatch.setenv("NONCEFORGE_PY_POD_INDEX", v["value"])
+        layout = v.get("layout", "standard")
+        source = "env:NONCEFORGE_PY_POD_INDEX"
         if v.get("refused"):
             with pytest.raises(ValueError, match="id_from"):
-                nf.Lease.acquire("redis://127.0.0.1:1/0", id_from="env:NONCEFORGE_PY_POD_INDEX")
+                nf.Lease.acquire("redis://127.0.0.1:1/0", id_from=source, layout=layout)
         else:
-            assert _native.LeaseHandle.pod_index("env:NONCEFORGE_PY_POD_INDEX") == v["index"], v
+            assert _native.LeaseHandle.pod_index(source, layout) == v["index"], v
     for i, v in enumerate(doc["labels_files"]):
         f = tmp_path / f"labels{i}"
         f.write_text(v["text"])
+        layout = v.get("layout", "standard")
         if v.get("refused"):
             with pytest.raises(ValueError, match="id_from"):
-                _native.LeaseHandle.pod_index(f"file:{f}")
+                _native.LeaseHandle.pod_index(f"file:{f}", layout)
         else:
-            assert _native.LeaseHandle.pod_index(f"file:{f}") == v["index"], v
+            assert _native.LeaseHandle.pod_index(f"file:{f}", layout) == v["index"], v
     for v in doc["sources"]:
         if not v["ok"]:
             with pytest.raises(ValueError, match="id_from"):

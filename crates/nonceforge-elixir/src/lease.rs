@@ -237,14 +237,17 @@ fn nif_lease_acquire_exact<'a>(
 ) -> NifResult<Term<'a>> {
     let bad = |e: &dyn std::fmt::Display| arg_error(format!("strategy_opts :id_from: {e}"));
     let parsed: nonceforge_lease::PodIndex = source.parse().map_err(|e| bad(&e))?;
+    // The pod's index as an id of the members' layout (up to 65535 in the wide one).
+    let layout = nonceforge::Layout::parse(&lease_opts.layout).unwrap_or_default();
     let id = match (&parsed, env_value) {
         (nonceforge_lease::PodIndex::Env(var), Some(value)) => {
-            nonceforge::MachineId::from_trailing_number(var, &value).map_err(|e| bad(&e))?
+            nonceforge::MachineId::from_trailing_number_in(layout, var, &value)
+                .map_err(|e| bad(&e))?
         }
         (nonceforge_lease::PodIndex::Env(var), None) => {
             return Err(bad(&format!("the environment variable {var} is not set")));
         }
-        _ => parsed.read().map_err(|e| bad(&e))?,
+        _ => parsed.read_in(layout).map_err(|e| bad(&e))?,
     };
     let wait = wait_ms.map(std::time::Duration::from_millis);
     let lease = match Lease::acquire_exact(&url, id, &lease_opts.into(), wait) {

@@ -7,7 +7,7 @@
 
 use crate::error::{LeaseError, Result};
 use crate::{Lease, LeaseOptions};
-use nonceforge::MachineId;
+use nonceforge::{Layout, MachineId};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -72,15 +72,23 @@ impl PodIndex {
     /// # Ok::<(), nonceforge_lease::LeaseError>(())
     /// ```
     pub fn read(&self) -> Result<MachineId> {
+        self.read_in(Layout::Standard)
+    }
+
+    /// The pod's index as a machine id of `layout`: up to 65535 in the wide
+    /// one (a StatefulSet of more than 512 pods).
+    pub fn read_in(&self, layout: Layout) -> Result<MachineId> {
         match self {
-            PodIndex::Env(var) => Ok(MachineId::from_env(var)?),
+            PodIndex::Env(var) => Ok(MachineId::from_env_in(layout, var)?),
             PodIndex::Hostname => {
                 let host = MachineId::this_host().ok_or(LeaseError::BadOption {
                     option: "pod index source",
                     value: "hostname".into(),
                     rule: "this host's name cannot be read",
                 })?;
-                Ok(MachineId::from_trailing_number("hostname", &host)?)
+                Ok(MachineId::from_trailing_number_in(
+                    layout, "hostname", &host,
+                )?)
             }
             PodIndex::LabelsFile(path) => {
                 let shown = path.display().to_string();
@@ -108,7 +116,7 @@ impl PodIndex {
                         value: shown,
                         rule: "apps.kubernetes.io/pod-index is not a number",
                     })?;
-                Ok(MachineId::new(index)?)
+                Ok(MachineId::new_in(layout, index)?)
             }
         }
     }
@@ -232,9 +240,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("nf-pod-vectors-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("labels");
+        let layout = |case: &serde_json::Value| {
+            Layout::parse(case["layout"].as_str().unwrap_or("standard")).unwrap()
+        };
         for case in v["labels_files"].as_array().unwrap() {
             std::fs::write(&file, case["text"].as_str().unwrap()).unwrap();
-            let got = PodIndex::LabelsFile(file.clone()).read();
+            let got = PodIndex::LabelsFile(file.clone()).read_in(layout(case));
             match case["index"].as_u64() {
                 Some(index) => assert_eq!(got.unwrap().get() as u64, index, "{case}"),
                 None => {
@@ -248,7 +259,7 @@ mod tests {
             let var = format!("NF_POD_VECTOR_{}_{i}", std::process::id());
             // SAFETY: a variable of this test's own; no other thread reads it.
             unsafe { std::env::set_var(&var, case["value"].as_str().unwrap()) };
-            let got = PodIndex::Env(var).read();
+            let got = PodIndex::Env(var).read_in(layout(case));
             match case["index"].as_u64() {
                 Some(index) => assert_eq!(got.unwrap().get() as u64, index, "{case}"),
                 None => assert!(got.is_err(), "{case}"),

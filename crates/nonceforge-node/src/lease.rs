@@ -95,7 +95,7 @@ enum Pick {
 
 /// The machine id a pod-index source (`env:VAR`, `file:PATH`, `hostname`)
 /// reads now; an error names `options.idFrom` and the lease crate's rule.
-fn read_pod_index(source: &str) -> Result<nonceforge::MachineId> {
+fn read_pod_index(source: &str, layout: nonceforge::Layout) -> Result<nonceforge::MachineId> {
     let bad = |e: nonceforge_lease::LeaseError| {
         Error::new(
             Status::InvalidArg,
@@ -103,15 +103,30 @@ fn read_pod_index(source: &str) -> Result<nonceforge::MachineId> {
         )
     };
     let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
-    source.read().map_err(bad)
+    source.read_in(layout).map_err(bad)
+}
+
+/// `options.layout`, checked (None: the lease crate's default).
+fn layout_of(layout: Option<&str>) -> Result<Option<nonceforge::Layout>> {
+    layout
+        .map(nonceforge::Layout::parse)
+        .transpose()
+        .map_err(|e| {
+            Error::new(
+                Status::InvalidArg,
+                format!("ERR_INVALID_ARG_VALUE: options.layout: {e}"),
+            )
+        })
 }
 
 fn pick(o: &LeaseOpts) -> Result<Pick> {
     let Some(source) = &o.id_from else {
         return Ok(Pick::Lowest);
     };
+    // The pod's index as an id of the members' layout (up to 65535 in the wide one).
+    let layout = layout_of(o.layout.as_deref())?.unwrap_or_default();
     Ok(Pick::Exact(
-        read_pod_index(source)?,
+        read_pod_index(source, layout)?,
         o.id_wait_ms.map(|ms| Duration::from_millis(u64::from(ms))),
     ))
 }
@@ -133,17 +148,7 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
         _ => None,
     };
     let ms = |v: Option<u32>| v.map(u64::from);
-    let layout = o
-        .layout
-        .as_deref()
-        .map(nonceforge::Layout::parse)
-        .transpose()
-        .map_err(|e| {
-            Error::new(
-                Status::InvalidArg,
-                format!("ERR_INVALID_ARG_VALUE: options.layout: {e}"),
-            )
-        })?;
+    let layout = layout_of(o.layout.as_deref())?;
     Ok(MillisOptions {
         layout,
         ttl_ms: ms(o.ttl_ms),
@@ -218,8 +223,9 @@ pub fn lease_acquire(url: String, opts: LeaseOpts) -> Result<AsyncTask<Acquire>>
 /// The machine id a pod-index source (`env:VAR`, `file:PATH`, `hostname`)
 /// reads now, for the waiting notice (lib/nonce.js).
 #[napi(catch_unwind)]
-pub fn pod_index(source: String) -> Result<u32> {
-    read_pod_index(&source).map(|id| u32::from(id.get()))
+pub fn pod_index(source: String, layout: Option<String>) -> Result<u32> {
+    let layout = layout_of(layout.as_deref())?.unwrap_or_default();
+    read_pod_index(&source, layout).map(|id| u32::from(id.get()))
 }
 
 /// A held lease.

@@ -77,10 +77,20 @@ pub(crate) fn samples(cell: &LeaseCell) -> Vec<nonceforge::nonce::series::Sample
 
 /// The machine id a pod-index source (`env:VAR`, `file:PATH`, `hostname`)
 /// reads now; an error names `id_from` and the lease crate's rule.
-fn read_pod_index(source: &str) -> PyResult<nonceforge::MachineId> {
+fn read_pod_index(
+    source: &str,
+    layout: Option<nonceforge::Layout>,
+) -> PyResult<nonceforge::MachineId> {
     let bad = |e: LeaseError| bad_value("id_from", format!("{e}"));
     let source: nonceforge_lease::PodIndex = source.parse().map_err(bad)?;
-    source.read().map_err(bad)
+    source.read_in(layout.unwrap_or_default()).map_err(bad)
+}
+
+fn parse_layout(layout: Option<&str>) -> PyResult<Option<nonceforge::Layout>> {
+    layout
+        .map(nonceforge::Layout::parse)
+        .transpose()
+        .map_err(|e| bad_value("layout", e))
 }
 
 fn state_name(state: &LeaseState) -> &'static str {
@@ -150,11 +160,7 @@ impl LeaseHandle {
         id_wait_ms: Option<u64>,
         layout: Option<String>,
     ) -> PyResult<Self> {
-        let layout = layout
-            .as_deref()
-            .map(nonceforge::Layout::parse)
-            .transpose()
-            .map_err(|e| bad_value("layout", e))?;
+        let layout = parse_layout(layout.as_deref())?;
         let fast_start = fast_start
             .map(|f| f.parse())
             .transpose()
@@ -172,7 +178,11 @@ impl LeaseHandle {
             layout,
         }
         .into();
-        let exact = id_from.as_deref().map(read_pod_index).transpose()?;
+        // The pod's index as an id of the members' layout (up to 65535 in the wide one).
+        let exact = id_from
+            .as_deref()
+            .map(|source| read_pod_index(source, layout))
+            .transpose()?;
         let got = py.detach(|| {
             let lease = match exact {
                 None => Lease::acquire(&url, &options)?,
@@ -203,8 +213,9 @@ impl LeaseHandle {
     /// The machine id a pod-index source (`env:VAR`, `file:PATH`,
     /// `hostname`) reads now.
     #[staticmethod]
-    fn pod_index(source: &str) -> PyResult<u16> {
-        Ok(read_pod_index(source)?.get())
+    #[pyo3(signature = (source, layout=None))]
+    fn pod_index(source: &str, layout: Option<&str>) -> PyResult<u16> {
+        Ok(read_pod_index(source, parse_layout(layout)?)?.get())
     }
 
     #[getter]

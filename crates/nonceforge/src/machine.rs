@@ -62,10 +62,16 @@ impl MachineId {
     /// The machine id carried by the number at the end of environment variable
     /// `name` (e.g. `POD_NAME=nonces-12` gives 12).
     pub fn from_env(name: &str) -> Result<Self> {
+        Self::from_env_in(crate::layout::Layout::Standard, name)
+    }
+
+    /// [`from_env`](Self::from_env) for a machine id of `layout` (0..=65535
+    /// in the wide one).
+    pub fn from_env_in(layout: crate::layout::Layout, name: &str) -> Result<Self> {
         let value = std::env::var(name).map_err(|_| Error::MachineIdEnvMissing {
             name: name.to_owned(),
         })?;
-        Self::from_trailing_number(name, &value)
+        Self::from_trailing_number_in(layout, name, &value)
     }
 
     /// The machine id carried by the number at the end of `value`; `name` only
@@ -78,6 +84,23 @@ impl MachineId {
     /// assert!(MachineId::from_trailing_number("POD", "web-512").is_err());
     /// ```
     pub fn from_trailing_number(name: &str, value: &str) -> Result<Self> {
+        Self::from_trailing_number_in(crate::layout::Layout::Standard, name, value)
+    }
+
+    /// [`from_trailing_number`](Self::from_trailing_number) for a machine id
+    /// of `layout`.
+    ///
+    /// ```
+    /// use nonceforge::{MachineId, layout::Layout};
+    /// let id = MachineId::from_trailing_number_in(Layout::Wide, "POD", "web-40000");
+    /// assert_eq!(id.unwrap().get(), 40_000);
+    /// assert!(MachineId::from_trailing_number_in(Layout::Wide, "POD", "web-65536").is_err());
+    /// ```
+    pub fn from_trailing_number_in(
+        layout: crate::layout::Layout,
+        name: &str,
+        value: &str,
+    ) -> Result<Self> {
         let digits = value
             .bytes()
             .rev()
@@ -93,7 +116,7 @@ impl MachineId {
         let tail = &value[value.len() - digits..];
         // More than 20 digits cannot fit a u64 and is out of range anyway.
         let n: u64 = tail.parse().unwrap_or(u64::MAX);
-        Self::new(n)
+        Self::new_in(layout, n)
     }
 
     /// The machine id of `host`: its position (from 0) in `hosts`.

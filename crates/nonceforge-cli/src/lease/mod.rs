@@ -148,7 +148,7 @@ pub fn acquire_exact_for_gen(
     args: &LeaseArgs,
     layout: Layout,
 ) -> Result<Lease, CliError> {
-    let id = source.read()?;
+    let id = source.read_in(layout)?;
     let options = args.options(layout)?;
     let lease = match Lease::acquire_exact(url, id, &options, Some(Duration::ZERO)) {
         Err(LeaseError::AllTaken { .. }) => {

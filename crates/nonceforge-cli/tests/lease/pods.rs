@@ -120,6 +120,50 @@ fn pod_index_sources_refuse_by_name() {
     }
 }
 
+/// A StatefulSet of more than 512 pods: pod 40000 of a wide namespace
+/// (`--layout wide`) leases exactly id 40000, and its values carry it; in the
+/// standard layout the same index is refused, naming the range.
+#[test]
+fn wide_statefulset_pod_index() {
+    let _g = serial();
+    let redis = Redis::start();
+    let url = redis.url();
+    let dir = TempDir::new("podinfo-wide");
+    let labels = dir.0.join("labels");
+    std::fs::write(&labels, "apps.kubernetes.io/pod-index=\"40000\"\n").unwrap();
+    let source = format!("file:{}", labels.display());
+    let args = |layout: &'static str| {
+        [
+            "gen",
+            "counter",
+            "-n",
+            "3",
+            "--lease",
+            &url,
+            "--lease-id-from",
+            &source,
+            "--namespace",
+            "widepods",
+            "--ttl",
+            "1s",
+            "--layout",
+            layout,
+        ]
+        .map(str::to_owned)
+    };
+    let (code, _, err) = run(&args("standard").each_ref().map(String::as_str));
+    assert_ne!(code, Some(0));
+    assert!(err.contains("511"), "{err}");
+    let (code, lines, err) = run(&args("wide").each_ref().map(String::as_str));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(lines.len(), 3);
+    for l in &lines {
+        let (code, out, err) = run(&["decompose", "--layout", "wide", l]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(out.iter().any(|o| o.contains("40000")), "{out:?}");
+    }
+}
+
 /// `gen --lease … --stats` and `lease acquire --json`: the generator's and
 /// the lease's figures as JSON (docs/operations.md).
 #[test]
