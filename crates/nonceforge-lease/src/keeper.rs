@@ -17,8 +17,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
 mod start;
-pub(crate) use start::{Cmd, Conn, Control, start, start_pooled};
-use start::{runtime, timed_out};
+use start::timed_out;
+pub(crate) use start::{Cmd, Conn, Control, local_error, runtime, start, start_pooled};
 
 /// What the lease needs of a generator (any clock).
 pub(crate) trait Gate: Send + Sync {

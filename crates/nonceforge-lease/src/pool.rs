@@ -1,10 +1,11 @@
 //! Many leases of one namespace over a few shared store connections.
 
+use crate::Lease;
 use crate::error::{LeaseError, Result};
+use crate::keeper::{self, local_error};
 use crate::options::{LeaseOptions, Settled};
 use crate::spec::{self, Backend};
 use crate::store::Store;
-use crate::{Lease, keeper};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Semaphore, oneshot};
@@ -101,14 +102,7 @@ impl LeasePool {
         };
         let settled = options.settle()?;
         let backend = spec::parse(url)?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| LeaseError::Store {
-                backend: "local",
-                target: "this process".into(),
-                detail: format!("cannot start the I/O runtime: {e}"),
-            })?;
+        let rt = keeper::runtime()?;
         let handle = rt.handle().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -116,11 +110,7 @@ impl LeasePool {
             .spawn(move || {
                 let _ = rt.block_on(stopped);
             })
-            .map_err(|e| LeaseError::Store {
-                backend: "local",
-                target: "this process".into(),
-                detail: format!("cannot start the lease pool's thread: {e}"),
-            })?;
+            .map_err(|e| local_error(format!("cannot start the lease pool's thread: {e}")))?;
         let slots = Arc::new(Slots {
             conns,
             permits: Semaphore::new(conns),
@@ -158,13 +148,8 @@ impl LeasePool {
             drop(c);
             let _ = tx.send(first);
         });
-        rx.recv().unwrap_or_else(|_| {
-            Err(LeaseError::Store {
-                backend: "local",
-                target: "this process".into(),
-                detail: "the lease pool's thread stopped".into(),
-            })
-        })?;
+        rx.recv()
+            .unwrap_or_else(|_| Err(local_error("the lease pool's thread stopped".into())))?;
         Ok(LeasePool { core })
     }
 

@@ -60,15 +60,22 @@ impl Control {
     }
 }
 
-pub(super) fn runtime() -> Result<Runtime> {
+/// An error of this process, not of the store (a thread or runtime that
+/// would not start).
+pub(crate) fn local_error(detail: String) -> LeaseError {
+    LeaseError::Store {
+        backend: "local",
+        target: "this process".into(),
+        detail,
+    }
+}
+
+/// A current-thread runtime for a lease's (or a pool's) thread.
+pub(crate) fn runtime() -> Result<Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| LeaseError::Store {
-            backend: "local",
-            target: "this process".into(),
-            detail: format!("cannot start the I/O runtime: {e}"),
-        })
+        .map_err(|e| local_error(format!("cannot start the I/O runtime: {e}")))
 }
 
 pub(super) fn timed_out(backend: &Backend, after: Duration) -> LeaseError {
@@ -98,11 +105,7 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
             };
             rt.block_on(run(backend, settled, None, ready_tx, rx, done_tx));
         })
-        .map_err(|e| LeaseError::Store {
-            backend: "local",
-            target: "this process".into(),
-            detail: format!("cannot start the lease thread: {e}"),
-        })?;
+        .map_err(|e| local_error(format!("cannot start the lease thread: {e}")))?;
     match ready.recv() {
         Ok(Ok(shared)) => Ok((
             shared,
@@ -118,11 +121,9 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
         }
         Err(_) => {
             let _ = thread.join();
-            Err(LeaseError::Store {
-                backend: "local",
-                target: "this process".into(),
-                detail: "the lease thread stopped before acquiring".into(),
-            })
+            Err(local_error(
+                "the lease thread stopped before acquiring".into(),
+            ))
         }
     }
 }
@@ -172,11 +173,9 @@ pub(crate) fn start_pooled(
             },
         )),
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(LeaseError::Store {
-            backend: "local",
-            target: "this process".into(),
-            detail: "the lease pool stopped before acquiring".into(),
-        }),
+        Err(_) => Err(local_error(
+            "the lease pool stopped before acquiring".into(),
+        )),
     }
 }
 
