@@ -441,7 +441,8 @@ impl EtcdStore {
     async fn free_among(&mut self, ns: &str, ids: &[u16]) -> Result<Vec<u16>, StoreError> {
         let prefix = format!("/{ns}/lease/");
         if ids.len() as u32 > super::SAMPLE {
-            let taken: Vec<u16> = self
+            // A set: a wide namespace may hold tens of thousands of keys.
+            let taken: std::collections::HashSet<u16> = self
                 .client
                 .get(
                     prefix.clone(),
