@@ -13,7 +13,8 @@ the same bytes, the same leases, the same guarantees.
   under a keyring with rotation, decoded back with a check.
 - :mod:`nonceforge.aead` — ``AESGCM``, ``ChaCha20Poly1305`` and
   ``AESGCMSIV``, drop-ins for cryptography's that refuse a repeated nonce.
-- :class:`Lease` — a machine id leased from PostgreSQL, Redis or etcd.
+- :class:`Lease` — a machine id leased from PostgreSQL, Redis or etcd
+  (:class:`LeasePool`: many of them over a few shared connections).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from nonceforge._native import (
     uuid7_str,
 )
 from nonceforge._types import Readiness, Renewals, Sample
-from nonceforge.lease import Lease
+from nonceforge.lease import Lease, LeasePool
 
 # A forked child (a gunicorn or Celery worker of a preloaded app,
 # multiprocessing's fork) must not draw from its parent's generators: they
@@ -85,6 +86,7 @@ __all__ = [
     "LeaseAllTakenError",
     "LeaseError",
     "LeaseLostError",
+    "LeasePool",
     "LeaseRefusedError",
     "LeaseTimeoutError",
     "LeaseUnreachableError",

@@ -172,6 +172,27 @@ class ChaCha20Poly1305(_SanitizedAead): ...
 class AESGCMSIV(_SanitizedAead): ...
 
 @final
+class LeasePoolHandle:
+    @staticmethod
+    def connect(
+        url: str,
+        conns: int = 0,
+        *,
+        ttl_ms: Optional[int] = None,
+        renew_every_ms: Optional[int] = None,
+        margin_ms: Optional[int] = None,
+        connect_timeout_ms: Optional[int] = None,
+        ids: Optional[tuple[int, int]] = None,
+        namespace: Optional[str] = None,
+        holder: Optional[str] = None,
+        pg_schema: Optional[str] = None,
+        fast_start: Optional[str] = None,
+        layout: Optional[Layout] = None,
+    ) -> LeasePoolHandle: ...
+    def acquire(self) -> LeaseHandle: ...
+    @property
+    def conns(self) -> int: ...
+
 class LeaseHandle:
     @staticmethod
     def acquire(

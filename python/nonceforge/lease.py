@@ -35,7 +35,7 @@ from nonceforge._types import Readiness, Renewals, Sample
 #: Where the machine id sits in the members' nonces.
 Layout = Literal["standard", "wide"]
 
-__all__ = ["Duration", "Lease", "LeaseEventCallback"]
+__all__ = ["Duration", "Lease", "LeaseEventCallback", "LeasePool"]
 
 log = logging.getLogger("nonceforge")
 
@@ -97,8 +97,54 @@ def _ids(value: Union[tuple[int, int], str, None], layout: Layout) -> Optional[t
     return _native.parse_ids(f"{first}-{last}", layout)
 
 
+def _check_callback(on_event: Optional[LeaseEventCallback]) -> None:
+    if on_event is not None and not callable(on_event):
+        raise TypeError("on_event must be callable")
+
+
+def _lease_options(
+    url: str,
+    *,
+    ttl: Optional[Duration],
+    renew_every: Optional[Duration],
+    margin: Optional[Duration],
+    connect_timeout: Optional[Duration],
+    ids: Union[tuple[int, int], str, None],
+    namespace: Optional[str],
+    holder: Optional[str],
+    pg_schema: Optional[str],
+    fast_start: Optional[str],
+    layout: Layout,
+) -> dict[str, object]:
+    """The native options of :meth:`Lease.acquire` and :class:`LeasePool`, checked."""
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str, not {type(url).__name__}")
+    for name, text in (
+        ("namespace", namespace),
+        ("holder", holder),
+        ("pg_schema", pg_schema),
+        ("fast_start", fast_start),
+        ("layout", layout),
+    ):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"{name} must be a str, not {type(text).__name__}")
+    return {
+        "ttl_ms": _millis("ttl", ttl),
+        "renew_every_ms": _millis("renew_every", renew_every),
+        "margin_ms": _millis("margin", margin),
+        "connect_timeout_ms": _millis("connect_timeout", connect_timeout),
+        "ids": _ids(ids, layout),
+        "namespace": namespace,
+        "holder": holder,
+        "pg_schema": pg_schema,
+        "fast_start": fast_start,
+        "layout": layout,
+    }
+
+
 class Lease:
-    """A machine id held in a lease store. Make one with :meth:`acquire`."""
+    """A machine id held in a lease store. Make one with :meth:`acquire`
+    (or :meth:`LeasePool.acquire`)."""
 
     def __init__(self, handle: _native.LeaseHandle, on_event: Optional[LeaseEventCallback] = None) -> None:
         self._handle = handle
@@ -147,32 +193,22 @@ class Lease:
         it and refuses a member of the other one. ``on_event(name, lease)`` is
         called from the watcher thread on every change.
         """
-        if not isinstance(url, str):
-            raise TypeError(f"url must be a str, not {type(url).__name__}")
-        for name, text in (
-            ("namespace", namespace),
-            ("holder", holder),
-            ("pg_schema", pg_schema),
-            ("fast_start", fast_start),
-            ("id_from", id_from),
-            ("layout", layout),
-        ):
-            if text is not None and not isinstance(text, str):
-                raise TypeError(f"{name} must be a str, not {type(text).__name__}")
-        if on_event is not None and not callable(on_event):
-            raise TypeError("on_event must be callable")
-        options = {
-            "ttl_ms": _millis("ttl", ttl),
-            "renew_every_ms": _millis("renew_every", renew_every),
-            "margin_ms": _millis("margin", margin),
-            "connect_timeout_ms": _millis("connect_timeout", connect_timeout),
-            "ids": _ids(ids, layout),
-            "namespace": namespace,
-            "holder": holder,
-            "pg_schema": pg_schema,
-            "fast_start": fast_start,
-            "layout": layout,
-        }
+        if id_from is not None and not isinstance(id_from, str):
+            raise TypeError(f"id_from must be a str, not {type(id_from).__name__}")
+        _check_callback(on_event)
+        options = _lease_options(
+            url,
+            ttl=ttl,
+            renew_every=renew_every,
+            margin=margin,
+            connect_timeout=connect_timeout,
+            ids=ids,
+            namespace=namespace,
+            holder=holder,
+            pg_schema=pg_schema,
+            fast_start=fast_start,
+            layout=layout,
+        )
         wait_ms = _millis("id_wait", id_wait)
         if id_from is None:
             return cls(_native.LeaseHandle.acquire(url, **options), on_event)  # type: ignore[arg-type]
@@ -335,3 +371,76 @@ class Lease:
 
     def __repr__(self) -> str:
         return f"Lease(machine_id={self.machine_id}, state={self.state!r}, backend={self.backend!r})"
+
+
+class LeasePool:
+    """Many leases of one namespace over a few shared store connections and
+    one native thread, for a process that holds many machine ids (a worker,
+    tenant or shard each): a connection a lease is more than a PostgreSQL
+    server allows at that number. ::
+
+        pool = LeasePool("postgres://app@db/app", conns=8, layout="wide")
+        leases = [pool.acquire() for _ in range(1000)]
+
+    Each lease it gives is a :class:`Lease` like any other (its own deadline,
+    renewals, release; a watcher thread each). Its requests wait for a free
+    connection within the request timeout, so a pool too small for its
+    leases shows as renewal failures, never as a lease held past its
+    deadline. The options are :meth:`Lease.acquire`'s (without ``id_from``);
+    ``conns`` is the most connections kept (0: the lease crate's default, 8;
+    at most 256). The store is checked now.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        conns: int = 0,
+        ttl: Optional[Duration] = None,
+        renew_every: Optional[Duration] = None,
+        margin: Optional[Duration] = None,
+        connect_timeout: Optional[Duration] = None,
+        ids: Union[tuple[int, int], str, None] = None,
+        namespace: Optional[str] = None,
+        holder: Optional[str] = None,
+        pg_schema: Optional[str] = None,
+        fast_start: Optional[str] = None,
+        layout: Layout = "standard",
+    ) -> None:
+        if isinstance(conns, bool) or not isinstance(conns, int):
+            raise TypeError(f"conns must be an int, not {type(conns).__name__}")
+        if conns < 0:
+            raise ValueError(f"conns must be >= 0, got {conns}")
+        options = _lease_options(
+            url,
+            ttl=ttl,
+            renew_every=renew_every,
+            margin=margin,
+            connect_timeout=connect_timeout,
+            ids=ids,
+            namespace=namespace,
+            holder=holder,
+            pg_schema=pg_schema,
+            fast_start=fast_start,
+            layout=layout,
+        )
+        self._handle = _native.LeasePoolHandle.connect(url, conns, **options)  # type: ignore[arg-type]
+
+    def acquire(self, *, on_event: Optional[LeaseEventCallback] = None) -> Lease:
+        """Take a free machine id of the range, blocking (the GIL released)
+        until its generators may start, as :meth:`Lease.acquire` does."""
+        _check_callback(on_event)
+        return Lease(self._handle.acquire(), on_event)
+
+    async def acquire_async(self, *, on_event: Optional[LeaseEventCallback] = None) -> Lease:
+        """:meth:`acquire` in a thread, for asyncio."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(self.acquire, on_event=on_event))
+
+    @property
+    def conns(self) -> int:
+        """The most store connections the pool keeps."""
+        return self._handle.conns
+
+    def __repr__(self) -> str:
+        return f"LeasePool(conns={self.conns})"

@@ -10,6 +10,7 @@ import asyncio
 import datetime
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -66,6 +67,48 @@ def test_a_wide_namespace_records_its_layout(redis: Redis) -> None:
     finally:
         for lease in wide:
             lease.release()
+
+
+def test_a_pool_holds_many_leases_on_a_few_connections(redis: Redis) -> None:
+    pool = nf.LeasePool(redis.url, conns=2, ids=(0, 19), ttl=2, namespace="pypool", layout="wide")
+    assert pool.conns == 2
+    # Acquired at once (each new id waits out the TTL and margin before it starts).
+    with ThreadPoolExecutor(20) as ex:
+        leases = list(ex.map(lambda _: pool.acquire(), range(20)))
+    try:
+        assert sorted(lease.machine_id for lease in leases) == list(range(20))
+        with pytest.raises(nf.LeaseAllTakenError):
+            pool.acquire()
+        gens = [lease.generator() for lease in leases[:3]]
+        values = {g.counter(96) for g in gens for _ in range(500)}
+        assert len(values) == 1500
+        assert {g.layout for g in gens} == {"wide"}
+        # Every lease renews on its own over the two connections.
+        poll(lambda: all(lease.renewals().ok >= 2 for lease in leases), "two renewals of each")
+        assert {lease.state for lease in leases} == {"held"}
+        freed = leases.pop(7)
+        freed.release()
+        again = pool.acquire()
+        assert again.machine_id == freed.machine_id
+        leases.append(again)
+    finally:
+        for lease in leases:
+            lease.release()
+    # Released: another pool takes all 20.
+    other = nf.LeasePool(redis.url, conns=1, ids=(0, 19), ttl=2, namespace="pypool", layout="wide")
+    with ThreadPoolExecutor(20) as ex:
+        taken = list(ex.map(lambda _: other.acquire(), range(20)))
+    assert sorted(lease.machine_id for lease in taken) == list(range(20))
+    for lease in taken:
+        lease.release()
+    with pytest.raises(ValueError, match="conns = 257"):
+        nf.LeasePool(redis.url, conns=257)
+    with pytest.raises(ValueError, match="conns"):
+        nf.LeasePool(redis.url, conns=-1)
+    with pytest.raises(TypeError, match="conns"):
+        nf.LeasePool(redis.url, conns="2")
+    with pytest.raises(nf.LeaseUnreachableError):
+        nf.LeasePool("redis://127.0.0.1:1/0", connect_timeout=0.3)
 
 
 def test_asyncio_does_not_block_the_loop(redis: Redis) -> None:

@@ -118,7 +118,58 @@ pub struct LeaseHandle {
     forks: u64,
 }
 
+/// The lease options from the Python face's (durations in ms; None: the
+/// lease crate's default).
+fn lease_options(
+    [ttl_ms, renew_every_ms, margin_ms, connect_timeout_ms]: [Option<u64>; 4],
+    ids: Option<(u16, u16)>,
+    [namespace, holder, pg_schema]: [Option<String>; 3],
+    fast_start: Option<String>,
+    layout: Option<nonceforge::Layout>,
+) -> PyResult<LeaseOptions> {
+    let fast_start = fast_start
+        .map(|f| f.parse())
+        .transpose()
+        .map_err(|e| bad_value("fast_start", e))?;
+    Ok(MillisOptions {
+        ttl_ms,
+        renew_every_ms,
+        margin_ms,
+        connect_timeout_ms,
+        ids,
+        namespace,
+        holder,
+        pg_schema,
+        fast_start,
+        layout,
+    }
+    .into())
+}
+
+/// A lease just granted, subscribed to before the start wait (a loss during
+/// it — the store restarted from an older copy, say — reaches the watcher),
+/// then waited for. Runs without the GIL.
+fn started(lease: Lease) -> (Lease, Receiver<LeaseEvent>) {
+    let events = lease.subscribe();
+    lease.wait_for_start();
+    (lease, events)
+}
+
 impl LeaseHandle {
+    fn held((lease, events): (Lease, Receiver<LeaseEvent>)) -> LeaseHandle {
+        LeaseHandle {
+            machine_id: lease.machine_id().get(),
+            token: lease.token(),
+            floor_unix_ms: lease.floor_unix_ms(),
+            history: lease.has_history(),
+            holder: lease.holder().to_string(),
+            backend: lease.backend().to_string(),
+            cell: Arc::new(Mutex::new(Some(lease))),
+            events: Mutex::new(Some(events)),
+            forks: crate::forks(),
+        }
+    }
+
     /// The lease, for a generator: refused in a process forked since.
     pub(crate) fn cell(&self) -> PyResult<LeaseCell> {
         if crate::forked_since(self.forks) {
@@ -161,23 +212,13 @@ impl LeaseHandle {
         layout: Option<String>,
     ) -> PyResult<Self> {
         let layout = parse_layout(layout.as_deref())?;
-        let fast_start = fast_start
-            .map(|f| f.parse())
-            .transpose()
-            .map_err(|e| bad_value("fast_start", e))?;
-        let options: LeaseOptions = MillisOptions {
-            ttl_ms,
-            renew_every_ms,
-            margin_ms,
-            connect_timeout_ms,
+        let options = lease_options(
+            [ttl_ms, renew_every_ms, margin_ms, connect_timeout_ms],
             ids,
-            namespace,
-            holder,
-            pg_schema,
+            [namespace, holder, pg_schema],
             fast_start,
             layout,
-        }
-        .into();
+        )?;
         // The pod's index as an id of the members' layout (up to 65535 in the wide one).
         let exact = id_from
             .as_deref()
@@ -190,24 +231,9 @@ impl LeaseHandle {
                     Lease::acquire_exact(&url, id, &options, id_wait_ms.map(Duration::from_millis))?
                 }
             };
-            // Subscribed before the start wait: a loss during it (the store
-            // restarted from an older copy, say) reaches the watcher.
-            let events = lease.subscribe();
-            lease.wait_for_start();
-            Ok::<_, LeaseError>((lease, events))
+            Ok::<_, LeaseError>(started(lease))
         });
-        let (lease, events) = got.map_err(lease_err)?;
-        Ok(LeaseHandle {
-            machine_id: lease.machine_id().get(),
-            token: lease.token(),
-            floor_unix_ms: lease.floor_unix_ms(),
-            history: lease.has_history(),
-            holder: lease.holder().to_string(),
-            backend: lease.backend().to_string(),
-            cell: Arc::new(Mutex::new(Some(lease))),
-            events: Mutex::new(Some(events)),
-            forks: crate::forks(),
-        })
+        Ok(LeaseHandle::held(got.map_err(lease_err)?))
     }
 
     /// The machine id a pod-index source (`env:VAR`, `file:PATH`,
@@ -348,6 +374,7 @@ impl LeaseHandle {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LeaseHandle>()?;
+    m.add_class::<LeasePoolHandle>()?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
     m.add_function(wrap_pyfunction!(redact_url, m)?)?;
@@ -379,4 +406,70 @@ fn parse_ids(text: &str, layout: &str) -> PyResult<(u16, u16)> {
 #[pyfunction]
 fn redact_url(url: &str) -> String {
     nonceforge_lease::redact_url(url)
+}
+
+/// Many leases of one namespace over a few shared store connections and one
+/// thread (python/nonceforge/lease.py's `LeasePool` wraps it).
+#[pyclass(frozen, module = "nonceforge._native", name = "LeasePoolHandle")]
+pub struct LeasePoolHandle {
+    pool: nonceforge_lease::LeasePool,
+    forks: u64,
+}
+
+#[pymethods]
+impl LeasePoolHandle {
+    /// Connects to the store at `url` (checked now) for leases with these
+    /// options, keeping up to `conns` connections (0: the crate's default).
+    #[staticmethod]
+    #[pyo3(signature = (url, conns=0, *, ttl_ms=None, renew_every_ms=None, margin_ms=None, connect_timeout_ms=None, ids=None, namespace=None, holder=None, pg_schema=None, fast_start=None, layout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect(
+        py: Python<'_>,
+        url: String,
+        conns: usize,
+        ttl_ms: Option<u64>,
+        renew_every_ms: Option<u64>,
+        margin_ms: Option<u64>,
+        connect_timeout_ms: Option<u64>,
+        ids: Option<(u16, u16)>,
+        namespace: Option<String>,
+        holder: Option<String>,
+        pg_schema: Option<String>,
+        fast_start: Option<String>,
+        layout: Option<String>,
+    ) -> PyResult<Self> {
+        let options = lease_options(
+            [ttl_ms, renew_every_ms, margin_ms, connect_timeout_ms],
+            ids,
+            [namespace, holder, pg_schema],
+            fast_start,
+            parse_layout(layout.as_deref())?,
+        )?;
+        let pool = py
+            .detach(|| nonceforge_lease::LeasePool::connect(&url, &options, conns))
+            .map_err(lease_err)?;
+        Ok(LeasePoolHandle {
+            pool,
+            forks: crate::forks(),
+        })
+    }
+
+    /// Takes a free id of the range, blocking with the GIL released until
+    /// its generators may start.
+    fn acquire(&self, py: Python<'_>) -> PyResult<LeaseHandle> {
+        if crate::forked_since(self.forks) {
+            return Err(crate::DisabledError::new_err(
+                "nonceforge: this lease pool was made before the process forked; it is the \
+                 parent's: make a pool in the child",
+            ));
+        }
+        let got = py.detach(|| self.pool.acquire().map(started));
+        Ok(LeaseHandle::held(got.map_err(lease_err)?))
+    }
+
+    /// The most store connections the pool keeps.
+    #[getter]
+    fn conns(&self) -> usize {
+        self.pool.conns()
+    }
 }
