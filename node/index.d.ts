@@ -73,6 +73,11 @@ export interface LeaseOptions {
   key?: Bytes;
   /** Move the epoch (Unix ms); every generator of a cluster must use the same. */
   epochUnixMs?: number;
+  /**
+   * The members' layout (default 'standard'): 'wide' leases ids 0..65535 for 96- and 128-bit
+   * nonces. The namespace records it and refuses a member of the other one.
+   */
+  layout?: NonceLayout;
 }
 
 export type LeaseStateName = 'held' | 'lapsed' | 'lost' | 'released';
@@ -182,6 +187,27 @@ export declare class NonceGenerator extends EventEmitter {
   metrics(): MetricSample[];
   /** Whether it issues now, and why not: what a readiness probe returns. */
   readiness(): Readiness;
+}
+
+/** The options of `LeasePool.connect`: `NonceGenerator.lease`'s (without `idFrom`), and `conns`. */
+export interface LeasePoolOptions extends Omit<LeaseOptions, 'idFrom' | 'idWait'> {
+  /** The most store connections the pool keeps (0 or undefined: 8; at most 256). */
+  conns?: number;
+}
+
+/**
+ * Many leases of one namespace over a few shared store connections and one native
+ * thread: for a process that holds many machine ids (a connection a lease is more
+ * than a PostgreSQL server allows at thousands).
+ */
+export declare class LeasePool {
+  private constructor();
+  /** Connects to the store at `url` (checked now) for leases with `options`. */
+  static connect(url: string, options?: LeasePoolOptions): Promise<LeasePool>;
+  /** A generator on the lowest free machine id, through the pool (resolves once it may start). */
+  lease(options?: Pick<NonceGeneratorOptions, 'key' | 'epochUnixMs'>): Promise<NonceGenerator>;
+  /** The most store connections the pool keeps. */
+  readonly conns: number;
 }
 
 /** One value of one metric series (testdata/vectors/metrics.json). */

@@ -6,6 +6,7 @@ const nonceforge = require('./index.js');
 
 export const {
   NonceGenerator,
+  LeasePool,
   ExtIdCodec,
   SanitizedAead,
   encrypt,

@@ -156,36 +156,7 @@ class NonceGenerator extends EventEmitter {
     } catch (error) {
       throw fromNative(error, 'url');
     }
-    let nativeGenerator;
-    try {
-      nativeGenerator = binding.Generator.leased(handle, options.key, options.epochUnixMs);
-    } catch (error) {
-      await handle.release().catch(() => {});
-      throw fromNative(error, 'options');
-    }
-    // The watcher reports to the generator made just below (its first
-    // report comes from another thread, after this function has returned).
-    let generator;
-    let last = 0;
-    const gate = handle.watch((state) => {
-      if (state !== 0) generator._pools.clear();
-      let event = null;
-      let reason = null;
-      if (state === 1) event = 'lapsed';
-      else if (state === 2) [event, reason] = ['lost', handle.lostReason()];
-      else if (state === 0 && last === 1) event = 'resumed';
-      last = state;
-      if (event === null) return;
-      if (event === 'lost') generator.emit('lost', reason);
-      else generator.emit(event);
-      if (leaseChannel.hasSubscribers) leaseChannel.publish({ event, machineId: handle.machineId, reason });
-    });
-    generator = new NonceGenerator(
-      { nativeGenerator, epochUnixMs: options.epochUnixMs, handle, gate: gate === null ? null : new Int32Array(gate) },
-      LEASED,
-    );
-    hold(handle);
-    return generator;
+    return leasedGenerator(handle, options);
   }
 
   /** The lease of a leased generator (null otherwise): id, token, floor, holder, store, state. */
@@ -409,4 +380,101 @@ class NonceGenerator extends EventEmitter {
   }
 }
 
-module.exports = { NonceGenerator, KINDS, SIZES };
+
+// A generator on a held lease (from NonceGenerator.lease or a LeasePool):
+// attached to it, reporting its changes, released with it.
+async function leasedGenerator(handle, options) {
+  let nativeGenerator;
+  try {
+    nativeGenerator = binding.Generator.leased(handle, options.key, options.epochUnixMs);
+  } catch (error) {
+    await handle.release().catch(() => {});
+    throw fromNative(error, 'options');
+  }
+  // The watcher reports to the generator made just below (its first
+  // report comes from another thread, after this function has returned).
+  let generator;
+  let last = 0;
+  const gate = handle.watch((state) => {
+    if (state !== 0) generator._pools.clear();
+    let event = null;
+    let reason = null;
+    if (state === 1) event = 'lapsed';
+    else if (state === 2) [event, reason] = ['lost', handle.lostReason()];
+    else if (state === 0 && last === 1) event = 'resumed';
+    last = state;
+    if (event === null) return;
+    if (event === 'lost') generator.emit('lost', reason);
+    else generator.emit(event);
+    if (leaseChannel.hasSubscribers) leaseChannel.publish({ event, machineId: handle.machineId, reason });
+  });
+  generator = new NonceGenerator(
+    { nativeGenerator, epochUnixMs: options.epochUnixMs, handle, gate: gate === null ? null : new Int32Array(gate) },
+    LEASED,
+  );
+  hold(handle);
+  return generator;
+}
+
+/**
+ * Many leases of one namespace over a few shared store connections and one
+ * native thread: for a process that holds many machine ids (a worker, tenant
+ * or shard each), where a connection a lease is more than a PostgreSQL server
+ * allows. Each generator it gives is a leased one like NonceGenerator.lease's.
+ */
+class LeasePool {
+  constructor(handle, generatorOptions, token) {
+    if (token !== LEASED) throw new TypeError('use LeasePool.connect(url, options)');
+    this._handle = handle;
+    this._generatorOptions = generatorOptions;
+  }
+
+  /**
+   * Connects to the store at `url` (checked now) for leases with `options`
+   * (NonceGenerator.lease's, without idFrom), keeping up to `options.conns`
+   * connections (0 or undefined: the lease crate's default, 8; at most 256).
+   */
+  static async connect(url, options = {}) {
+    checkString(url, 'url');
+    checkOptions(options, 'options');
+    const { conns = 0, ...rest } = options;
+    checkInteger(conns, 'options.conns', 0, 0xffffffff);
+    checkLayout(rest.layout, 'options.layout');
+    const opts = leaseOptions(rest);
+    checkGeneratorOptions(rest, 'options');
+    let handle;
+    try {
+      handle = await binding.leasePoolConnect(url, opts, conns);
+    } catch (error) {
+      throw fromNative(error, 'url');
+    }
+    return new LeasePool(handle, { key: rest.key, epochUnixMs: rest.epochUnixMs }, LEASED);
+  }
+
+  /**
+   * A generator on the lowest free machine id, through the pool: resolves once
+   * its generators may start. `options.key`, `options.epochUnixMs`: the
+   * generator's (default: the pool's options').
+   */
+  async lease(options = {}) {
+    checkOptions(options, 'options');
+    checkGeneratorOptions(options, 'options');
+    for (const k of Object.keys(options)) {
+      if (k !== 'key' && k !== 'epochUnixMs') throw argValue(`options.${k}`, 'is not a generator option (key, epochUnixMs)');
+    }
+    let handle;
+    try {
+      handle = await this._handle.acquire();
+    } catch (error) {
+      throw fromNative(error, 'url');
+    }
+    return leasedGenerator(handle, { ...this._generatorOptions, ...options });
+  }
+
+  /** The most store connections the pool keeps. */
+  get conns() {
+    return this._handle.conns;
+  }
+}
+
+module.exports = { NonceGenerator, LeasePool, KINDS, SIZES };

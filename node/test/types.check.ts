@@ -31,6 +31,15 @@ const message: nf.LeaseChannelMessage = { event: 'lost', machineId: 3, reason: '
 // @ts-expect-error a lease channel event is lapsed, resumed or lost
 const badMessage: nf.LeaseChannelMessage = { event: 'renewed', machineId: 3, reason: null };
 
+async function pooled(): Promise<number> {
+  const pool: nf.LeasePool = await nf.LeasePool.connect('postgres://app@db/app', { conns: 8, layout: 'wide', ttl: '10s' });
+  const g: nf.NonceGenerator = await pool.lease({ key: Buffer.alloc(32) });
+  // @ts-expect-error a pool takes the lowest free ids: no pod index
+  await nf.LeasePool.connect('redis://r', { idFrom: 'env:POD_INDEX' });
+  return g.machineId + pool.conns;
+}
+void pooled;
+
 const codec = new nf.ExtIdCodec(Buffer.alloc(32), 'user', { mode: 'aes128' });
 const id: string = codec.encode(42n, 7);
 const back: bigint = codec.decodeUnverified(id).seq;

@@ -196,16 +196,101 @@ impl Task for Acquire {
     }
 
     fn resolve(&mut self, _: Env, lease: Lease) -> Result<LeaseHandle> {
-        Ok(LeaseHandle {
-            machine_id: lease.machine_id().get() as u32,
-            token: lease.token(),
-            floor_unix_ms: lease.floor_unix_ms(),
-            history: lease.has_history(),
-            holder: lease.holder().to_string(),
-            backend: lease.backend().to_string(),
-            lease: Arc::new(Mutex::new(Some(lease))),
-            stop: Arc::new(AtomicBool::new(false)),
+        Ok(LeaseHandle::held(lease))
+    }
+}
+
+/// Connecting a lease pool, on libuv's pool.
+pub struct PoolConnect {
+    url: String,
+    options: LeaseOptions,
+    conns: u32,
+}
+
+impl Task for PoolConnect {
+    type Output = nonceforge_lease::LeasePool;
+    type JsValue = LeasePoolHandle;
+
+    fn compute(&mut self) -> Result<nonceforge_lease::LeasePool> {
+        std::panic::catch_unwind(|| {
+            nonceforge_lease::LeasePool::connect(&self.url, &self.options, self.conns as usize)
         })
+        .map_err(|_| Error::from_reason("nonceforge: connecting a lease pool panicked"))?
+        .map_err(lease_err)
+    }
+
+    fn resolve(&mut self, _: Env, pool: nonceforge_lease::LeasePool) -> Result<LeasePoolHandle> {
+        Ok(LeasePoolHandle {
+            pool: Arc::new(pool),
+        })
+    }
+}
+
+/// Connects a pool of store connections for many leases of one namespace.
+#[napi(catch_unwind)]
+pub fn lease_pool_connect(
+    url: String,
+    opts: LeaseOpts,
+    conns: u32,
+) -> Result<AsyncTask<PoolConnect>> {
+    if opts.id_from.is_some() {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "ERR_INVALID_ARG_VALUE: options.idFrom: a pool takes the lowest free ids (a pod's own index: NonceGenerator.lease)",
+        ));
+    }
+    Ok(AsyncTask::new(PoolConnect {
+        url,
+        options: options(opts)?,
+        conns,
+    }))
+}
+
+/// Many leases of one namespace over a few shared store connections and one
+/// thread (node/lib/nonce.js's `LeasePool` wraps it).
+#[napi]
+pub struct LeasePoolHandle {
+    pool: Arc<nonceforge_lease::LeasePool>,
+}
+
+/// Acquiring through a pool, on libuv's pool.
+pub struct PoolAcquire {
+    pool: Arc<nonceforge_lease::LeasePool>,
+}
+
+impl Task for PoolAcquire {
+    type Output = Lease;
+    type JsValue = LeaseHandle;
+
+    fn compute(&mut self) -> Result<Lease> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let lease = self.pool.acquire()?;
+            lease.wait_for_start();
+            Ok(lease)
+        }))
+        .map_err(|_| Error::from_reason("nonceforge: acquiring a lease panicked"))?
+        .map_err(lease_err)
+    }
+
+    fn resolve(&mut self, _: Env, lease: Lease) -> Result<LeaseHandle> {
+        Ok(LeaseHandle::held(lease))
+    }
+}
+
+#[napi]
+impl LeasePoolHandle {
+    /// Takes the lowest free machine id through the pool.
+    #[napi(catch_unwind)]
+    pub fn acquire(&self) -> AsyncTask<PoolAcquire> {
+        AsyncTask::new(PoolAcquire {
+            pool: Arc::clone(&self.pool),
+        })
+    }
+
+    /// The most store connections the pool keeps.
+    #[napi(getter)]
+    pub fn conns(&self) -> u32 {
+        self.pool.conns() as u32
     }
 }
 
@@ -242,6 +327,19 @@ pub struct LeaseHandle {
 }
 
 impl LeaseHandle {
+    fn held(lease: Lease) -> LeaseHandle {
+        LeaseHandle {
+            machine_id: lease.machine_id().get() as u32,
+            token: lease.token(),
+            floor_unix_ms: lease.floor_unix_ms(),
+            history: lease.has_history(),
+            holder: lease.holder().to_string(),
+            backend: lease.backend().to_string(),
+            lease: Arc::new(Mutex::new(Some(lease))),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
     /// Runs `f` on the lease; an error once it has been released.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&Lease) -> Result<T>) -> Result<T> {
         match self
