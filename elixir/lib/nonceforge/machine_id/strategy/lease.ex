@@ -82,8 +82,8 @@ defmodule Nonceforge.MachineId.Strategy.Lease do
 
       true ->
         try do
-          url = Nonceforge.check_url(url)
-          lease_opts = Nonceforge.lease_options(lease_opts)
+          url = Nonceforge.LeaseOptions.check_url(url)
+          lease_opts = Nonceforge.LeaseOptions.from_keyword(lease_opts)
 
           value = env_value(source)
 
@@ -119,8 +119,8 @@ defmodule Nonceforge.MachineId.Strategy.Lease do
     try do
       {:ok, lease, id, _floor} =
         Nonceforge.nif_lease_acquire(
-          Nonceforge.check_url(url),
-          Nonceforge.lease_options(lease_opts)
+          Nonceforge.LeaseOptions.check_url(url),
+          Nonceforge.LeaseOptions.from_keyword(lease_opts)
         )
 
       {:ok, id, {:nonceforge_lease, lease}, Nonceforge.nif_lease_ttl_ms(lease)}
