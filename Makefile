@@ -1,7 +1,7 @@
 # nonceforge — the README's two commands:
 #   make demo   first values within minutes, then every face in turn (tools/demo.sh), the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql), Python, Go,
-#               Node and Elixir, in two lanes side by side (pg-test and test-faces; tools/test-lanes.sh)
+#               Node and Elixir, in two lanes side by side (pg-test then elixir-test, and test-faces; tools/test-lanes.sh)
 #
 # Other targets: make check (the fast loop: check-rust, check-go, check-node, check-elixir,
 #   check-pg, check-python, each alone too) | setup | build | pg-check (the PostgreSQL fast tier) | pg-test |
@@ -75,7 +75,7 @@ VERSION := $(shell awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml)
 TEST_BUILD_ENV := CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0
 
 # Two lanes side by side (tools/test-lanes.sh): the PostgreSQL extension
-# (pg-test) in one, everything else (test-faces) in the other, so that one
+# (pg-test) then Elixir in one, everything else (test-faces) in the other, so that one
 # lane's builds fill the other's waits (stores starting, TTLs running out).
 # Each line is prefixed with its lane and the minutes since the start; each
 # lane's log is kept in target/test-logs/.
@@ -83,7 +83,8 @@ test: setup
 	@env $(TEST_BUILD_ENV) tools/test-lanes.sh
 
 # make test's second lane: formatting and lints, the Rust workspace (then the
-# core again without AES-NI, VAES or AVX-512), Python, Go, Node and Elixir.
+# core again without AES-NI, VAES or AVX-512), Python, Go and Node (Elixir
+# closes the first lane, after pg-test).
 test-faces: lint
 	$(CARGO) test --workspace --release --locked
 	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
@@ -95,7 +96,6 @@ test-faces: lint
 	$(MAKE) --no-print-directory python-test
 	$(MAKE) --no-print-directory go-test PYTHON_BUILT=1
 	$(MAKE) --no-print-directory node-test
-	$(MAKE) --no-print-directory elixir-test
 
 # The PostgreSQL extension on every major in PG_VERSIONS: the whole SQL suite
 # (run.sh: every stage, as the superuser and as the app role) on each, the pgrx
