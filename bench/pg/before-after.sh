@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The extension built at BEFORE and at the working tree, side by side on
+# PostgreSQL 15: installed alternately, each round on a throwaway cluster with
+# the library preloaded; prints each row's median and AFTER/BEFORE.
+#   bench/pg/before-after.sh ROWS [BEFORE]
+# ROWS (and BEFORE's default):
+#   metrics  what nonceforge_metrics()'s counting costs the nonce functions
+#            (issue 47; before: a5bbb72~1): one session drawing
+#            SELECT count(nonce(64)) and count(nonce(96)) FROM generate_series(1, 1e6),
+#            and 4 clients at once (pgbench -c 4, each transaction 100,000 nonce(96))
+#   uuidv7   uuidv7() and uuid_generate_v7() per row (issue 50; before: HEAD),
+#            beside gen_random_uuid() and the bare executor (count(1)): the
+#            whole query's ratio to gen_random_uuid()'s and each one's own cost
+# NONCEFORGE_BENCH_ROUNDS (default 3) rounds. Installs into the system's
+# PostgreSQL 15: do not run it beside make test.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+rows="${1:-}"
+case "$rows" in
+metrics) before="${2:-a5bbb72~1}" ;;
+uuidv7) before="${2:-HEAD}" ;;
+*) echo "usage: $0 metrics|uuidv7 [BEFORE]" >&2; exit 2 ;;
+esac
+rounds="${NONCEFORGE_BENCH_ROUNDS:-3}"
+port="${NONCEFORGE_BENCH_PGPORT:-25599}"
+export PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}" NONCEFORGE_PG_PREINSTALLED=1
+build_env=(CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0)
+tree="$(mktemp -d /tmp/nonceforge-before.XXXXXX)"
+work="$(mktemp -d)"
+cleanup() { stop_cluster || true; git -C "$root" worktree remove --force "$tree" 2>/dev/null || true; rm -rf "$work"; }
+git -C "$root" worktree add -q --detach "$tree" "$before"
+source "$root/crates/nonceforge-pg/tests/sql/cluster.sh"
+trap cleanup EXIT
+install() { (cd "$1/crates/nonceforge-pg" && env "${build_env[@]}" cargo pgrx install --release --pg-config "$PGBIN/pg_config" >/dev/null); }
+q() { psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+# ms SQL: the statement's run time in ms, as psql's \timing reports it.
+ms() { q -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'; }
+row() { echo "$1 $2 $3" >> "$work/results"; } # row BUILD NAME MS
+echo "SELECT count(nonce(96)) FROM generate_series(1, 100000);" > "$work/multi.sql"
+
+measure_metrics() { # one round of every row for the installed build
+    ms "SELECT count(nonce(64)) FROM generate_series(1, 100000)" >/dev/null # warm
+    row "$1" session_nonce64 "$(ms "SELECT count(nonce(64)) FROM generate_series(1, 1000000)")"
+    row "$1" session_nonce96 "$(ms "SELECT count(nonce(96)) FROM generate_series(1, 1000000)")"
+    local tps
+    tps=$("$PGBIN/pgbench" -h 127.0.0.1 -p "$port" -U postgres -n -c 4 -j 2 -t 20 -f "$work/multi.sql" postgres 2>&1 |
+        sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
+    # As ms per 1e6 nonces, so that lower is better for every row.
+    row "$1" clients4_nonce96 "$(awk -v t="$tps" 'BEGIN { printf "%.1f\n", 1e6 / (t * 100000) * 1000 }')"
+}
+
+measure_uuidv7() { # each row three times a round (the best kept), alternating
+    ms "SELECT count(uuidv7()) FROM generate_series(1, 100000)" >/dev/null # warm
+    local f best t i
+    for f in "1" "gen_random_uuid()" "uuidv7()" "uuid_generate_v7()"; do
+        best=""
+        for i in 1 2 3; do
+            t=$(ms "SELECT count($f) FROM generate_series(1, 1000000)")
+            best=$(awk -v a="$t" -v b="${best:-$t}" 'BEGIN { print (a < b ? a : b) }')
+        done
+        row "$1" "count($f)" "$best"
+    done
+}
+
+for ((r = 1; r <= rounds; r++)); do
+    for build in before after; do
+        if [ "$build" = before ]; then install "$tree"; else install "$root"; fi
+        start_cluster "$port" -c shared_preload_libraries=nonceforge -c nonceforge.machine_id=7
+        q -c "CREATE EXTENSION IF NOT EXISTS nonceforge"
+        "measure_$rows" "$build"
+        stop_cluster
+    done
+done
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+m() { awk -v b="$1" -v r="$2" '$1 == b && $2 == r { print $3 }' "$work/results" | median; }
+echo "| row (ms per 1e6 rows; median of $rounds) | before ($before) | after (working tree) | after / before |"
+echo "|---|---:|---:|---:|"
+for name in $(awk '{ print $2 }' "$work/results" | awk '!seen[$0]++'); do
+    awk -v r="$name" -v b="$(m before "$name")" -v a="$(m after "$name")" \
+        'BEGIN { printf "| %s | %.1f | %.1f | %.3f |\n", r, b, a, a / b }'
+done
+if [ "$rows" = uuidv7 ]; then
+    echo
+    echo "| row | gen_random_uuid() / it (the whole query, as issue 50 reads it): before | after | its own cost over count(1), ns: before | after |"
+    echo "|---|---:|---:|---:|---:|"
+    for f in "uuidv7()" "uuid_generate_v7()"; do
+        awk -v f="$f" -v e0="$(m before 'count(1)')" -v e1="$(m after 'count(1)')" \
+            -v g0="$(m before 'count(gen_random_uuid())')" -v g1="$(m after 'count(gen_random_uuid())')" \
+            -v u0="$(m before "count($f)")" -v u1="$(m after "count($f)")" \
+            'BEGIN { printf "| %s | %.2fx | %.2fx | %.1f | %.1f |\n", f, g0 / u0, g1 / u1, u0 - e0, u1 - e1 }'
+    done
+fi
