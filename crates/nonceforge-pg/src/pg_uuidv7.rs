@@ -26,11 +26,8 @@ use nonceforge_core::uuid as ids;
 use pgrx::datum::Timestamp;
 use pgrx::prelude::*;
 
-/// A new UUIDv7 (pg_uuidv7's name for `uuidv7()`).
-#[pg_extern(volatile, strict, parallel_safe)]
-fn uuid_generate_v7() -> pgrx::Uuid {
-    pgrx::Uuid::from_bytes(crate::uuidv7::next_v7("uuid_generate_v7()", 0))
-}
+// `uuid_generate_v7()`, pg_uuidv7's name for `uuidv7()`: declared beside it
+// in uuidv7.rs (one hand-written entry point for both).
 
 /// The first 48 bits as Unix milliseconds.
 fn unix_ms(id: &pgrx::Uuid) -> i64 {
