@@ -61,10 +61,11 @@ unsafe extern "C-unwind" fn fill_v7(out: *mut [u8; 16], which: u8) {
 
 /// Declares the C entry point of a new-UUIDv7 function with no arguments (and
 /// its version-1 record), written against fmgr directly where pgrx's
-/// generated wrapper spent about a fifth of a row's cost on its guarded
-/// `palloc`, the boxing of the return value and its checks (bench/RESULTS.md,
-/// "The measurements behind the code"). The symbols are those pgrx gave them,
-/// named in every installed catalog; the SQL is declared by hand below.
+/// generated wrapper spent about a third of the function's own cost on its
+/// guarded `palloc`, the boxing of the return value and its checks
+/// (bench/RESULTS.md, "The measurements behind the code"). The symbols are
+/// those pgrx gave them, named in every installed catalog; the SQL is
+/// declared by hand below.
 macro_rules! v7_entry {
     ($symbol:ident, $finfo:ident, $which:literal, $function:literal) => {
         #[unsafe(no_mangle)]
