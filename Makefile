@@ -243,8 +243,8 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy -p nonceforge-lease --features metrics --all-targets --locked -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked -q
-	@echo "== the crates users install, packed and built from their .crate files as crates.io would (cargo package)"
-	CARGO=$(CARGO) tools/package-crates.sh --allow-dirty $(PUBLISHED_CRATES)
+	@echo "== the crates users install, packed (cargo package) and checked from their .crate files as a user's build compiles them"
+	CARGO=$(CARGO) tools/package-crates.sh --allow-dirty --check $(PUBLISHED_CRATES)
 	cd $(PG_CRATE) && $(CARGO) fmt --check && $(CARGO) clippy --all-targets --locked -- -D warnings
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	cd go && $(GO) vet ./... && $(GO) vet -tags purego ./...
