@@ -42,23 +42,6 @@ unsafe extern "C-unwind" {
     fn palloc_direct(size: usize) -> *mut std::ffi::c_void;
 }
 
-/// Writes the next UUIDv7 of `which` (0: `uuidv7()`, 1: `uuid_generate_v7()`)
-/// to `out`. Guarded: an ERROR (server order's refusals) or a panic leaves
-/// through pgrx's error reporting.
-///
-/// # Safety
-/// `out` is valid for a 16-byte write.
-#[pg_guard]
-unsafe extern "C-unwind" fn fill_v7(out: *mut [u8; 16], which: u8) {
-    let function = if which == 0 {
-        "uuidv7()"
-    } else {
-        "uuid_generate_v7()"
-    };
-    // SAFETY: the caller gives 16 writable bytes.
-    unsafe { out.write(next_v7(function, 0)) }
-}
-
 /// Declares the C entry point of a new-UUIDv7 function with no arguments (and
 /// its version-1 record), written against fmgr directly where pgrx's
 /// generated wrapper spent about a third of the function's own cost on its
@@ -67,19 +50,30 @@ unsafe extern "C-unwind" fn fill_v7(out: *mut [u8; 16], which: u8) {
 /// those pgrx gave them, named in every installed catalog; the SQL is
 /// declared by hand below.
 macro_rules! v7_entry {
-    ($symbol:ident, $finfo:ident, $which:literal, $function:literal) => {
+    ($symbol:ident, $finfo:ident, $function:literal) => {
         #[unsafe(no_mangle)]
         #[doc = concat!("The C entry point of `", $function, "`.")]
         pub unsafe extern "C-unwind" fn $symbol(
             _fcinfo: pg_sys::FunctionCallInfo,
         ) -> pg_sys::Datum {
+            /// Writes the next UUIDv7 to `out`. Guarded: an ERROR (server
+            /// order's refusals) or a panic leaves through pgrx's error
+            /// reporting.
+            ///
+            /// # Safety
+            /// `out` is valid for a 16-byte write.
+            #[pg_guard]
+            unsafe extern "C-unwind" fn fill(out: *mut [u8; 16]) {
+                // SAFETY: the caller gives 16 writable bytes.
+                unsafe { out.write(next_v7($function, 0)) }
+            }
             // SAFETY: palloc returns 16 bytes of the current memory context
             // (the result's, as fmgr wants) or raises out-of-memory by
             // longjmp, which this frame, holding nothing to drop, allows;
-            // fill_v7 writes them, raising its own errors through pgrx.
+            // fill writes them, raising its own errors through pgrx.
             unsafe {
                 let out = palloc_direct(16).cast::<[u8; 16]>();
-                fill_v7(out, $which);
+                fill(out);
                 pg_sys::Datum::from(out)
             }
         }
@@ -95,11 +89,10 @@ macro_rules! v7_entry {
 
 // A new UUIDv7, monotonic within this backend (across the server with
 // `nonceforge.server_order = on`); `uuid_generate_v7()` is pg_uuidv7's name.
-v7_entry!(uuidv7_wrapper, pg_finfo_uuidv7_wrapper, 0, "uuidv7()");
+v7_entry!(uuidv7_wrapper, pg_finfo_uuidv7_wrapper, "uuidv7()");
 v7_entry!(
     uuid_generate_v7_wrapper,
     pg_finfo_uuid_generate_v7_wrapper,
-    1,
     "uuid_generate_v7()"
 );
 
