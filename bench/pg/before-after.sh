@@ -44,8 +44,13 @@ source "$root/crates/nonceforge-pg/tests/sql/cluster.sh"
 trap cleanup EXIT
 install() { (cd "$1/crates/nonceforge-pg" && env "${build_env[@]}" cargo pgrx install --release --pg-config "$PGBIN/pg_config" >/dev/null); }
 q() { psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-# ms SQL: the statement's run time in ms, as psql's \timing reports it.
-ms() { q -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'; }
+# ms SQL...: the last statement's run time in ms, as psql's \timing reports it
+# (the statements run in one connection: those before warm it).
+ms() {
+    local args=(-c '\timing on') sql
+    for sql; do args+=(-c "$sql"); done
+    q "${args[@]}" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
 row() { echo "$1 $2 $3" >> "$work/results"; } # row BUILD NAME MS
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "SELECT count(nonce(96)) FROM generate_series(1, 100000);" > "$work/multi.sql"
@@ -65,8 +70,8 @@ measure_uuidv7() { # one round: each row in a new connection (the library loaded
     local f
     for f in "1" "gen_random_uuid()" "uuidv7()" "uuid_generate_v7()"; do
         # The first statement warms the backend (the library, the generator).
-        row "$1" "count($f)" "$(q -c '\timing on' -c "SELECT count($f) FROM generate_series(1, 300000)" \
-            -c "SELECT count($f) FROM generate_series(1, 1000000)" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)"
+        row "$1" "count($f)" "$(ms "SELECT count($f) FROM generate_series(1, 300000)" \
+            "SELECT count($f) FROM generate_series(1, 1000000)")"
     done
 }
 
