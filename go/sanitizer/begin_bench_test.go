@@ -31,7 +31,8 @@ func BenchmarkGuard(b *testing.B) {
 				}
 				binary.BigEndian.PutUint64(nonce[4:], v)
 				i++
-				t, _ := s.begin(nonce, 64)
+				var t ticket
+				s.begin(nonce, 64, &t)
 				s.finish(&t, nonce, tag)
 			}
 		})

@@ -300,9 +300,11 @@ const (
 	placeRepeat
 )
 
-// ticket is what begin hands to finish: three words, so it travels in
-// registers (a larger one cost a Seal its copies: bench/RESULTS.md, "The
-// measurements behind the code").
+// ticket is what begin hands to finish. begin and place write it through a
+// pointer into the caller's frame, field by field: returned by value, Go
+// copied it through the stack in 16-byte moves that straddled the fields'
+// separate stores, and every such load waited for its stores to commit
+// (bench/RESULTS.md, "The measurements behind the code").
 type ticket struct {
 	x     uint64    // the counter value, or the window slot
 	tag   *[16]byte // the first message's tag, for placeRepeat
@@ -348,41 +350,42 @@ func (s *keyState) counterValue(nonce []byte) (uint64, bool) {
 	return x, x < counterLimit
 }
 
-func (s *keyState) begin(nonce []byte, length int) (ticket, *Violation) {
+func (s *keyState) begin(nonce []byte, length int, t *ticket) *Violation {
 	n := uint64(length)
 	if s.maxBytes != 0 {
 		for {
 			left := s.bytesLeft.Load()
 			if left < n {
-				return ticket{}, s.violation(ByteLimit, nonce, s.maxBytes)
+				return s.violation(ByteLimit, nonce, s.maxBytes)
 			}
 			if s.bytesLeft.CompareAndSwap(left, left-n) {
 				break
 			}
 		}
 	}
-	t, v := s.place(nonce)
+	v := s.place(nonce, t)
 	if v != nil && s.maxBytes != 0 {
 		s.bytesLeft.Add(n)
 	}
-	return t, v
+	return v
 }
 
-func (s *keyState) place(nonce []byte) (ticket, *Violation) {
+func (s *keyState) place(nonce []byte, t *ticket) *Violation {
 	if s.counter != nil {
 		if x, ok := s.counterValue(nonce); ok {
 			if x >= s.counterMax {
-				return ticket{}, s.violation(SealLimit, nonce, s.counterMax)
+				return s.violation(SealLimit, nonce, s.counterMax)
 			}
 			seen, tag := s.counter.checkAndInsert(x)
 			switch seen {
 			case counterNew:
-				return ticket{kind: placeCounter, x: x}, nil
+				t.kind, t.x = placeCounter, x
+				return nil
 			case counterAgain:
-				return s.repeat(nonce, tag)
+				return s.repeat(nonce, tag, t)
 			default:
 				if s.mode == Counter {
-					return ticket{}, s.violation(CounterTooOld, nonce, s.counter.width)
+					return s.violation(CounterTooOld, nonce, s.counter.width)
 				}
 			}
 		}
@@ -396,7 +399,7 @@ func (s *keyState) place(nonce []byte) (ticket, *Violation) {
 			left := s.sealsLeft.Load()
 			if left == 0 {
 				sh.mu.Unlock()
-				return ticket{}, s.violation(SealLimit, nonce, s.maxSeals)
+				return s.violation(SealLimit, nonce, s.maxSeals)
 			}
 			take := min(left, s.chunk)
 			if s.sealsLeft.CompareAndSwap(left, left-take) {
@@ -410,15 +413,16 @@ func (s *keyState) place(nonce []byte) (ticket, *Violation) {
 	if !seen {
 		sh.budget--
 		sh.mu.Unlock()
-		return ticket{kind: placeWindow, shard: uint16(i), table: uint8(pos.table), x: pos.slot}, nil
+		t.kind, t.shard, t.table, t.x = placeWindow, uint16(i), uint8(pos.table), pos.slot
+		return nil
 	}
-	var t *[16]byte
+	var first *[16]byte
 	if tag != nil {
-		t = new([16]byte) // a repeat: off the hot path
-		copy(t[:], tag)
+		first = new([16]byte) // a repeat: off the hot path
+		copy(first[:], tag)
 	}
 	sh.mu.Unlock()
-	return s.repeat(nonce, t)
+	return s.repeat(nonce, first, t)
 }
 
 // windowFast remembers nonce and reports true if it is new and within the
@@ -442,11 +446,12 @@ func (s *keyState) windowFast(nonce []byte) bool {
 	return true
 }
 
-func (s *keyState) repeat(nonce []byte, tag *[16]byte) (ticket, *Violation) {
+func (s *keyState) repeat(nonce []byte, tag *[16]byte, t *ticket) *Violation {
 	if s.allowIdentical && tag != nil {
-		return ticket{kind: placeRepeat, tag: tag}, nil
+		t.kind, t.tag = placeRepeat, tag
+		return nil
 	}
-	return ticket{}, s.violation(Reuse, nonce, 0)
+	return s.violation(Reuse, nonce, 0)
 }
 
 func (s *keyState) finish(t *ticket, nonce, tag []byte) *Violation {
@@ -578,8 +583,8 @@ func (a *AEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 			return a.inner.Seal(dst, nonce, plaintext, additionalData)
 		}
 	}
-	t, v := a.state.begin(nonce, len(plaintext))
-	if v != nil {
+	var t ticket
+	if v := a.state.begin(nonce, len(plaintext), &t); v != nil {
 		a.refuse(v)
 		return dst
 	}

@@ -148,7 +148,8 @@ func TestNoFalsePositiveOverTenMillionDistinctRandomNonces(t *testing.T) {
 	for i := uint32(0); i < 10_000_000; i++ {
 		binary.BigEndian.PutUint32(n, i) // distinct by construction
 		binary.LittleEndian.PutUint64(n[4:], rng.Uint64())
-		if _, v := s.begin(n, 0); v != nil {
+		var tk ticket
+		if v := s.begin(n, 0, &tk); v != nil {
 			t.Fatalf("#%d: %v", i, v)
 		}
 	}
