@@ -70,9 +70,11 @@ VERSION := $(shell awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml)
 # make test builds at opt-level 3 as release does, but without LTO, with
 # parallel codegen and without debug info: half the build time on two cores.
 # What it tests is the code, not the linker's last pass; make dist builds the
-# shipped profile and make dist-test runs what it built. (Exported to every
-# cargo make test runs, pgrx's included, so its builds share one cache.)
-TEST_BUILD_ENV := CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0
+# shipped profile and make dist-test runs what it built. Its debug builds (the
+# portable run, the pgrx tests) carry no debug info either: panics still name
+# their line. (Exported to every cargo make test runs, pgrx's included, so its
+# builds share one cache.)
+TEST_BUILD_ENV := CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_DEV_DEBUG=0
 
 # Two lanes side by side (tools/test-lanes.sh): the PostgreSQL extension
 # (pg-test) then Elixir in one, everything else (test-faces) in the other, so that one
