@@ -32,6 +32,9 @@ const SEC: Duration = Duration::from_secs(1);
 /// and Redis's restart from an older dump took more than a TTL-4 s member's
 /// hold (3.6 s) on a loaded 2-core machine (make test, both lanes at work;
 /// Redis's on a fresh clone, 2026-11-28).
+/// On a slower day a PostgreSQL restore outlasted even that (2026-11-29): where
+/// the store is away longer than [`RIDE_OUT`], a member may lapse instead,
+/// which stops it as surely; the test accepts that then, and says so.
 fn wave(url: &str, ns: &str, n: usize) -> Vec<(&'static str, Proc)> {
     support::wave(url, ns, n, &["--ttl", "8s", "--connect-timeout", "20s"])
 }
@@ -48,27 +51,59 @@ fn leased_id(p: &Proc) -> u16 {
     id(&p.stderr()).unwrap()
 }
 
+/// How long the store may be away and every member still ride it out, at the
+/// least: a member's hold at the waves' TTL (TTL − margin, 7.2 s) less one
+/// renewal interval (TTL / 3) and one request's timeout (2 s: a renewal may
+/// be under way as the store goes). A store away longer may leave members
+/// lapsed: safe (they stop issuing), but then they cannot say why.
+const RIDE_OUT: Duration = Duration::from_millis(7200 - 2667 - 2000);
+
+/// Why a member of wave C stopped.
+#[derive(Debug, PartialEq)]
+enum Loss {
+    /// Its renewal found the store older than its grant.
+    WentBack,
+    /// Another member had taken its id before its next renewal looked.
+    OtherHolder,
+    /// No renewal succeeded before its deadline: the store was away longer
+    /// than [`RIDE_OUT`] (a loaded machine's restart), so it could not look.
+    Lapsed,
+}
+
 /// Every member of `procs` stops by itself and says why: the store went
-/// back, or (where another member took its id before its next renewal
-/// looked) another member took it. Returns (id, reason) per member.
-fn all_report_loss(procs: &[(&str, Proc)], what: &str) -> Vec<(u16, bool)> {
+/// back, or another member took its id — or, only where the store was away
+/// longer than [`RIDE_OUT`] (`away`), it lapsed. Returns (id, reason) per
+/// member.
+fn all_report_loss(procs: &[(&str, Proc)], what: &str, away: Duration) -> Vec<(u16, Loss)> {
+    let lapse_ok = away > RIDE_OUT;
     procs
         .iter()
         .map(|(_, p)| {
             // The whole line (stderr is unbuffered: it may come in pieces).
+            let said =
+                |e: &str, words: &str| e.split(words).nth(1).is_some_and(|r| r.contains('\n'));
             p.wait_for(&format!("{what}: the loss"), 30 * SEC, |_, e| {
-                e.split(" was lost (")
-                    .nth(1)
-                    .is_some_and(|r| r.contains('\n'))
+                said(e, " was lost (") || (lapse_ok && said(e, " lapsed: "))
             });
             let err = p.stderr();
-            let went_back = err.contains("was lost (the store went back to an older copy");
-            assert!(
-                went_back || err.contains("was lost (another holder took the id)"),
-                "{what}: a member stopped without saying why: {err}"
-            );
-            assert!(!err.contains("lapsed"), "{what}: a member lapsed: {err}");
-            (leased_id(p), went_back)
+            let id = leased_id(p);
+            if err.contains("was lost (the store went back to an older copy") {
+                assert!(!err.contains(" lapsed: "), "{what}: a member lapsed: {err}");
+                (id, Loss::WentBack)
+            } else if err.contains("was lost (another holder took the id)") {
+                assert!(!err.contains(" lapsed: "), "{what}: a member lapsed: {err}");
+                (id, Loss::OtherHolder)
+            } else {
+                assert!(
+                    lapse_ok && said(&err, " lapsed: "),
+                    "{what}: a member stopped without saying why (the store away {away:?}): {err}"
+                );
+                eprintln!(
+                    "{what}: the store was away {away:?}, longer than a member surely rides out \
+                     ({RIDE_OUT:?}); the member on id {id} lapsed, which stops it as surely"
+                );
+                (id, Loss::Lapsed)
+            }
         })
         .collect()
 }
@@ -119,14 +154,16 @@ fn scenario(
     // B asks while the store is away (acquiring tries again until the
     // connect timeout), so it takes the two lowest ids the copy shows free
     // the moment it answers: 3 and 4, released by P, held by C.
+    let gone = Instant::now();
     go_back(&mut || b = wave(url, ns, 2));
+    let away = gone.elapsed();
     assert_eq!(b.len(), 2, "{what}: go_back did not start B");
     let taken: Vec<u16> = b.iter().map(|(_, p)| leased_id(p)).collect();
-    for (id, went_back) in all_report_loss(&c, what) {
+    for (id, loss) in all_report_loss(&c, what, away) {
         // C's renewal found the copy older than its grant, unless B had
         // taken the id first (then all it sees is another holder's grant).
         assert!(
-            went_back || taken.contains(&id),
+            loss != Loss::OtherHolder || taken.contains(&id),
             "{what}: member C on id {id} did not say the store went back (B took {taken:?})"
         );
     }
