@@ -87,12 +87,10 @@ fn all_report_loss(procs: &[(&str, Proc)], what: &str, away: Duration) -> Vec<(u
             });
             let err = p.stderr();
             let id = leased_id(p);
-            if err.contains("was lost (the store went back to an older copy") {
-                assert!(!err.contains(" lapsed: "), "{what}: a member lapsed: {err}");
-                (id, Loss::WentBack)
+            let loss = if err.contains("was lost (the store went back to an older copy") {
+                Loss::WentBack
             } else if err.contains("was lost (another holder took the id)") {
-                assert!(!err.contains(" lapsed: "), "{what}: a member lapsed: {err}");
-                (id, Loss::OtherHolder)
+                Loss::OtherHolder
             } else {
                 assert!(
                     lapse_ok && said(&err, " lapsed: "),
@@ -102,8 +100,10 @@ fn all_report_loss(procs: &[(&str, Proc)], what: &str, away: Duration) -> Vec<(u
                     "{what}: the store was away {away:?}, longer than a member surely rides out \
                      ({RIDE_OUT:?}); the member on id {id} lapsed, which stops it as surely"
                 );
-                (id, Loss::Lapsed)
-            }
+                return (id, Loss::Lapsed);
+            };
+            assert!(!err.contains("lapsed"), "{what}: a member lapsed: {err}");
+            (id, loss)
         })
         .collect()
 }
