@@ -13,7 +13,8 @@
 # Every line is printed as it comes, prefixed with its lane and the minutes
 # since the start; each lane's whole output is also kept in
 # target/test-logs/LANE.log. Both lanes always run to their end; the exit
-# status is non-zero when either failed, and the last lines say which.
+# status is non-zero when either failed, and the last lines say which and
+# repeat a failed lane's failure lines and its end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 make="${MAKE:-make}"
@@ -55,4 +56,17 @@ for name in pg faces; do
     summary="$summary; $name $verdict in $((secs / 60))m$(printf %02d $((secs % 60)))s"
 done
 echo "== make test:${summary#;}; $((SECONDS / 60))m$(printf %02d $((SECONDS % 60)))s in all (logs: $logs/)"
-[ "$failed" = 0 ] || { echo "== make test failed: the lane's log above, or $logs/"; exit 1; }
+[ "$failed" = 0 ] && exit 0
+# A failed lane's log scrolled past while the other lane ran on: its failure
+# lines and its last lines again, so that the end of the output (all a CI
+# summary may keep) says what failed.
+for name in pg faces; do
+    [ "$(cat "$logs/$name.rc" 2>/dev/null || echo 1)" = 0 ] && continue
+    echo "== the $name lane failed; its lines that say so:"
+    grep -nE 'FAIL|panicked|failed|[Ee]rror|^--- |assert' "$logs/$name.log" |
+        grep -vE ' 0 failed|, 0 failures' | tail -n 40
+    echo "== the $name lane's last lines:"
+    tail -n 40 "$logs/$name.log"
+done
+echo "== make test failed (whole logs: $logs/)"
+exit 1
