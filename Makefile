@@ -137,9 +137,10 @@ pg-package: setup
 node-deps:
 	@command -v node >/dev/null && command -v npm >/dev/null || { echo "node/npm not found: install Node.js 20"; exit 1; }
 	@# @ronomon/crypto-async compiles with node-gyp: point it at this Node's own headers
-	@# (nothing is downloaded from nodejs.org, which a build machine may not reach).
+	@# (nothing is downloaded from nodejs.org, which a build machine may not reach);
+	@# packages npm's cache holds are taken from it without asking the registry again.
 	@cd node && { [ -f node_modules/@ronomon/crypto-async/binding.node ] && [ -d node_modules/typescript ] && [ -d node_modules/typescript-7 ] || \
-	  npm_config_nodedir="$$(dirname "$$(dirname "$$(readlink -f "$$(command -v node)")")")" npm ci --no-audit --no-fund; }
+	  npm_config_nodedir="$$(dirname "$$(dirname "$$(readlink -f "$$(command -v node)")")")" npm ci --prefer-offline --no-audit --no-fund; }
 	cd node && npm run build
 
 node-test: node-deps

@@ -9,7 +9,15 @@ set -euo pipefail
 pg_config=$1
 bin=$("$pg_config" --bindir)
 root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root/crates/nonceforge-pg" && cargo pgrx install --release --pg-config "$pg_config" >"${TMPDIR:-/tmp}/nonceforge-demo-pgrx.log" 2>&1) ||
+# Built in the workspace's target directory with the workspace's rustflags
+# (.cargo/config.toml's build.rustflags, read here: RUSTFLAGS in the
+# environment overrides the link flag cargo-pgrx's build alone is given, as
+# tools/pg-test-all.sh explains): the crates the extension shares with the
+# command-line tool built in stage 2 (the core, its ciphers, tokio...) are
+# not built again.
+flags=$(sed -n 's/^rustflags = \[\(.*\)\]$/\1/p' "$root/.cargo/config.toml" | tr -d '",')
+(cd "$root/crates/nonceforge-pg" && CARGO_TARGET_DIR="$root/target" RUSTFLAGS="${RUSTFLAGS-$flags}" \
+    cargo pgrx install --release --pg-config "$pg_config" >"${TMPDIR:-/tmp}/nonceforge-demo-pgrx.log" 2>&1) ||
     { cat "${TMPDIR:-/tmp}/nonceforge-demo-pgrx.log"; exit 1; }
 dir=$(mktemp -d /tmp/nonceforge-demo-pg.XXXXXX)
 chown postgres "$dir"
