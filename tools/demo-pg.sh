@@ -12,9 +12,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 # Built in the workspace's target directory with the workspace's rustflags
 # (.cargo/config.toml's build.rustflags, read here: RUSTFLAGS in the
 # environment overrides the link flag cargo-pgrx's build alone is given, as
-# tools/pg-test-all.sh explains): the crates the extension shares with the
-# command-line tool built in stage 2 (the core, its ciphers, tokio...) are
-# not built again.
+# tools/pg-test-all.sh explains): the crates it asks for with the features
+# the command-line tool built in stage 2 asked for are not built again (about
+# a third of them; the rest, pgrx's and those above a crate whose features
+# differ, are).
 flags=$(sed -n 's/^rustflags = \[\(.*\)\]$/\1/p' "$root/.cargo/config.toml" | tr -d '",')
 (cd "$root/crates/nonceforge-pg" && CARGO_TARGET_DIR="$root/target" RUSTFLAGS="${RUSTFLAGS-$flags}" \
     cargo pgrx install --release --pg-config "$pg_config" >"${TMPDIR:-/tmp}/nonceforge-demo-pgrx.log" 2>&1) ||

@@ -52,14 +52,16 @@ if ! "$CARGO" pgrx --version 2>/dev/null | grep -q " $PGRX_VERSION"; then
     trap '[ -z "$pgrx_pid" ] || kill "$pgrx_pid" 2>/dev/null || true' EXIT
 fi
 
-say "== 2. the command-line tool (building it, its lease clients and the Node addon: about 4 minutes on two cores)"
+say "== 2. the command-line tool (building it and its lease clients: about 4 minutes on two cores)"
 # protoc: the etcd client compiles etcd's .proto files; Redis: the lease below.
 apt_need protobuf-compiler libprotobuf-dev redis-server
-# One build for both: alone, the addon asks a few shared crates for more
-# features (the bulk ciphers', napi's futures), and the CLI's copies of them
-# and of every crate above them (the core, the lease clients) would be built
-# twice. Built together, stage 3's `npm run build` finds them all built.
-"$CARGO" build -q --release --locked -p nonceforge-cli -p nonceforge-node
+# Built alone: the Elixir NIF asks the shared crates for the CLI's features
+# exactly, so stage 4 builds little, and the PostgreSQL extension for most of
+# them (stage 5 reuses a third of its crates); the Node addon asks for a few more (the bulk ciphers', napi's
+# futures) and builds the crates above them again in stage 3 (building the
+# CLI and the addon in one run instead spares stage 3 and costs stage 4 more:
+# bench/RESULTS.md, "make demo").
+"$CARGO" build -q --release --locked -p nonceforge-cli
 say "== sortable nonces, as integers"
 "$BIN" gen sortable --bits 64 -n 3 --format int --machine-id 7
 say "== encrypted nonces (Speck64/128, Speck96/144, AES-256), base64url"
@@ -87,7 +89,7 @@ redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 say "== 10 million 96-bit counter nonces to /dev/null"
 time "$BIN" gen counter --bits 96 -n 10000000 --machine-id 1 >/dev/null
 
-say "== 3. Node: the npm package's addon (built in stage 2), a generator and an external id"
+say "== 3. Node: the npm package's addon (building it: about 2 minutes), a generator and an external id"
 command -v node >/dev/null || { echo "node not found: install Node.js 20"; exit 1; }
 (cd node && npm run --silent build >/dev/null 2>&1 && node ../tools/demo-node.js)
 
