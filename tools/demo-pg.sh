@@ -34,7 +34,7 @@ copy_config="$copy$(cd "$("$pg_config" --bindir)" && pwd)/pg_config"
 ln -s "$("$copy_config" --bindir)" "$dir/bin"
 
 # The extension unoptimised (the dev profile: the values it shows are the
-# same; make install-pg and the packages build the release), in the
+# same; make pg-install and the packages build the release), in the
 # workspace's target directory with the workspace's rustflags
 # (.cargo/config.toml's build.rustflags, read here: RUSTFLAGS in the
 # environment overrides the link flag cargo-pgrx gives its build alone, as
