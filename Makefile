@@ -84,14 +84,10 @@ TEST_BUILD_ENV := CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_
 test: setup
 	@env $(TEST_BUILD_ENV) tools/test-lanes.sh
 
-# make test's second lane: the Rust workspace's test build (first: the other
-# lane runs the command-line tool it makes, copied to CLI_COPY), formatting
-# and lints, the workspace's tests (then the core again without AES-NI, VAES or
-# AVX-512), Python, Go and Node (Elixir closes the first lane, after pg-test).
-test-faces:
-	$(CARGO) test --workspace --release --locked --no-run
-	@[ -z "$(CLI_COPY)" ] || { cp target/release/nonceforge "$(CLI_COPY).part" && mv "$(CLI_COPY).part" "$(CLI_COPY)"; }
-	$(MAKE) --no-print-directory lint
+# make test's second lane: formatting and lints, the Rust workspace (then the
+# core again without AES-NI, VAES or AVX-512), Python, Go and Node (Elixir
+# closes the first lane, after pg-test).
+test-faces: lint
 	$(CARGO) test --workspace --release --locked
 	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
 	$(CARGO) test --release --locked -p nonceforge-lease --features metrics --test metrics

@@ -6,13 +6,9 @@
 # ends first (its tests mostly wait on stores, as Go's and Node's do at the
 # other lane's end); `make -k` runs it when pg-test failed too.
 #
-# The command-line tool the PostgreSQL lane compares with and leases beside
-# (NONCEFORGE_CLI) is the one the faces lane's test build makes first: that
-# lane copies it to target/test-bin/nonceforge, where its later cargo runs
-# cannot rewrite it, and the PostgreSQL lane calls it through a small script
-# that waits for the copy (its first use comes minutes after the copy, on
-# two cores) — one build of the tool, not one before the lanes and another
-# with the workspace's features in the faces lane.
+# The command-line tool is built first and copied to target/test-bin/: the
+# PostgreSQL lane runs that copy (NONCEFORGE_CLI), which the other lane's
+# cargo cannot rewrite under it.
 #
 # Every line is printed as it comes, prefixed with its lane and the minutes
 # since the start; each lane's whole output is also kept in
@@ -40,24 +36,14 @@ lane() { # lane NAME MAKE-ARGS...: runs make, records its status and time
     echo $((SECONDS - t0)) >"$logs/$name.secs"
 }
 
-cli="$PWD/target/test-bin/nonceforge"
-rm -f "$cli"
-cat >"$cli-when-built" <<WRAPPER
-#!/usr/bin/env bash
-# make test's PostgreSQL lane calls the command-line tool through this
-# (tools/test-lanes.sh writes it): the faces lane's test build copies the tool
-# to $cli; until then this polls, and gives up when that lane has ended.
-until [ -x "$cli" ]; do
-    [ ! -e "$PWD/$logs/faces.rc" ] || { echo "nonceforge: the faces lane ended before it built the command-line tool" >&2; exit 127; }
-    sleep 1
-done
-exec "$cli" "\$@"
-WRAPPER
-chmod +x "$cli-when-built"
+echo "== the command-line tool, for both lanes"
+cargo build --release --locked -q -p nonceforge-cli 2>&1 | stamp cli || exit 1
+cp target/release/nonceforge target/test-bin/nonceforge
+target/test-bin/nonceforge --version >/dev/null || exit 1
 
-NONCEFORGE_CLI="$cli-when-built" lane pg -k pg-test elixir-test &
+NONCEFORGE_CLI="$PWD/target/test-bin/nonceforge" lane pg -k pg-test elixir-test &
 pg=$!
-lane faces test-faces CLI_COPY="$cli" &
+lane faces test-faces &
 faces=$!
 wait "$pg" "$faces"
 
