@@ -49,8 +49,8 @@ pgrx_log=${TMPDIR:-/tmp}/nonceforge-demo-cargo-pgrx.log
 if ! "$CARGO" pgrx --version 2>/dev/null | grep -q " $PGRX_VERSION"; then
     say "building cargo-pgrx $PGRX_VERSION in the background, for stage 5 (once per machine; its log: $pgrx_log)"
     # Unoptimised, as make setup builds it (tools/setup.sh says why).
-    CARGO_PROFILE_DEV_DEBUG=0 nice -n 10 "$CARGO" install -q cargo-pgrx --version "$PGRX_VERSION" --locked --debug \
-        >"$pgrx_log" 2>&1 &
+    # (No debug info: CARGO_PROFILE_DEV_DEBUG=0 is exported above.)
+    nice -n 10 "$CARGO" install -q cargo-pgrx --version "$PGRX_VERSION" --locked --debug >"$pgrx_log" 2>&1 &
     pgrx_pid=$!
     trap '[ -z "$pgrx_pid" ] || kill "$pgrx_pid" 2>/dev/null || true' EXIT
 fi
@@ -60,10 +60,10 @@ say "== 2. the command-line tool (building it and its lease clients: about 4 min
 apt_need protobuf-compiler libprotobuf-dev redis-server
 # Built alone: the Elixir NIF asks the shared crates for the CLI's features
 # exactly, so stage 4 builds little, and the PostgreSQL extension for most of
-# them (stage 5 reuses a third of its crates); the Node addon asks for a few more (the bulk ciphers', napi's
-# futures) and builds the crates above them again in stage 3 (building the
-# CLI and the addon in one run instead spares stage 3 and costs stage 4 more:
-# bench/RESULTS.md, "make demo").
+# them (stage 5 reuses a third of its crates); the Node addon asks for a few
+# more (the bulk ciphers', napi's futures) and builds the crates above them
+# again in stage 3 (building the CLI and the addon in one run instead spares
+# stage 3 and costs stage 4 more: bench/RESULTS.md, "make demo").
 "$CARGO" build -q --release --locked -p nonceforge-cli
 say "== sortable nonces, as integers"
 "$BIN" gen sortable --bits 64 -n 3 --format int --machine-id 7
