@@ -14,7 +14,7 @@
 # since the start; each lane's whole output is also kept in
 # target/test-logs/LANE.log. Both lanes always run to their end; the exit
 # status is non-zero when either failed, and the last lines say which and
-# repeat a failed lane's failure lines and its end.
+# repeat a failed lane's end and the lines that say what failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 make="${MAKE:-make}"
@@ -57,15 +57,17 @@ for name in pg faces; do
 done
 echo "== make test:${summary#;}; $((SECONDS / 60))m$(printf %02d $((SECONDS % 60)))s in all (logs: $logs/)"
 [ -z "$failed" ] && exit 0
-# A failed lane's log scrolled past while the other lane ran on: its failure
-# lines and its last lines again, so that the end of the output (all a CI
-# summary may keep) says what failed.
+# A failed lane's log scrolled past while the other lane ran on: its end,
+# then the lines that say what failed (test names, assertions, panics, make's
+# failed targets; not every line with "failed" or "error", which a store's
+# client may print by the hundred), cut to a screen, so that the end of the
+# output, all a CI summary may keep, names the failure.
+fails='--- FAIL|_test\.go:[0-9]+:|panicked at|^FAIL|FAILED|not ok |^# fail [1-9]|[1-9][0-9]* fail(ed|ures?)\b|^ +[0-9]+\) test |^error|\*\*\* \[|Traceback|Error: |^E  '
 for name in $failed; do
-    echo "== the $name lane failed; its lines that say so:"
-    grep -nE 'FAIL|panicked|failed|[Ee]rror|^--- |assert' "$logs/$name.log" |
-        grep -vE ' 0 failed|, 0 failures' | tail -n 40
     echo "== the $name lane's last lines:"
-    tail -n 40 "$logs/$name.log"
+    tail -n 8 "$logs/$name.log" | cut -c1-300
+    echo "== the $name lane failed; its lines that say what (the last 15 of them):"
+    grep -nE -e "$fails" "$logs/$name.log" | cut -c1-300 | tail -n 15
 done
 echo "== make test failed (whole logs: $logs/)"
 exit 1
