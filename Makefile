@@ -84,11 +84,13 @@ TEST_BUILD_ENV := CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_
 test: setup
 	@env $(TEST_BUILD_ENV) tools/test-lanes.sh
 
-# make test's second lane: formatting and lints, the Rust workspace (then the
-# core again without AES-NI, VAES or AVX-512), Python, Go and Node (Elixir
-# closes the first lane, after pg-test).
+# make test's second lane: formatting and lints, the Rust workspace (its
+# wait-bound lease tests beside the rest: tools/rust-tests.sh; then the core
+# again without AES-NI, VAES or AVX-512), Python, then Go and Node side by side
+# (each one's output whole when it ends; Elixir closes the first lane, after
+# pg-test).
 test-faces: lint
-	$(CARGO) test --workspace --release --locked
+	@CARGO=$(CARGO) tools/rust-tests.sh
 	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
 	$(CARGO) test --release --locked -p nonceforge-lease --features metrics --test metrics
 	$(CARGO) test --release --locked -p nonceforge-lease --features metrics --doc
@@ -96,8 +98,7 @@ test-faces: lint
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
 	$(MAKE) --no-print-directory python-test
-	$(MAKE) --no-print-directory go-test PYTHON_BUILT=1
-	$(MAKE) --no-print-directory node-test
+	$(MAKE) --no-print-directory -j2 --output-sync=target go-test node-test PYTHON_BUILT=1
 
 # The PostgreSQL extension on every major in PG_VERSIONS: the whole SQL suite
 # (run.sh: every stage, as the superuser and as the app role) on each, the pgrx

@@ -35,8 +35,12 @@ const SEC: Duration = Duration::from_secs(1);
 /// On a slower day a PostgreSQL restore outlasted even that (2026-11-29): where
 /// the store is away longer than [`RIDE_OUT`], a member may lapse instead,
 /// which stops it as surely; the test accepts that then, and says so.
+/// B's acquire tries for as long as the test waits for a failover (60 s,
+/// `RedisFailover::wait_failover`): with 20 s, a Sentinel failover with both
+/// cores building outlasted it and B gave up with "no primary for service"
+/// (2026-11-29).
 fn wave(url: &str, ns: &str, n: usize) -> Vec<(&'static str, Proc)> {
-    support::wave(url, ns, n, &["--ttl", "8s", "--connect-timeout", "20s"])
+    support::wave(url, ns, n, &["--ttl", "8s", "--connect-timeout", "60s"])
 }
 
 /// The machine id a member leased, from its first line on stderr.
