@@ -92,7 +92,7 @@ redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 say "== 10 million 96-bit counter nonces to /dev/null"
 time "$BIN" gen counter --bits 96 -n 10000000 --machine-id 1 >/dev/null
 
-say "== 3. Node: the npm package's addon (building it: about 2 minutes), a generator and an external id"
+say "== 3. Node: the npm package's addon (building it: about a minute), a generator and an external id"
 command -v node >/dev/null || { echo "node not found: install Node.js 20"; exit 1; }
 (cd node && npm run --silent build >/dev/null 2>&1 && node ../tools/demo-node.js)
 
