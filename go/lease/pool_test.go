@@ -58,6 +58,7 @@ func TestPool(t *testing.T) {
 					mu.Lock()
 					defer mu.Unlock()
 					if i%6 == 5 {
+						releaseAtEnd(t, l)
 						own = append(own, l)
 					} else {
 						pooled = append(pooled, l)
@@ -67,9 +68,6 @@ func TestPool(t *testing.T) {
 			wg.Wait()
 			if t.Failed() {
 				return
-			}
-			for _, l := range own {
-				defer l.Release(ctx)
 			}
 			ids := map[int]bool{}
 			for _, l := range append(append([]*Lease{}, pooled...), own...) {
