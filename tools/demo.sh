@@ -58,12 +58,10 @@ fi
 say "== 2. the command-line tool (building it and its lease clients: about 4 minutes on two cores)"
 # protoc: the etcd client compiles etcd's .proto files; Redis: the lease below.
 apt_need protobuf-compiler libprotobuf-dev redis-server
-# Built alone: the Elixir NIF asks the shared crates for the CLI's features
-# exactly, so stage 4 builds little, and the PostgreSQL extension for most of
-# them (stage 5 reuses a third of its crates); the Node addon asks for a few
-# more (the bulk ciphers', napi's futures) and builds the crates above them
-# again in stage 3 (building the CLI and the addon in one run instead spares
-# stage 3 and costs stage 4 more: bench/RESULTS.md, "make demo").
+# Built alone: the Node addon and the Elixir NIF ask the shared crates for the
+# CLI's features exactly (the workspace Cargo.toml's "build sharing"), so
+# stages 3 and 4 build little, and the PostgreSQL extension for most of them
+# (stage 5 reuses a third of its crates): bench/RESULTS.md, "make demo".
 "$CARGO" build -q --release --locked -p nonceforge-cli
 say "== sortable nonces, as integers"
 "$BIN" gen sortable --bits 64 -n 3 --format int --machine-id 7

@@ -3,9 +3,9 @@
 # runs, built once by it, but with the test binaries named in RUST_TESTS_APART
 # (PACKAGE:TARGET …) run beside the rest instead of after them. cargo runs a
 # workspace's test binaries one after another, and the CLI's lease tests mostly
-# wait on the stores (TTLs running out, stores stopped and brought back):
-# lease_rollback ~7 min and lease ~4 of the ~15 min `cargo test --workspace`
-# takes, the rest together ~4.
+# wait on the stores (TTLs running out, stores stopped and brought back): the
+# two longest of them all (bench/RESULTS.md, "make test: the build profile and
+# the lanes").
 #
 # The binaries are the ones `cargo test --no-run` reports (so a test file
 # added later runs too), each run as cargo test runs it: from its package's
@@ -28,7 +28,8 @@ fi
 
 # One line per test binary: PACKAGE-DIR PACKAGE:TARGET KIND EXECUTABLE.
 list=$(mktemp) || exit 1
-trap 'rm -f "$list"' EXIT
+pids=() names=() # the apart binaries' runs, killed if this script exits early
+trap 'rm -f "$list"; kill "${pids[@]}" 2>/dev/null' EXIT
 "$cargo" test "${flags[@]}" --no-run --message-format=json-render-diagnostics |
     CARGO="$cargo" python3 -c '
 import json, os, subprocess, sys
@@ -52,8 +53,6 @@ run() { # run DIR EXECUTABLE: as cargo test runs a test binary
     (cd "$1" && "$2")
 }
 
-pids=() names=()
-trap 'rm -f "$list"; kill "${pids[@]}" 2>/dev/null' EXIT
 for a in $apart; do
     read -r dir _ _ exe < <(grep " $a test " "$list")
     echo "== $a, apart (its output when it ends; $logs/rust-${a#*:}.log)"

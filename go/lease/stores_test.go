@@ -6,6 +6,7 @@ package lease
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -67,6 +68,13 @@ func run(t *testing.T, name string, args ...string) {
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
+}
+
+// releaseAtEnd releases l when the test ends, before its store stops
+// (cleanups run last first), whether the test passed or not: a lease left
+// renewing against a stopped store would outlive its test.
+func releaseAtEnd(t *testing.T, l *Lease) {
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
 }
 
 func startStore(t *testing.T, kind string) testStore {

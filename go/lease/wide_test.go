@@ -109,13 +109,6 @@ func TestWideFleet(t *testing.T) {
 	}
 }
 
-// releaseAtEnd releases l when the test ends, before its store stops
-// (cleanups run last first), whether the test passed or not: a lease left
-// renewing against a stopped store would outlive its test.
-func releaseAtEnd(t *testing.T, l *Lease) {
-	t.Cleanup(func() { _ = l.Release(context.Background()) })
-}
-
 // counterThroughLapses draws a counter-96 nonce from g, which l holds. On a
 // loaded machine a 2 s lease may lapse (a renewal not answered within the
 // hold): the generator then refuses, as it must, until a renewal succeeds.
