@@ -8,8 +8,7 @@
 // Each cell is the median of --runs runs of --seconds each.
 const path = require('node:path');
 const crypto = require('node:crypto');
-const { ZERO_COPY, maxStall } = require('./calls.js');
-const nodeDir = path.join(__dirname, '..', '..', 'node');
+const { ZERO_COPY, maxStall, nodeDir, args, opt } = require('./calls.js');
 const ours = require(path.join(nodeDir, 'crypto-async.js'));
 const nf = require(nodeDir);
 let theirs;
@@ -19,11 +18,6 @@ try {
   console.error('@ronomon/crypto-async is not installed (cd node && npm ci): its columns are left out');
 }
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i === -1 ? dflt : Number(args[i + 1]);
-};
 const SECONDS = opt('--seconds', 0.3);
 const RUNS = opt('--runs', 3);
 const JSON_OUT = args.includes('--json');

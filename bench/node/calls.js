@@ -1,4 +1,17 @@
 'use strict';
+const path = require('node:path');
+
+// The node/ directory every benchmark here loads, and their command line:
+// opt('--name', dflt) is the word after --name (a number where dflt is one),
+// dflt without it.
+const nodeDir = path.join(__dirname, '..', '..', 'node');
+const args = process.argv.slice(2);
+function opt(name, dflt) {
+  const i = args.indexOf(name);
+  if (i === -1) return dflt;
+  return typeof dflt === 'number' ? Number(args[i + 1]) : args[i + 1];
+}
+
 // The zero-copy calls bench.js measures, for any module with the
 // @ronomon/crypto-async interface: ZERO_COPY[name](m, key, iv) gives
 // (source, target[, callback]) — synchronous without a callback. Shared by
@@ -38,4 +51,4 @@ async function maxStall(work) {
   return worst * 1000;
 }
 
-module.exports = { ZERO_COPY, maxStall };
+module.exports = { ZERO_COPY, maxStall, nodeDir, args, opt };

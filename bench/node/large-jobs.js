@@ -15,13 +15,10 @@
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawnSync } = require('node:child_process');
-const { maxStall } = require('./calls.js');
+const { maxStall, nodeDir, args, opt } = require('./calls.js');
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
-const SECONDS = Number(opt('--seconds', 0.3));
-const RUNS = Number(opt('--runs', 5));
-const nodeDir = path.join(__dirname, '..', '..', 'node');
+const SECONDS = opt('--seconds', 0.3);
+const RUNS = opt('--runs', 5);
 const load = {
   nonceforge: () => require(path.join(nodeDir, 'crypto-async.js')),
   '@ronomon': () => require(require.resolve('@ronomon/crypto-async', { paths: [nodeDir] })),

@@ -10,13 +10,10 @@
 // Each cell is the median of --runs runs; the columns of a row alternate run by run.
 const path = require('node:path');
 const crypto = require('node:crypto');
-const { ZERO_COPY, maxStall } = require('./calls.js');
+const { ZERO_COPY, maxStall, nodeDir, opt } = require('./calls.js');
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
-const SECONDS = Number(opt('--seconds', 0.3));
-const RUNS = Number(opt('--runs', 5));
-const nodeDir = path.join(__dirname, '..', '..', 'node');
+const SECONDS = opt('--seconds', 0.3);
+const RUNS = opt('--runs', 5);
 const modules = { nonceforge: require(path.join(nodeDir, 'crypto-async.js')) };
 if (opt('--before')) modules.before = require(path.join(path.resolve(opt('--before')), 'crypto-async.js'));
 try {

@@ -17,7 +17,9 @@
 #            before each round (a new connection loads the file afresh; the
 #            SQL installed is the working tree's, the symbols are both's), so
 #            a round's pair shares the machine's state; also each one's own
-#            cost over count(1) and the whole query's ratio to gen_random_uuid()'s
+#            cost over count(1) and the whole query's ratio to gen_random_uuid()'s;
+#            and uuidv7_series(1e6) in the select list and in FROM against the
+#            per-row uuidv7()
 # NONCEFORGE_BENCH_ROUNDS rounds (default 3; uuidv7: 15). Installs into the
 # system's PostgreSQL 15: do not run it beside make test.
 set -euo pipefail
@@ -73,6 +75,12 @@ measure_uuidv7() { # one round: each row in a new connection (the library loaded
         row "$1" "count($f)" "$(ms "SELECT count($f) FROM generate_series(1, 300000)" \
             "SELECT count($f) FROM generate_series(1, 1000000)")"
     done
+    # The bulk form where the README advises it (the select list: a
+    # ProjectSet) and in FROM (a FunctionScan, its rows stored first).
+    row "$1" "series_select_list" "$(ms "SELECT count(x) FROM (SELECT uuidv7_series(300000) x) s" \
+        "SELECT count(x) FROM (SELECT uuidv7_series(1000000) x) s")"
+    row "$1" "series_from" "$(ms "SELECT count(*) FROM uuidv7_series(300000)" \
+        "SELECT count(*) FROM uuidv7_series(1000000)")"
 }
 
 settings=(-c shared_buffers=1GB -c work_mem=256MB -c fsync=off -c synchronous_commit=off)
@@ -122,5 +130,13 @@ if [ "$rows" = uuidv7 ]; then
             -v g0="$(m before 'count(gen_random_uuid())')" -v g1="$(m after 'count(gen_random_uuid())')" \
             -v u0="$(m before "count($f)")" -v u1="$(m after "count($f)")" \
             'BEGIN { printf "| %s | %.2fx | %.2fx | %.1f | %.1f |\n", f, g0 / u0, g1 / u1, u0 - e0, u1 - e1 }'
+    done
+    echo
+    echo "| uuidv7_series(1e6) | count(uuidv7()) per row / it: before | after |"
+    echo "|---|---:|---:|"
+    for f in series_select_list series_from; do
+        awk -v f="$f" -v u0="$(m before 'count(uuidv7())')" -v u1="$(m after 'count(uuidv7())')" \
+            -v s0="$(m before "$f")" -v s1="$(m after "$f")" \
+            'BEGIN { printf "| %s | %.2fx | %.2fx |\n", f, u0 / s0, u1 / s1 }'
     done
 fi

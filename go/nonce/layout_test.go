@@ -6,6 +6,7 @@ package nonce
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -200,15 +201,7 @@ func TestWideUniqueUnderConcurrency(t *testing.T) {
 				}
 			}()
 			wg.Wait()
-			seen := make(map[string]bool, 2*per)
-			for _, side := range out {
-				for _, v := range side {
-					if seen[v] {
-						t.Fatalf("%v %d: %x repeated", kind, bits, v)
-					}
-					seen[v] = true
-				}
-			}
+			requireDistinct(t, fmt.Sprintf("%v %d", kind, bits), out[:], 2*per)
 			if kind != Encrypted {
 				p, err := g.Decompose([]byte(out[0][per-1]))
 				if err != nil || p.MachineID != 65_535 {

@@ -3,6 +3,7 @@ package nonce
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +23,7 @@ func TestLocalsAreDistinct(t *testing.T) {
 			out := make([][]string, workers)
 			var wg sync.WaitGroup
 			for w := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					l := g.Local()
 					for i := range each {
 						var n Nonce
@@ -46,21 +45,10 @@ func TestLocalsAreDistinct(t *testing.T) {
 						}
 						out[w] = append(out[w], n.String())
 					}
-				}()
+				})
 			}
 			wg.Wait()
-			seen := make(map[string]bool, workers*each)
-			for _, o := range out {
-				for _, s := range o {
-					if seen[s] {
-						t.Fatalf("%v %d: %s twice", kind, bits, s)
-					}
-					seen[s] = true
-				}
-			}
-			if len(seen) != workers*each {
-				t.Fatalf("%v %d: %d nonces", kind, bits, len(seen))
-			}
+			requireDistinct(t, fmt.Sprintf("%v %d", kind, bits), out, workers*each)
 		}
 	}
 	for _, bits := range []int{64, 96, 128} {

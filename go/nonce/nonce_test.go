@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +62,24 @@ func (c *manualClock) sleptFor() time.Duration {
 	return c.slept
 }
 
+// requireDistinct fails the test unless the goroutines' outputs hold want
+// values, none of them twice.
+func requireDistinct(t *testing.T, what string, out [][]string, want int) {
+	t.Helper()
+	seen := make(map[string]bool, want)
+	for _, o := range out {
+		for _, v := range o {
+			if seen[v] {
+				t.Fatalf("%s: %q twice", what, v)
+			}
+			seen[v] = true
+		}
+	}
+	if len(seen) != want {
+		t.Fatalf("%s: %d values, want %d", what, len(seen), want)
+	}
+}
+
 // Eight goroutines share one generator: every nonce of every kind and size is
 // distinct, and each goroutine's sortable nonces strictly increase.
 func TestConcurrentNoncesAreDistinct(t *testing.T) {
@@ -74,9 +93,7 @@ func TestConcurrentNoncesAreDistinct(t *testing.T) {
 			out := make([][]string, workers)
 			var wg sync.WaitGroup
 			for w := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					prev := ""
 					for range each {
 						n, err := g.Next(kind, bits)
@@ -92,21 +109,10 @@ func TestConcurrentNoncesAreDistinct(t *testing.T) {
 						prev = s
 						out[w] = append(out[w], s)
 					}
-				}()
+				})
 			}
 			wg.Wait()
-			seen := make(map[string]bool, workers*each)
-			for _, o := range out {
-				for _, s := range o {
-					if seen[s] {
-						t.Fatalf("%v %d: %s twice", kind, bits, s)
-					}
-					seen[s] = true
-				}
-			}
-			if len(seen) != workers*each {
-				t.Fatalf("%v %d: %d nonces", kind, bits, len(seen))
-			}
+			requireDistinct(t, fmt.Sprintf("%v %d", kind, bits), out, workers*each)
 		}
 	}
 }

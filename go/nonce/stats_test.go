@@ -35,9 +35,7 @@ func TestStatsCountWhatWasIssued(t *testing.T) {
 		}
 	}()
 	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var c, s [3]uint64
 			l := g.Local()
 			for j := range 3000 {
@@ -87,7 +85,7 @@ func TestStatsCountWhatWasIssued(t *testing.T) {
 				sortable[i] += s[i]
 			}
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	close(stop)

@@ -474,14 +474,12 @@ func TestTheClassicBugsAreCaughtInTheDefaultMode(t *testing.T) {
 	var shared atomic.Uint64
 	var wg sync.WaitGroup
 	for g := 0; g < 2; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for j := 0; j < 50_000; j++ {
 				a.Seal(nil, counterNonce(shared.Load()/2), []byte("m"), nil)
 				shared.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n.Load() != 50_000 {

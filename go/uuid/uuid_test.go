@@ -69,9 +69,7 @@ func TestV7ConcurrentIdsAreDistinctAndEachGoroutineSeesThemRise(t *testing.T) {
 	out := make([][]UUID, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			ids := make([]UUID, each)
 			for i := range ids {
 				ids[i] = g.New()
@@ -81,7 +79,7 @@ func TestV7ConcurrentIdsAreDistinctAndEachGoroutineSeesThemRise(t *testing.T) {
 				}
 			}
 			out[w] = ids
-		}()
+		})
 	}
 	wg.Wait()
 	seen := make(map[UUID]bool, workers*each)
@@ -231,13 +229,11 @@ func TestNewV7FollowsTheWallClock(t *testing.T) {
 	var wg sync.WaitGroup
 	out := make([][]UUID, 4)
 	for w := range out {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 50_000 {
 				out[w] = append(out[w], NewV7())
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	seen := map[UUID]bool{}

@@ -169,11 +169,19 @@ fn options(o: LeaseOpts) -> Result<LeaseOptions> {
     .into())
 }
 
-/// Acquiring, on libuv's pool: it talks to the store.
+/// Acquiring, on libuv's pool: it talks to the store, with a connection of
+/// its own or through a pool's.
 pub struct Acquire {
-    url: String,
-    options: LeaseOptions,
-    pick: Pick,
+    from: AcquireFrom,
+}
+
+enum AcquireFrom {
+    Store {
+        url: String,
+        options: Box<LeaseOptions>,
+        pick: Pick,
+    },
+    Pool(Arc<nonceforge_lease::LeasePool>),
 }
 
 impl Task for Acquire {
@@ -183,14 +191,23 @@ impl Task for Acquire {
     fn compute(&mut self) -> Result<Lease> {
         // On libuv's pool: an id without history waits out the TTL and margin
         // here, not where the generator is built (on the event loop).
-        std::panic::catch_unwind(|| {
-            let lease = match self.pick {
-                Pick::Lowest => Lease::acquire(&self.url, &self.options)?,
-                Pick::Exact(id, wait) => Lease::acquire_exact(&self.url, id, &self.options, wait)?,
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let lease = match &self.from {
+                AcquireFrom::Store {
+                    url,
+                    options,
+                    pick: Pick::Lowest,
+                } => Lease::acquire(url, options)?,
+                AcquireFrom::Store {
+                    url,
+                    options,
+                    pick: Pick::Exact(id, wait),
+                } => Lease::acquire_exact(url, *id, options, *wait)?,
+                AcquireFrom::Pool(pool) => pool.acquire()?,
             };
             lease.wait_for_start();
             Ok(lease)
-        })
+        }))
         .map_err(|_| Error::from_reason("nonceforge: acquiring a lease panicked"))?
         .map_err(lease_err)
     }
@@ -253,37 +270,13 @@ pub struct LeasePoolHandle {
     pool: Arc<nonceforge_lease::LeasePool>,
 }
 
-/// Acquiring through a pool, on libuv's pool.
-pub struct PoolAcquire {
-    pool: Arc<nonceforge_lease::LeasePool>,
-}
-
-impl Task for PoolAcquire {
-    type Output = Lease;
-    type JsValue = LeaseHandle;
-
-    fn compute(&mut self) -> Result<Lease> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let lease = self.pool.acquire()?;
-            lease.wait_for_start();
-            Ok(lease)
-        }))
-        .map_err(|_| Error::from_reason("nonceforge: acquiring a lease panicked"))?
-        .map_err(lease_err)
-    }
-
-    fn resolve(&mut self, _: Env, lease: Lease) -> Result<LeaseHandle> {
-        Ok(LeaseHandle::held(lease))
-    }
-}
-
 #[napi]
 impl LeasePoolHandle {
     /// Takes the lowest free machine id through the pool.
     #[napi(catch_unwind)]
-    pub fn acquire(&self) -> AsyncTask<PoolAcquire> {
-        AsyncTask::new(PoolAcquire {
-            pool: Arc::clone(&self.pool),
+    pub fn acquire(&self) -> AsyncTask<Acquire> {
+        AsyncTask::new(Acquire {
+            from: AcquireFrom::Pool(Arc::clone(&self.pool)),
         })
     }
 
@@ -299,9 +292,11 @@ impl LeasePoolHandle {
 pub fn lease_acquire(url: String, opts: LeaseOpts) -> Result<AsyncTask<Acquire>> {
     let pick = pick(&opts)?;
     Ok(AsyncTask::new(Acquire {
-        url,
-        options: options(opts)?,
-        pick,
+        from: AcquireFrom::Store {
+            url,
+            options: Box::new(options(opts)?),
+            pick,
+        },
     }))
 }
 

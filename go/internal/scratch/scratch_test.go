@@ -11,9 +11,7 @@ func TestLoansAreExclusive(t *testing.T) {
 	var bs Blocks
 	var wg sync.WaitGroup
 	for g := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 20000 {
 				l := bs.Get(uint64(i))
 				if *l.B != [16]byte{} {
@@ -31,7 +29,7 @@ func TestLoansAreExclusive(t *testing.T) {
 				}
 				l.Return()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	// Every slot is free again.

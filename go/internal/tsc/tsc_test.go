@@ -20,9 +20,7 @@ func TestTickerFollowsTheClock(t *testing.T) {
 	errs := make(chan string, 4)
 	var opened atomic.Bool
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			last := uint64(0)
 			for time.Since(base) < 80*time.Millisecond {
 				a := clockMs()
@@ -38,7 +36,7 @@ func TestTickerFollowsTheClock(t *testing.T) {
 					opened.Store(true)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if _, ok := Read(); ok && !opened.Load() && !raceEnabled {

@@ -130,17 +130,12 @@ fn status(url: &str, ns: &str) -> (Option<i32>, Vec<String>, String) {
 
 /// The same with more options (`--limit`, `--after`, `--summary`).
 fn status_with(url: &str, ns: &str, more: &[&str]) -> (Option<i32>, Vec<String>, String) {
-    let mut args = vec![
-        "lease",
-        "status",
-        "--backend",
-        url,
-        "--namespace",
-        ns,
-        "--json",
-    ];
-    args.extend_from_slice(more);
-    run(&args)
+    run(&[&status_args(url, ns)[..], &["--json"], more].concat())
+}
+
+/// `lease status` of one namespace, before its output options.
+fn status_args<'a>(url: &'a str, ns: &'a str) -> [&'a str; 6] {
+    ["lease", "status", "--backend", url, "--namespace", ns]
 }
 
 fn all_distinct<'a>(what: &str, lines: impl IntoIterator<Item = &'a String>) -> usize {
@@ -175,15 +170,7 @@ fn sixteen_at_once(url: &str) {
         .count();
     assert_eq!(live, 16, "{held:?}");
     // The summary counts them; the list comes in pages.
-    let (code, sum, err) = run(&[
-        "lease",
-        "status",
-        "--backend",
-        url,
-        "--namespace",
-        ns,
-        "--summary",
-    ]);
+    let (code, sum, err) = run(&[&status_args(url, ns)[..], &["--summary"]].concat());
     assert_eq!(code, Some(0), "{err}");
     assert!(
         sum[1].starts_with("held=16 ") && sum[1].ends_with(" free=0 expired=0 never_leased=496"),

@@ -106,24 +106,28 @@ pub(crate) fn start(backend: Backend, settled: Settled) -> Result<(Arc<Shared>, 
             rt.block_on(run(backend, settled, None, ready_tx, rx, done_tx));
         })
         .map_err(|e| local_error(format!("cannot start the lease thread: {e}")))?;
-    match ready.recv() {
-        Ok(Ok(shared)) => Ok((
-            shared,
-            Control {
-                tx,
-                done,
-                thread: Some(thread),
-            },
-        )),
-        Ok(Err(e)) => {
-            let _ = thread.join();
+    started(ready, tx, done, Some(thread), "the lease thread")
+}
+
+/// Waits for a just-started lease's outcome: its control when it holds an id;
+/// otherwise its error, once its thread (if it has one) has ended.
+fn started(
+    ready: std::sync::mpsc::Receiver<Result<Arc<Shared>>>,
+    tx: mpsc::UnboundedSender<Cmd>,
+    done: std::sync::mpsc::Receiver<Result<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    runner: &str,
+) -> Result<(Arc<Shared>, Control)> {
+    let outcome = ready
+        .recv()
+        .unwrap_or_else(|_| Err(local_error(format!("{runner} stopped before acquiring"))));
+    match outcome {
+        Ok(shared) => Ok((shared, Control { tx, done, thread })),
+        Err(e) => {
+            if let Some(thread) = thread {
+                let _ = thread.join();
+            }
             Err(e)
-        }
-        Err(_) => {
-            let _ = thread.join();
-            Err(local_error(
-                "the lease thread stopped before acquiring".into(),
-            ))
         }
     }
 }
@@ -163,20 +167,7 @@ pub(crate) fn start_pooled(
     let (done_tx, done) = std::sync::mpsc::channel();
     let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
     handle.spawn(run(backend, settled, Some(slots), ready_tx, rx, done_tx));
-    match ready.recv() {
-        Ok(Ok(shared)) => Ok((
-            shared,
-            Control {
-                tx,
-                done,
-                thread: None,
-            },
-        )),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(local_error(
-            "the lease pool stopped before acquiring".into(),
-        )),
-    }
+    started(ready, tx, done, None, "the lease pool")
 }
 
 /// Connects (or takes one of the pool's connections) and takes an id,

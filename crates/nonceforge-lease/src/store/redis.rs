@@ -372,20 +372,34 @@ impl RedisStore {
         }))
     }
 
+    /// A call of `script` (renew.lua, release.lua) on one grant: the
+    /// namespace's meta key, the id's lease and record keys, then the
+    /// namespace, the id and the grant; the caller adds the script's own
+    /// arguments.
+    fn on_grant<'s>(
+        &self,
+        script: &'s Script,
+        ask: &Ask<'_>,
+        grant: &Grant,
+    ) -> redis::ScriptInvocation<'s> {
+        let keys = self.keys(ask.namespace);
+        let mut call = script.key(keys.meta());
+        call.key(keys.lease(grant.machine_id))
+            .key(keys.rec(grant.machine_id))
+            .arg(ask.namespace)
+            .arg(grant.machine_id)
+            .arg(&grant.grant_id);
+        call
+    }
+
     pub(crate) async fn renew(
         &mut self,
         ask: &Ask<'_>,
         grant: &mut Grant,
         cap: u64,
     ) -> Result<Renewal, StoreError> {
-        let keys = self.keys(ask.namespace);
-        let got: Vec<Value> = RENEW
-            .key(keys.meta())
-            .key(keys.lease(grant.machine_id))
-            .key(keys.rec(grant.machine_id))
-            .arg(ask.namespace)
-            .arg(grant.machine_id)
-            .arg(&grant.grant_id)
+        let got: Vec<Value> = self
+            .on_grant(&RENEW, ask, grant)
             .arg(ms(ask.ttl))
             .arg(cap)
             .arg(&grant.incarnation)
@@ -424,14 +438,8 @@ impl RedisStore {
         grant: &Grant,
         floor: u64,
     ) -> Result<bool, StoreError> {
-        let keys = self.keys(ask.namespace);
-        let done: i64 = RELEASE
-            .key(keys.meta())
-            .key(keys.lease(grant.machine_id))
-            .key(keys.rec(grant.machine_id))
-            .arg(ask.namespace)
-            .arg(grant.machine_id)
-            .arg(&grant.grant_id)
+        let done: i64 = self
+            .on_grant(&RELEASE, ask, grant)
             .arg(floor)
             .arg(&grant.incarnation)
             .invoke_async(&mut self.conn)

@@ -382,13 +382,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
 
       other ->
         reason = with {:error, :retry, r} <- other, do: r
-        delay = backoff(state.attempt, state.renew_interval)
-
-        Logger.warning("Lease renewal failed (retry in #{delay}ms): #{inspect(reason)}")
-
-        Telemetry.lease_retry(:renew, state.attempt, delay, reason)
-        Process.send_after(self(), {:renew, state.generation}, delay)
-        {:noreply, %{state | attempt: state.attempt + 1}}
+        retry(state, :renew, "Lease renewal", reason)
     end
   end
 
@@ -402,11 +396,7 @@ defmodule Nonceforge.MachineId.LeaseManager do
         {:noreply, state}
 
       {:error, reason} ->
-        delay = backoff(state.attempt, state.renew_interval)
-        Logger.warning("Reacquisition failed (retry in #{delay}ms): #{inspect(reason)}")
-        Telemetry.lease_retry(:acquire, state.attempt, delay, reason)
-        Process.send_after(self(), {:reacquire, state.generation}, delay)
-        {:noreply, %{state | attempt: state.attempt + 1}}
+        retry(state, :reacquire, "Reacquisition", reason)
     end
   end
 
@@ -441,6 +431,17 @@ defmodule Nonceforge.MachineId.LeaseManager do
     end
 
     :ok
+  end
+
+  # A failed renewal (:renew) or reacquisition (:reacquire): logged, counted,
+  # and tried again after the attempt's backoff.
+  defp retry(state, step, what, reason) do
+    delay = backoff(state.attempt, state.renew_interval)
+    Logger.warning("#{what} failed (retry in #{delay}ms): #{inspect(reason)}")
+    operation = if step == :renew, do: :renew, else: :acquire
+    Telemetry.lease_retry(operation, state.attempt, delay, reason)
+    Process.send_after(self(), {step, state.generation}, delay)
+    {:noreply, %{state | attempt: state.attempt + 1}}
   end
 
   defp backoff(attempt, cap), do: min(1000 * Integer.pow(2, min(attempt - 1, 16)), max(cap, 1000))

@@ -18,7 +18,10 @@ defmodule Nonceforge.MachineId.Strategy do
     (then a conflict is not retried).
 
   `use Nonceforge.MachineId.Strategy` gives a `renew/3` that always
-  succeeds, a `release/2` that does nothing and `deterministic?/0` true.
+  succeeds, a `release/2` that does nothing and `deterministic?/0` true;
+  `use Nonceforge.MachineId.Strategy, lease: true`, for a strategy whose
+  `acquire/2` takes its id through `Lease.acquire/2`, gives `Lease`'s
+  `renew/3` and `release/2` and `deterministic?/0` false.
 
   A strategy's `ttl_ms` is the promise the manager keeps: past it, without a
   renewal, every instance is disabled. Leases of the lease crate (`RedisLease`,
@@ -40,7 +43,29 @@ defmodule Nonceforge.MachineId.Strategy do
   @callback deterministic?() :: boolean()
 
   @doc false
-  defmacro __using__(_opts) do
+  defmacro __using__(opts) do
+    if Keyword.get(opts, :lease, false), do: lease_strategy(), else: fixed_strategy()
+  end
+
+  # A strategy whose ids come through `Lease` (its acquire/2 calls
+  # Lease.acquire/2): Lease's renewal and release; acquiring again may give
+  # another id.
+  defp lease_strategy do
+    quote location: :keep do
+      @behaviour Nonceforge.MachineId.Strategy
+
+      @impl true
+      defdelegate renew(lease, lease_duration, opts), to: Nonceforge.MachineId.Strategy.Lease
+
+      @impl true
+      defdelegate release(lease, opts), to: Nonceforge.MachineId.Strategy.Lease
+
+      @impl true
+      def deterministic?, do: false
+    end
+  end
+
+  defp fixed_strategy do
     quote location: :keep do
       @behaviour Nonceforge.MachineId.Strategy
 

@@ -16,7 +16,7 @@ defmodule Nonceforge.MachineId.Strategy.RedisLease do
   Redis Cluster), not NoNoncense's hash: see the
   package README for switching a fleet without two nodes sharing an id.
   """
-  use Nonceforge.MachineId.Strategy
+  use Nonceforge.MachineId.Strategy, lease: true
   alias Nonceforge.MachineId.Strategy.Lease
 
   @schemes ["redis://", "rediss://", "redis+sentinel://", "redis+cluster://"]
@@ -32,11 +32,4 @@ defmodule Nonceforge.MachineId.Strategy.RedisLease do
        "strategy_opts :url must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL, got: #{inspect(url)}"}
     end
   end
-
-  @impl true
-  defdelegate renew(lease, lease_duration, opts), to: Lease
-  @impl true
-  defdelegate release(lease, opts), to: Lease
-  @impl true
-  def deterministic?, do: false
 end

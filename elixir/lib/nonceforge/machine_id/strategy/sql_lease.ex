@@ -19,7 +19,7 @@ defmodule Nonceforge.MachineId.Strategy.SqlLease do
   `Nonceforge.MachineId.Strategy.Lease`'s. PostgreSQL only (NoNoncense's also
   speaks MySQL).
   """
-  use Nonceforge.MachineId.Strategy
+  use Nonceforge.MachineId.Strategy, lease: true
   alias Nonceforge.MachineId.Strategy.Lease
 
   @impl true
@@ -29,13 +29,6 @@ defmodule Nonceforge.MachineId.Strategy.SqlLease do
       {:error, reason} -> {:error, reason}
     end
   end
-
-  @impl true
-  defdelegate renew(lease, lease_duration, opts), to: Lease
-  @impl true
-  defdelegate release(lease, opts), to: Lease
-  @impl true
-  def deterministic?, do: false
 
   @doc false
   def url(repo) when is_atom(repo) and not is_nil(repo) do

@@ -25,7 +25,7 @@ defmodule Nonceforge.MachineId.Strategy.StatefulSet do
   again (waiting for the same index) by `Nonceforge.MachineId`. There is no
   default id: without the variable or file, acquiring fails and says which.
   """
-  use Nonceforge.MachineId.Strategy
+  use Nonceforge.MachineId.Strategy, lease: true
   alias Nonceforge.MachineId.Strategy.Lease
 
   @doc "Where the pod index is read from when `:id_from` is not given."
@@ -34,12 +34,4 @@ defmodule Nonceforge.MachineId.Strategy.StatefulSet do
   @impl true
   def acquire(lease_duration, opts),
     do: Lease.acquire(lease_duration, Keyword.put_new(opts, :id_from, default_id_from()))
-
-  @impl true
-  defdelegate renew(lease, lease_duration, opts), to: Lease
-  @impl true
-  defdelegate release(lease, opts), to: Lease
-  # A lost lease is taken again (the same index, waiting for it), as Lease's.
-  @impl true
-  def deterministic?, do: false
 end
