@@ -204,15 +204,21 @@ fn wide_namespaces_on_every_store() {
         RedisCluster::start(),
         Etcd::start(1),
     );
-    // A generous connect timeout: 24 members connect at once on a small machine.
+    // Generous timeouts: 24 members connect, renew and release at once on a
+    // small machine that may be building beside the test (a Redis Cluster
+    // release once took more than the default request timeout, TTL / 3), so a
+    // request may take all the TTL leaves (TTL - margin: 2 s - 200 ms).
+    let slow_requests = Some(Duration::from_millis(1800));
     let wide = |ns: &str| LeaseOptions {
         ttl: 2 * SEC,
         connect_timeout: 60 * SEC,
+        request_timeout: slow_requests,
         namespace: ns.into(),
         ..LeaseOptions::for_layout(Layout::Wide)
     };
     let standard = |ns: &str| LeaseOptions {
         ttl: 2 * SEC,
+        request_timeout: slow_requests,
         namespace: ns.into(),
         ..Default::default()
     };
