@@ -1,7 +1,7 @@
 # nonceforge — the README's two commands:
 #   make demo   first values within minutes, then every face in turn (tools/demo.sh), the benchmark table
 #   make test   every test: formatting, lints, unit, integration, doc, CLI, PostgreSQL (pgrx + psql), Python, Go,
-#               Node and Elixir, in two lanes side by side (pg-test, and test-faces; tools/test-lanes.sh)
+#               Node and Elixir, in two lanes side by side (pg-test then elixir-test, and test-faces; tools/test-lanes.sh)
 #
 # Other targets: make check (the fast loop: check-rust, check-go, check-node, check-elixir,
 #   check-pg, check-python, each alone too) | setup | build | pg-check (the PostgreSQL fast tier) | pg-test |
@@ -86,9 +86,9 @@ test: setup
 
 # make test's second lane: formatting and lints, the Rust workspace (its
 # wait-bound lease tests beside the rest: tools/rust-tests.sh; then the core
-# again without AES-NI, VAES or AVX-512), Python, then Go, Node and Elixir side
-# by side (each one's output whole when it ends; their tests mostly wait on
-# stores, so three share two cores).
+# again without AES-NI, VAES or AVX-512), Python, then Go and Node side by side
+# (each one's output whole when it ends; Elixir closes the first lane, after
+# pg-test).
 test-faces: lint
 	@CARGO=$(CARGO) tools/rust-tests.sh
 	@echo "== the metrics feature (off by default): the lease's and its generator's figures through the facade"
@@ -98,7 +98,7 @@ test-faces: lint
 	CARGO_TARGET_DIR=target/portable RUSTFLAGS='--cfg aes_backend="soft" --cfg nonceforge_portable -A unexpected_cfgs' \
 	  $(CARGO) test --locked -p nonceforge --lib --test vectors --test extid_vectors
 	$(MAKE) --no-print-directory python-test
-	$(MAKE) --no-print-directory -j3 --output-sync=target go-test node-test elixir-test PYTHON_BUILT=1
+	$(MAKE) --no-print-directory -j2 --output-sync=target go-test node-test PYTHON_BUILT=1
 
 # The PostgreSQL extension on every major in PG_VERSIONS: the whole SQL suite
 # (run.sh: every stage, as the superuser and as the app role) on each, the pgrx

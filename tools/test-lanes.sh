@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# make test's body: two lanes side by side, `make pg-test` (the PostgreSQL
-# extension on every major) and `make test-faces` (lints, the Rust workspace,
-# Python, then Go, Node and Elixir side by side: their tests mostly wait on
-# stores). On two cores one lane's builds fill the other's waits.
+# make test's body: two lanes side by side, `make pg-test elixir-test` (the
+# PostgreSQL extension on every major, then Elixir) and `make test-faces`
+# (lints, the Rust workspace, Python, Go, Node). On two cores one lane's
+# builds fill the other's waits. Elixir closes the PostgreSQL lane, which
+# ends first (its tests mostly wait on stores, as Go's and Node's do at the
+# other lane's end); `make -k` runs it when pg-test failed too.
 #
 # The command-line tool is built first and copied to target/test-bin/: the
 # PostgreSQL lane runs that copy (NONCEFORGE_CLI), which the other lane's
@@ -39,7 +41,7 @@ cargo build --release --locked -q -p nonceforge-cli 2>&1 | stamp cli || exit 1
 cp target/release/nonceforge target/test-bin/nonceforge
 target/test-bin/nonceforge --version >/dev/null || exit 1
 
-NONCEFORGE_CLI="$PWD/target/test-bin/nonceforge" lane pg pg-test &
+NONCEFORGE_CLI="$PWD/target/test-bin/nonceforge" lane pg -k pg-test elixir-test &
 pg=$!
 lane faces test-faces &
 faces=$!
