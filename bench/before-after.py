@@ -2,6 +2,7 @@
 """Benchmarks of an earlier commit and of this checkout, side by side in one run.
 
     python3 bench/before-after.py REV [--rounds 5] [--seconds 0.2] [--faces cli,node,go]
+        [--go-bench REGEX] [--cpu N]
 
 Builds REV in a git worktree (target/before-REV; its own cargo target directory,
 the Node addon with this checkout's node_modules), then runs each face's
@@ -13,10 +14,13 @@ each round's pair).
 
 Faces: cli (`nonceforge bench --json --threads 1`: nonces, external ids, the
 sanitizer), node (bench/node/bench.js --json: crypto-async rows and nonces),
-go (`go test -bench` over go/nonce, go/extid, go/uuid, go/sanitizer).
+go (`go test -bench` over go/nonce, go/extid, go/uuid, go/sanitizer; --go-bench
+picks benchmarks, --cpu pins the runs to one core: on a VM whose cores read
+differently, one core's rounds are comparable where unpinned ones are not).
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -79,17 +83,34 @@ def node_rows(tree, seconds):
     return rows
 
 
-GO_LINE = re.compile(r"^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
+GO_LINE = re.compile(r"^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$")
+GO_METRIC = re.compile(r"(-?[\d.]+) (\S+)")
 
 
-def go_rows(tree, seconds):
-    out = sh(["go", "test", "-run", "^$", "-bench", ".", "-benchtime", f"{seconds}s", "-count", "1",
-              "./nonce", "./extid", "./uuid", "./sanitizer"], os.path.join(tree, "go"), quiet=True)
+def go_rows(tree, seconds, bench=".", cpu=None):
+    # A row a benchmark: M op/s from its ns/op; a benchmark that reports its
+    # own figures (BenchmarkSealInterleaved: "window-%", "plain-ns/seal")
+    # gives a row for each, in its own unit, named after it.
+    cmd = ["go", "test", "-run", "^$", "-bench", bench, "-benchtime", f"{seconds}s", "-count", "1",
+           "./nonce", "./extid", "./uuid", "./sanitizer"]
+    env = None
+    if cpu is not None:
+        # One core, and GOMAXPROCS as the whole machine would give (defaults
+        # sized from it, the sanitizer's shards, stay as unpinned).
+        cmd = ["taskset", "-c", str(cpu)] + cmd
+        env = {"GOMAXPROCS": str(os.cpu_count())}
+    out = sh(cmd, os.path.join(tree, "go"), env=env, quiet=True)
     rows = {}
     for line in out.splitlines():
         m = GO_LINE.match(line)
-        if m:
-            rows[m.group(1)] = 1e3 / float(m.group(2))  # M op/s
+        if not m:
+            continue
+        for value, unit in GO_METRIC.findall(m.group(2)):
+            if unit == "ns/op":
+                if float(value) > 0:
+                    rows[m.group(1)] = 1e3 / float(value)  # M op/s
+            elif unit not in ("B/op", "allocs/op", "MB/s"):
+                rows[f"{m.group(1)} {unit}"] = float(value)
     return rows
 
 
@@ -102,6 +123,10 @@ def main():
     p.add_argument("--rounds", type=int, default=5, help="alternating rounds (1..50, default 5)")
     p.add_argument("--seconds", type=float, default=0.2, help="seconds a row (0.05..5, default 0.2)")
     p.add_argument("--faces", default="cli,node,go", help="comma-separated: cli, node, go")
+    p.add_argument("--go-bench", default=".", metavar="REGEX",
+                   help="go: the benchmarks to run (go test -bench; default: all)")
+    p.add_argument("--cpu", type=int, metavar="N",
+                   help="go: run pinned to core N (taskset), GOMAXPROCS left at the machine's")
     a = p.parse_args()
     faces = [f for f in a.faces.split(",") if f]
     bad = [f for f in faces if f not in FACES]
@@ -111,6 +136,12 @@ def main():
         p.error("--rounds: 1..50")
     if not 0.05 <= a.seconds <= 5:
         p.error("--seconds: 0.05..5")
+    if a.cpu is not None and not 0 <= a.cpu < (os.cpu_count() or 1):
+        p.error(f"--cpu: a core of this machine, 0..{(os.cpu_count() or 1) - 1}")
+    try:
+        re.compile(a.go_bench)
+    except re.error as e:
+        p.error(f"--go-bench: not a regular expression ({e})")
     try:
         rev = sh(["git", "rev-parse", "--short", "--verify", "--quiet", a.rev + "^{commit}"], ROOT).strip()
     except subprocess.CalledProcessError:
@@ -119,6 +150,8 @@ def main():
     head = sh(["git", "rev-parse", "--short", "HEAD"], ROOT).strip()
     for face in faces:
         run, unit = FACES[face]
+        if face == "go":
+            run = functools.partial(go_rows, bench=a.go_bench, cpu=a.cpu)
         before, after = [], []
         for i in range(a.rounds):
             print(f"{face}: round {i + 1}/{a.rounds}", file=sys.stderr)

@@ -124,8 +124,9 @@ func (v *Violation) Is(target error) bool { return target == ErrNonceReuse }
 type Config struct {
 	Mode Mode
 	// Window: seals remembered exactly (default 1024; 64..2^24). Memory grows
-	// as the key is used, to 4 × Window × (nonce size + 2) bytes a shard (and
-	// 68 × Window more with AllowIdentical).
+	// as the key is used, to under 2 × Window × (nonce size + 16) bytes a
+	// shard (8 × Window more above 65536, and 34 × Window more with
+	// AllowIdentical).
 	Window int
 	// CounterWindow: how far below the highest a counter may arrive and still
 	// be checked exactly (default 65536; 64..2^30, one bit a value once a
@@ -156,9 +157,9 @@ const budgetChunk = 256
 
 type shard struct {
 	mu     sync.Mutex
-	w      *window
 	budget uint64
-	_      [40]byte // keep shards on separate cache lines
+	w      window   // in the shard: one load fewer before the table
+	_      [64]byte // keep shards' hot words on separate cache lines
 }
 
 type keyState struct {
@@ -306,7 +307,7 @@ const (
 // separate stores, and every such load waited for its stores to commit
 // (bench/RESULTS.md, "The measurements behind the code").
 type ticket struct {
-	x     uint64    // the counter value, or the window slot
+	x     uint64    // the counter value, or the window entry
 	tag   *[16]byte // the first message's tag, for placeRepeat
 	shard uint16
 	table uint8
@@ -413,7 +414,7 @@ func (s *keyState) place(nonce []byte, t *ticket) *Violation {
 	if !seen {
 		sh.budget--
 		sh.mu.Unlock()
-		t.kind, t.shard, t.table, t.x = placeWindow, uint16(i), uint8(pos.table), pos.slot
+		t.kind, t.shard, t.table, t.x = placeWindow, uint16(i), uint8(pos.table), pos.entry
 		return nil
 	}
 	var first *[16]byte

@@ -11,7 +11,7 @@ import (
 // checks every answer.
 func TestWindowRemembersAtLeastTheLastCapacity(t *testing.T) {
 	for _, n := range []int{8, 12, 24} {
-		badHash := func(v uint64) uint64 { return (v%7)<<57 | v%5 }
+		badHash := func(v uint64) uint64 { return (v%7)<<24 | v%5 }
 		w := newWindow(64, n, false, func(b []byte) uint64 {
 			return badHash(binary.BigEndian.Uint64(b[len(b)-8:]))
 		})
@@ -106,7 +106,48 @@ func TestWindowGrowsWithUse(t *testing.T) {
 			t.Fatalf("%d: seen %v, tag %q, want %q", v, seen, got, want)
 		}
 	}
-	if w.limit != 1024 || w.t[1-w.cur].ctrl != nil {
+	if w.limit != 1024 || w.side[1].keys != nil {
 		t.Fatalf("limit %d; older table made before the first swap", w.limit)
+	}
+}
+
+// A window of more than 65,536 nonces keeps its entries' bits above 16
+// apart: after the sides have swapped, every one of the last `capacity`
+// nonces is still found with its tag, and the memory stays under Config's
+// documented bound.
+func TestWindowBeyond16BitEntries(t *testing.T) {
+	const capacity, n = 70000, 12
+	h := func(b []byte) uint64 { return hash(b, 0x1234, 0x5679) }
+	w := newWindow(capacity, n, true, h)
+	nonce := func(v int) []byte {
+		b := make([]byte, n)
+		binary.BigEndian.PutUint64(b[4:], uint64(v)*0x9e3779b97f4a7c15)
+		return b
+	}
+	total := 2*capacity + 5000
+	for v := range total {
+		p, seen, _ := w.checkAndInsert(nonce(v), h(nonce(v)))
+		if seen {
+			t.Fatalf("%d is new", v)
+		}
+		if v%1000 == 0 {
+			w.setTag(p, nonce(v), []byte(fmt.Sprintf("tag %012d", v)))
+		}
+	}
+	if w.hi == nil {
+		t.Fatal("no high bits for a window of 70000")
+	}
+	for v := total - capacity; v < total; v++ {
+		_, seen, tag := w.checkAndInsert(nonce(v), h(nonce(v)))
+		want := ""
+		if v%1000 == 0 {
+			want = fmt.Sprintf("tag %012d", v)
+		}
+		if !seen || string(tag) != want {
+			t.Fatalf("%d: seen %v, tag %q, want %q", v, seen, tag, want)
+		}
+	}
+	if m, bound := w.memoryBytes(), 2*capacity*(n+16)+8*capacity+34*capacity; m >= bound {
+		t.Fatalf("%d bytes, over the documented %d", m, bound)
 	}
 }
