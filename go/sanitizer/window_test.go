@@ -151,3 +151,20 @@ func TestWindowBeyond16BitEntries(t *testing.T) {
 		t.Fatalf("%d bytes, over the documented %d", m, bound)
 	}
 }
+
+// hash12, the fast path's inlined hash, is hash for every 12-byte nonce.
+func TestHash12IsHash(t *testing.T) {
+	x := uint64(0x9e3779b97f4a7c15)
+	for range 10000 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b := make([]byte, 12)
+		binary.LittleEndian.PutUint64(b, x)
+		binary.LittleEndian.PutUint32(b[8:], uint32(x>>17))
+		k0, k1 := x*3, x*5|1
+		if hash12(b, k0, k1) != hash(b, k0, k1) {
+			t.Fatalf("%x: %x != %x", b, hash12(b, k0, k1), hash(b, k0, k1))
+		}
+	}
+}
