@@ -133,7 +133,9 @@ type Config struct {
 	// value is skipped).
 	CounterWindow int
 	// Shards of the window (default min(GOMAXPROCS, 8); 1..64); each holds a
-	// whole window.
+	// whole window. More shards let more goroutines seal under one key at
+	// once; fewer keep the window in cache: a key sealed by one goroutine at a
+	// time is quickest with 1 (long messages most: bench/RESULTS.md).
 	Shards int
 	// AllowIdentical: the same message sealed again under a nonce is fine.
 	AllowIdentical bool

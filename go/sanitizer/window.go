@@ -31,14 +31,20 @@ import (
 // appends its entry. Measured against earlier layouts (nonces in the slots, a
 // filter beside each table; a line a side): see bench/RESULTS.md.
 type window struct {
-	n        int
-	cur      int // the side new nonces go to
-	limit    int // entries at which the current side is full
+	// What a fresh nonce's insert reads comes first: after the shard's lock
+	// and budget, it takes two cache lines (measured: bench/RESULTS.md).
+	cur   int // the side new nonces go to
+	limit int // entries at which the current side is full
+	n     int
+	pairs []pair
+	gmask uint64
+	keys  []byte // the current side's (side[cur].keys)
+	used  int    // the current side's entries (the older side holds capacity, once made)
+	wide  bool   // hi is made
+
 	capacity int
 	keepTags bool
 	hash     func([]byte) uint64 // what callers hash with, to re-insert
-	pairs    []pair
-	gmask    uint64
 	// hi: entry bits above 16, two bytes a slot (one a side), for windows of
 	// more than 65536 nonces; nil for the others.
 	hi   []uint8
@@ -48,7 +54,6 @@ type window struct {
 // side is one generation's nonces.
 type side struct {
 	keys   []byte // entry*n -> nonce, in insertion order
-	used   int    // entries
 	tags   []byte // 16 bytes an entry, when identical messages are allowed
 	tagged []bool
 }
@@ -116,10 +121,9 @@ func (w *window) grow() {
 	limit := min(max(w.limit*2, firstLimit), w.capacity)
 	old := &w.side[0]
 	s := makeSide(limit, w.n, w.keepTags)
-	copy(s.keys, old.keys[:old.used*w.n])
+	copy(s.keys, old.keys[:w.used*w.n])
 	copy(s.tags, old.tags)
 	copy(s.tagged, old.tagged)
-	s.used = old.used
 	groups := 1
 	for groups*8 < 2*limit {
 		groups <<= 1
@@ -128,13 +132,14 @@ func (w *window) grow() {
 	if limit > 1<<16 {
 		w.hi = make([]uint8, groups*16)
 	}
-	for e := range s.used {
+	w.wide = w.hi != nil
+	for e := range w.used {
 		nonce := s.keys[e*w.n : e*w.n+w.n]
 		h := w.hash(nonce)
 		slot, _, _ := w.find(0, nonce, h)
 		w.link(0, slot, h, uint64(e))
 	}
-	w.side[0], w.limit = s, limit
+	w.side[0], w.keys, w.limit = s, s.keys, limit
 }
 
 // link puts entry e of side sd, of hash h, into its empty slot.
@@ -158,11 +163,10 @@ func (w *window) entryAt(sd int, g uint64, i int) uint64 {
 
 // add appends nonce, of hash h, to the current side, indexed at its empty slot.
 func (w *window) add(slot uint64, nonce []byte, h uint64) uint64 {
-	s := &w.side[w.cur]
-	e, n := s.used, w.n
-	putKey(s.keys[e*n:e*n+n], nonce)
+	e, n := w.used, w.n
+	putKey(w.keys[e*n:e*n+n], nonce)
 	w.link(w.cur, slot, h, uint64(e))
-	s.used++
+	w.used++
 	return uint64(e)
 }
 
@@ -241,18 +245,18 @@ func (s *side) tagOf(e uint64) []byte {
 // is decided here from the pair's two control words; anything else takes
 // lookup.
 func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag []byte) {
-	cur := w.cur & 1
-	if s := &w.side[cur]; s.used != w.limit && w.hi == nil {
+	if w.used != w.limit && !w.wide {
+		cur := w.cur & 1
 		tag := tagOf(h)
 		pr := &w.pairs[h&w.gmask]
 		c := pr.ctrl[cur]
 		if e := empties(c); e != 0 && matches(c, tag) == 0 && absent(pr.ctrl[cur^1], tag) {
 			i := bits.TrailingZeros64(e) >> 3
-			u, n := s.used, w.n
-			putKey(s.keys[u*n:u*n+n], nonce)
+			u, n := w.used, w.n
+			putKey(w.keys[u*n:u*n+n], nonce)
 			pr.ctrl[cur] = c | uint64(tag)<<(8*i)
 			pr.entry[cur][i&7] = uint16(u)
-			s.used = u + 1
+			w.used = u + 1
 			return wpos{cur, uint64(u)}, false, nil
 		}
 	}
@@ -262,11 +266,11 @@ func (w *window) checkAndInsert(nonce []byte, h uint64) (p wpos, seen bool, tag 
 // lookup is checkAndInsert's general case: a full side, a tag met, a probe
 // past the first group, a window of more than 65536.
 func (w *window) lookup(nonce []byte, h uint64) (p wpos, seen bool, tag []byte) {
-	if w.side[w.cur].used == w.limit {
+	if w.used == w.limit {
 		w.full()
 	}
 	old := 1 - w.cur
-	if w.side[old].used != 0 {
+	if w.entries(old) != 0 {
 		if _, e, ok := w.find(old, nonce, h); ok {
 			return wpos{old, e}, true, w.side[old].tagOf(e)
 		}
@@ -294,9 +298,20 @@ func (w *window) full() {
 			w.pairs[i].ctrl[older] = 0
 		}
 		clear(w.side[older].tagged)
-		w.side[older].used = 0
 	}
-	w.cur = older
+	w.cur, w.keys, w.used = older, w.side[older].keys, 0
+}
+
+// entries is how many nonces side sd holds.
+func (w *window) entries(sd int) int {
+	switch {
+	case sd == w.cur:
+		return w.used
+	case w.side[sd].keys == nil:
+		return 0
+	default:
+		return w.capacity // it became the older side full
+	}
 }
 
 // setTag records the tag sealed under the nonce at p, if it is still there
@@ -304,7 +319,7 @@ func (w *window) full() {
 func (w *window) setTag(p wpos, nonce, tag []byte) {
 	s := &w.side[p.table]
 	e := p.entry
-	if s.tagged == nil || e >= uint64(s.used) || !equal(s.keys[int(e)*w.n:int(e)*w.n+w.n], nonce) {
+	if s.tagged == nil || e >= uint64(w.entries(p.table)) || !equal(s.keys[int(e)*w.n:int(e)*w.n+w.n], nonce) {
 		return
 	}
 	copy(s.tags[e*16:e*16+16], tag)
