@@ -58,7 +58,8 @@ type side struct {
 	tagged []bool
 }
 
-// pair is group g of both sides, in one 64-byte line.
+// pair is group g of both sides, in one 64-byte line (a slice of 2^k pairs is
+// an allocation of a power-of-two size class: 64-byte aligned).
 type pair struct {
 	ctrl  [2]uint64
 	entry [2][8]uint16 // the low 16 bits (hi has the rest, if any)
@@ -133,13 +134,13 @@ func (w *window) grow() {
 		w.hi = make([]uint8, groups*16)
 	}
 	w.wide = w.hi != nil
+	w.side[0], w.keys, w.limit = s, s.keys, limit
 	for e := range w.used {
 		nonce := s.keys[e*w.n : e*w.n+w.n]
 		h := w.hash(nonce)
 		slot, _, _ := w.find(0, nonce, h)
 		w.link(0, slot, h, uint64(e))
 	}
-	w.side[0], w.keys, w.limit = s, s.keys, limit
 }
 
 // link puts entry e of side sd, of hash h, into its empty slot.
