@@ -396,11 +396,16 @@ impl SharedState {
             return false;
         };
         // SAFETY: a valid origin id; the origin's progress only moves forward
-        // (go_backward false). The record is flushed with XLogFlush up to the
-        // insert position (past it), then waited for as a commit would be.
+        // (go_backward false). The record is flushed up to its end, then
+        // waited for as a commit would be. Its end is XactLastRecEnd (what
+        // XLogInsert leaves there, and what a commit flushes), not the insert
+        // position: at a page boundary GetXLogInsertRecPtr() points past the
+        // next page's header, and XLogFlush fails with "xlog flush request
+        // ... is not satisfied" (caught by make test; tests/sql/run.sh puts a
+        // floor record's end on a page boundary).
         unsafe {
             pg_sys::replorigin_advance(id, ms, 0, false, true);
-            let lsn = pg_sys::GetXLogInsertRecPtr();
+            let lsn = pg_sys::XactLastRecEnd;
             pg_sys::XLogFlush(lsn);
             pg_sys::SyncRepWaitForLSN(lsn, false);
         }

@@ -8,8 +8,9 @@
 #   2. configured (machine id by ALTER SYSTEM, key files): the whole suite as
 #      postgres and as app; the README's SQL blocks as written; leaks and permissions; 4 backends of app drawing
 #      nonces; the server-order test fails without server order; restarts
-#   3. nonceforge.server_order = on: the turns test; the suite as app again; a
-#      restart with the clock an hour behind the persisted floor
+#   3. nonceforge.server_order = on: the turns test; the floor's WAL record
+#      ending on a WAL page boundary; the suite as app again; a restart with
+#      the clock an hour behind the persisted floor
 #   4. not preloaded: placeholders never become the machine id or a key
 # Stops and removes the cluster whatever happens.
 set -euo pipefail
@@ -435,6 +436,7 @@ step "the clock steps back while running: refused within max_clock_wait" clock_s
 order=(-c nonceforge.server_order=on)
 restart_cluster "$port" "${preload[@]}" "${keys[@]}" "${order[@]}"
 step "server order: 10,000 turns of two backends" su_file -v "port=$port" -f "$here/turns.sql"
+step "the floor's WAL record ending on a page boundary: flushed, and the id made" su_file -f "$here/floor-page.sql"
 step "suite as app, server order" app_file -f "$here/nonceforge.sql"
 
 clock_behind_floor() {
