@@ -15,7 +15,7 @@ DECLARE
     base bigint;       -- a message's record size less its content (content > 255 bytes)
     r bigint := 0;     -- the floor record's size
     p pg_lsn; q pg_lsn;
-    pos bigint; b bigint; gap bigint; size bigint; header bigint;
+    pos bigint; b bigint; size bigint; header bigint;
     tries int := 0; u uuid;
 BEGIN
     -- A message of 304 bytes (a multiple of 8, over 255: the long length form).
