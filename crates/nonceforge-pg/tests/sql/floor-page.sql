@@ -15,13 +15,18 @@ DECLARE
     base bigint;       -- a message's record size less its content (content > 255 bytes)
     r bigint := 0;     -- the floor record's size
     p pg_lsn; q pg_lsn;
-    pos bigint; b bigint; size bigint; header bigint;
+    pos bigint; b bigint; size bigint; header bigint; content bigint;
     tries int := 0; u uuid;
 BEGIN
-    -- A message of 304 bytes (a multiple of 8, over 255: the long length form).
+    -- A message of 304 bytes (a multiple of 8, over 255: the long length form),
+    -- less the page header it crossed, if it crossed one (a first estimate,
+    -- corrected below).
     p := pg_current_wal_insert_lsn();
     PERFORM pg_logical_emit_message(false, 'nonceforge-test', repeat('x', 304));
-    base := (pg_current_wal_insert_lsn() - p)::bigint - 304;
+    q := pg_current_wal_insert_lsn();
+    b := (q - '0/0')::bigint / page * page;
+    base := (q - p)::bigint - 304 - CASE
+        WHEN (p - '0/0')::bigint >= b THEN 0 WHEN b % segment = 0 THEN 40 ELSE 24 END;
     ASSERT base BETWEEN 40 AND 120, format('a message''s record: %s bytes besides its content', base);
     -- The floor record's size: what an id that moves the floor adds (a first
     -- estimate, corrected below).
@@ -50,9 +55,13 @@ BEGIN
             header := CASE WHEN (b - page) % segment = 0 THEN 40 ELSE 24 END;
         END IF;
         size := b - r - pos - header;  -- the message's record, a multiple of 8
-        PERFORM pg_logical_emit_message(false, 'nonceforge-test', repeat('x', (size - base)::int));
+        content := size - base;
+        PERFORM pg_logical_emit_message(false, 'nonceforge-test', repeat('x', content::int));
         p := pg_current_wal_insert_lsn();
-        IF (p - '0/0')::bigint <> b - r THEN  -- another backend wrote WAL meanwhile
+        IF (p - '0/0')::bigint <> b - r THEN
+            -- Another backend wrote WAL meanwhile, or the estimate was off:
+            -- this message's size corrects it (the next one says which).
+            base := least(greatest((p - '0/0')::bigint - pos - header - content, 40), 120);
             CONTINUE;
         END IF;
         u := public.uuidv7();  -- the failure was here: an ERROR from XLogFlush
